@@ -1,0 +1,1 @@
+"""Pure functions from a history (pandas DataFrames) to a verdict."""

@@ -1,0 +1,1 @@
+"""The control plane: cluster backends, the link proxy mesh, the run loop and the `splitbrain` CLI."""

@@ -1,0 +1,1 @@
+"""Faults as plain operations (partitions, pauses, kills, link toxics) and schedules of them."""

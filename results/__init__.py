@@ -1,0 +1,1 @@
+"""The run directory format, the archive, the release gate, reports and plots."""

@@ -1,0 +1,1 @@
+"""What runs on the nodes, one subpackage per target system."""

@@ -1,0 +1,630 @@
+"""The sans-IO Raft core of the reference quorum (KRaft with KIP-996 Pre-Vote).
+
+`RaftCore` has no sockets, files or clock. The shell feeds it messages
+(`step`), timer ticks (`tick`) and client commands (`submit`), each with the
+current time in milliseconds, then drains a `Ready` batch and, in this order:
+
+1. writes `Ready.election_state` (if any) and makes the log file hold exactly
+   `entries[:log_from] + Ready.entries`, and fsyncs both;
+2. only then sends `Ready.messages` and `Ready.replies` (persist before send:
+   a vote or a fetch offset that depends on a write is never sent before it);
+3. calls `advance(ready, now_ms)`, which lets the leader count its own
+   flushed records towards the high watermark.
+
+`ready()`/`advance()` pairs never interleave with other calls. Randomness (the
+election timeouts) comes only from the injected `random.Random`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .log import ReplicatedLog
+from .machine import RegisterMachine
+from .messages import (
+    BeginQuorumEpoch,
+    EndQuorumEpoch,
+    Entry,
+    FetchRequest,
+    FetchResponse,
+    Message,
+    VoteRequest,
+    VoteResponse,
+)
+from .quorum_state import ElectionState, QuorumState
+from .states import (
+    CandidateState,
+    FollowerState,
+    LeaderState,
+    ProspectiveState,
+    ResignedState,
+    UnattachedState,
+)
+
+BUGS = frozenset({"forget-vote", "ack-before-commit", "stale-read", "prevote-always"})
+"""Planted bugs, each enabled by name (`--bug NAME`):
+
+forget-vote        the vote is not persisted, so a restarted node can vote twice in an epoch
+ack-before-commit  the leader acknowledges appends once flushed locally, before the high watermark covers them
+stale-read         register reads are answered from local state by any node that believes it leads
+prevote-always     followers grant Pre-Votes even while fetching from a live leader
+"""
+
+INDETERMINATE = "indeterminate"
+
+
+@dataclass(frozen=True)
+class RaftConfig:
+    """Settings of one node. Times are milliseconds on the core's clock."""
+
+    node_id: str
+    voters: tuple[str, ...]
+    election_timeout_ms: int = 500
+    fetch_timeout_ms: int = 1000
+    # How long the leader holds a fetch that has nothing new (long poll).
+    fetch_max_wait_ms: int = 200
+    # A follower re-sends a fetch that got no answer after this long.
+    request_timeout_ms: int = 400
+    max_fetch_records: int = 512
+    pre_vote: bool = True
+    check_quorum: bool = True
+    bugs: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = set(self.bugs) - BUGS
+        if unknown:
+            raise ValueError(f"unknown bug(s) {sorted(unknown)}; known: {sorted(BUGS)}")
+        if self.node_id not in self.voters:
+            raise ValueError(f"node {self.node_id} is not among the voters {list(self.voters)}")
+
+    @property
+    def majority(self) -> int:
+        return len(self.voters) // 2 + 1
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A batch of work for the shell; see the module docstring for the order.
+
+    `log_from`/`entries`: the durable log must become its first `log_from`
+    records followed by `entries` (a truncation when `log_from` is below what
+    the file holds). `replies` pair a client request id with its answer: an
+    answer with `"error"` is definite failure unless the error is
+    `indeterminate`. `events` are facts for the node's event log.
+    """
+
+    election_state: ElectionState | None
+    log_from: int
+    entries: tuple[Entry, ...]
+    log_end: int
+    messages: tuple[Message, ...]
+    replies: tuple[tuple[Any, dict], ...]
+    events: tuple[dict, ...]
+
+
+@dataclass
+class _Pending:
+    request_id: Any
+    epoch: int
+    acked: bool = False
+
+
+@dataclass
+class _Parked:
+    request: FetchRequest
+    deadline_ms: int
+
+
+class RaftCore:
+    def __init__(
+        self,
+        config: RaftConfig,
+        persisted: ElectionState,
+        entries: list[Entry],
+        rng: random.Random,
+        now_ms: int,
+    ) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self.rng = rng
+        self.now_ms = now_ms
+        self.log = ReplicatedLog(entries)
+        self.flushed_end = len(entries)
+        self.hwm = 0
+        self.applied = 0
+        self.machine = RegisterMachine()
+        self._messages: list[Message] = []
+        self._replies: list[tuple[Any, dict]] = []
+        self._events: list[dict] = []
+        self._pending: dict[int, _Pending] = {}
+        self._parked: dict[str, _Parked] = {}
+        self.quorum = QuorumState(
+            config.node_id,
+            persisted,
+            now_ms,
+            config.election_timeout_ms,
+            config.fetch_timeout_ms,
+            rng,
+            self._events.append,
+            forget_vote="forget-vote" in config.bugs,
+        )
+        if len(config.voters) == 1 and isinstance(self.quorum.state, UnattachedState):
+            self.quorum.state.election_deadline_ms = now_ms
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def state(self):
+        return self.quorum.state
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        return tuple(v for v in self.config.voters if v != self.node_id)
+
+    def status(self) -> dict:
+        return {
+            "node": self.node_id,
+            "state": self.state.name,
+            "epoch": self.epoch,
+            "leader": self.quorum.leader,
+            "voted_for": self.quorum.voted_for,
+            "log_end_offset": self.log.end_offset,
+            "hwm": self.hwm,
+        }
+
+    def committed_entries(self, from_offset: int = 0, limit: int | None = None) -> list[tuple[int, Entry]]:
+        """This node's committed records (below its high watermark) from `from_offset`, at most `limit`."""
+        start = max(0, from_offset)
+        end = self.hwm if limit is None else min(self.hwm, start + limit)
+        return [(o, self.log.entries[o]) for o in range(start, end)]
+
+    # ------------------------------------------------------------------ inputs
+
+    def step(self, msg: Message, now_ms: int) -> None:
+        """Handle one message from a peer."""
+        self.now_ms = now_ms
+        if msg.src not in self.config.voters or msg.dst != self.node_id:
+            return
+        if msg.epoch > self.epoch:
+            self._observe_higher_epoch(msg)
+        if isinstance(msg, VoteRequest):
+            self._handle_vote_request(msg)
+        elif isinstance(msg, VoteResponse):
+            self._handle_vote_response(msg)
+        elif isinstance(msg, BeginQuorumEpoch):
+            self._handle_begin_quorum_epoch(msg)
+        elif isinstance(msg, EndQuorumEpoch):
+            self._handle_end_quorum_epoch(msg)
+        elif isinstance(msg, FetchRequest):
+            self._handle_fetch_request(msg)
+        elif isinstance(msg, FetchResponse):
+            self._handle_fetch_response(msg)
+        self._maybe_fetch()
+
+    def tick(self, now_ms: int) -> None:
+        """Let time pass: fire whichever timer of the current state expired."""
+        self.now_ms = now_ms
+        state = self.state
+        if isinstance(state, UnattachedState):
+            if now_ms >= state.election_deadline_ms:
+                self._start_prospective()
+        elif isinstance(state, ProspectiveState):
+            if now_ms >= state.election_deadline_ms:
+                self._lose_pre_vote()
+            else:
+                self._retry_vote_requests(state, pre_vote=True)
+        elif isinstance(state, CandidateState):
+            if now_ms >= state.election_deadline_ms:
+                self._start_prospective()
+            else:
+                self._retry_vote_requests(state, pre_vote=False)
+        elif isinstance(state, FollowerState):
+            if now_ms >= state.fetch_deadline_ms:
+                self._start_prospective()
+        elif isinstance(state, LeaderState):
+            self._tick_leader(state)
+        elif isinstance(state, ResignedState):
+            if now_ms >= state.election_deadline_ms:
+                # KIP-996: Resigned -> Unattached at epoch + 1, whose election
+                # timeout is what remained of Resigned's: Prospective at once.
+                self.quorum.become_unattached(self.epoch + 1, now_ms)
+                self._start_prospective()
+        self._maybe_fetch()
+
+    def submit(self, request_id: Any, command: dict, now_ms: int) -> None:
+        """A client command that goes through the log (append, write, cas, read).
+
+        A node that is not the leader answers at once with a definite
+        `not-leader` error naming the leader it knows.
+        """
+        self.now_ms = now_ms
+        state = self.state
+        if command.get("op") == "read" and "stale-read" in self.config.bugs and isinstance(state, LeaderState):
+            self._replies.append((request_id, self.machine.read_now(command["key"])))
+            return
+        if not isinstance(state, LeaderState):
+            self._replies.append(
+                (request_id, {"error": "not-leader", "leader": self.quorum.leader, "epoch": self.epoch})
+            )
+            return
+        offset = self.log.end_offset
+        self.log.append([Entry(self.epoch, dict(command))])
+        self._pending[offset] = _Pending(request_id, self.epoch)
+        self._answer_parked()
+
+    def resign(self, now_ms: int) -> None:
+        """Graceful shutdown: a leader resigns and tells the others who should follow."""
+        self.now_ms = now_ms
+        if isinstance(self.state, LeaderState):
+            self._resign(self.state)
+
+    # ------------------------------------------------------------------ outputs
+
+    def has_ready(self) -> bool:
+        return bool(
+            self.quorum.pending_write
+            or self.log.dirty_from < self.log.end_offset
+            or self.log.dirty_from < self.flushed_end
+            or self._messages
+            or self._replies
+            or self._events
+        )
+
+    def ready(self) -> Ready:
+        ready = Ready(
+            election_state=self.quorum.pending_write,
+            log_from=self.log.dirty_from,
+            entries=tuple(self.log.entries[self.log.dirty_from :]),
+            log_end=self.log.end_offset,
+            messages=tuple(self._messages),
+            replies=tuple(self._replies),
+            events=tuple(self._events),
+        )
+        self.quorum.pending_write = None
+        self.log.dirty_from = self.log.end_offset
+        self._messages.clear()
+        self._replies.clear()
+        self._events.clear()
+        return ready
+
+    def advance(self, ready: Ready, now_ms: int) -> None:
+        """The shell has made `ready` durable and sent its messages."""
+        self.now_ms = now_ms
+        self.flushed_end = min(ready.log_end, self.log.end_offset)
+        state = self.state
+        if isinstance(state, LeaderState):
+            if "ack-before-commit" in self.config.bugs:
+                self._ack_flushed_appends()
+            self._maybe_advance_hwm(state)
+
+    # ------------------------------------------------------------------ elections
+
+    def _observe_higher_epoch(self, msg: Message) -> None:
+        leader: str | None = None
+        if isinstance(msg, BeginQuorumEpoch):
+            leader = msg.src
+        elif isinstance(msg, (FetchResponse, VoteResponse)):
+            leader = msg.leader
+        if leader is not None and leader != self.node_id:
+            self._become_follower(msg.epoch, leader)
+        else:
+            self._leave_leadership()
+            self.quorum.become_unattached(msg.epoch, self.now_ms)
+
+    def _start_prospective(self) -> None:
+        self._leave_leadership()
+        self.quorum.become_prospective(self.now_ms)
+        if not self.config.pre_vote or len(self.config.voters) == 1:
+            self._start_candidate()
+            return
+        self._send_vote_requests(self.others, pre_vote=True)
+
+    def _start_candidate(self) -> None:
+        self.quorum.become_candidate(self.now_ms)
+        if len(self.config.voters) == 1:
+            self._become_leader()
+            return
+        self._send_vote_requests(self.others, pre_vote=False)
+
+    def _send_vote_requests(self, peers: tuple[str, ...], pre_vote: bool) -> None:
+        state = self.state
+        assert isinstance(state, (ProspectiveState, CandidateState))
+        state.requests_sent_ms = self.now_ms
+        for peer in peers:
+            self._send(VoteRequest(self.node_id, peer, self.epoch, self.log.last_epoch, self.log.end_offset, pre_vote))
+
+    def _retry_vote_requests(self, state: ProspectiveState | CandidateState, pre_vote: bool) -> None:
+        """Like Kafka's request manager: ask again whoever has not answered
+        within the request timeout."""
+        if self.now_ms - state.requests_sent_ms >= self.config.request_timeout_ms:
+            silent = tuple(p for p in self.others if p not in state.granted and p not in state.rejected)
+            self._send_vote_requests(silent, pre_vote)
+
+    def _lose_pre_vote(self) -> None:
+        """KIP-996: a Prospective that loses or times out goes back to the
+        leader it knew, else to Unattached, in the same epoch."""
+        state = self.state
+        assert isinstance(state, ProspectiveState)
+        if state.leader is not None and state.leader != self.node_id:
+            self._become_follower(self.epoch, state.leader)
+        else:
+            self.quorum.become_unattached(self.epoch, self.now_ms, voted_for=state.voted_for)
+
+    def _become_leader(self) -> None:
+        self.quorum.become_leader(self.now_ms)
+        state = self.state
+        assert isinstance(state, LeaderState)
+        for peer in self.others:
+            state.last_fetch_ms[peer] = self.now_ms
+            state.begin_sent_ms[peer] = self.now_ms
+            self._send(BeginQuorumEpoch(self.node_id, peer, self.epoch))
+        # KRaft's LeaderChange record: an entry of the new epoch, so earlier
+        # entries can be committed under Raft's commit rule.
+        self.log.append([Entry(self.epoch, {"op": "leader", "node": self.node_id})])
+
+    def _become_follower(self, epoch: int, leader: str) -> None:
+        self._leave_leadership()
+        self.quorum.become_follower(epoch, leader, self.now_ms)
+
+    def _leave_leadership(self) -> None:
+        """Forget leader-only bookkeeping; parked fetches will be retried by their senders."""
+        self._parked.clear()
+
+    def _resign(self, state: LeaderState) -> None:
+        successors = tuple(sorted(self.others, key=lambda v: -state.follower_end.get(v, 0)))
+        self._leave_leadership()
+        self.quorum.become_resigned(successors, self.now_ms)
+        for peer in self.others:
+            self._send(EndQuorumEpoch(self.node_id, peer, self.epoch, successors))
+
+    def _handle_vote_request(self, req: VoteRequest) -> None:
+        state = self.state
+        granted = False
+        if req.epoch == self.epoch:
+            log_ok = self.log.is_up_to_date(req.last_epoch, req.last_offset)
+            if req.pre_vote:
+                granted = self._grants_pre_vote(log_ok)
+                if granted:
+                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src})
+            elif isinstance(state, (UnattachedState, ProspectiveState)) and state.leader is None and log_ok:
+                if state.voted_for is None:
+                    self.quorum.grant_standard_vote(req.src)
+                granted = state.voted_for == req.src
+        self._send(VoteResponse(self.node_id, req.src, self.epoch, granted, req.pre_vote, self.quorum.leader))
+
+    def _grants_pre_vote(self, log_ok: bool) -> bool:
+        """KIP-996 "Pre-Vote request handling": leaders never grant; followers
+        refuse once they have fetched from their leader; others grant on the log."""
+        state = self.state
+        if isinstance(state, LeaderState):
+            return False
+        if isinstance(state, FollowerState) and state.has_fetched and "prevote-always" not in self.config.bugs:
+            return False
+        return log_ok
+
+    def _handle_vote_response(self, resp: VoteResponse) -> None:
+        state = self.state
+        if resp.epoch != self.epoch:
+            return
+        if isinstance(state, ProspectiveState) and resp.pre_vote:
+            # KIP-996: back to Follower on discovering a *new* leader. The one
+            # it already knew is not news (Jack Vanlightly's ping-pong case).
+            if resp.leader not in (None, self.node_id, state.leader):
+                self._become_follower(self.epoch, resp.leader)
+                return
+            (state.granted if resp.granted else state.rejected).add(resp.src)
+            if len(state.granted) + 1 >= self.config.majority:
+                self._start_candidate()
+            elif len(state.rejected) > len(self.config.voters) - self.config.majority:
+                self._lose_pre_vote()
+        elif isinstance(state, CandidateState) and not resp.pre_vote:
+            if resp.leader is not None and resp.leader != self.node_id:
+                self._become_follower(self.epoch, resp.leader)
+                return
+            (state.granted if resp.granted else state.rejected).add(resp.src)
+            if len(state.granted) + 1 >= self.config.majority:
+                self._become_leader()
+            # A lost standard vote waits out the election timeout, then goes
+            # back to Prospective (KIP-996 "CandidateState changes").
+
+    def _handle_begin_quorum_epoch(self, msg: BeginQuorumEpoch) -> None:
+        state = self.state
+        if msg.epoch != self.epoch or isinstance(state, LeaderState):
+            return
+        if isinstance(state, FollowerState) and state.leader == msg.src:
+            return
+        if isinstance(state, FollowerState) or isinstance(state, ResignedState):
+            self._events.append({"event": "conflict", "epoch": msg.epoch, "leader": msg.src})
+            return
+        self._become_follower(msg.epoch, msg.src)
+
+    def _handle_end_quorum_epoch(self, msg: EndQuorumEpoch) -> None:
+        state = self.state
+        if msg.epoch != self.epoch or not isinstance(state, FollowerState) or state.leader != msg.src:
+            return
+        # KRaft: the preferred successors time out first, in order.
+        position = msg.successors.index(self.node_id) if self.node_id in msg.successors else len(msg.successors)
+        backoff_ms = position * self.config.election_timeout_ms // 2
+        if position:
+            backoff_ms += self.rng.randrange(self.config.election_timeout_ms // 4 + 1)
+        state.fetch_deadline_ms = min(state.fetch_deadline_ms, self.now_ms + backoff_ms)
+        state.has_fetched = False
+
+    # ------------------------------------------------------------------ replication
+
+    def _tick_leader(self, state: LeaderState) -> None:
+        now = self.now_ms
+        if self.config.check_quorum:
+            fresh = sum(1 for v in self.others if now - state.last_fetch_ms[v] < self.config.fetch_timeout_ms)
+            if fresh + 1 < self.config.majority:
+                self._resign(state)
+                return
+        for peer in self.others:
+            silent = now - state.last_fetch_ms[peer] >= self.config.fetch_timeout_ms // 2
+            if (peer not in state.follower_end or silent) and now - state.begin_sent_ms[peer] >= (
+                self.config.election_timeout_ms // 2
+            ):
+                state.begin_sent_ms[peer] = now
+                self._send(BeginQuorumEpoch(self.node_id, peer, self.epoch))
+        self._answer_parked()
+
+    def _handle_fetch_request(self, req: FetchRequest) -> None:
+        state = self.state
+        if not isinstance(state, LeaderState) or req.epoch != self.epoch:
+            error = "fenced-epoch" if req.epoch < self.epoch else "not-leader"
+            self._send(
+                FetchResponse(
+                    self.node_id, req.src, self.epoch, self.quorum.leader, req.offset, req.last_epoch, error=error
+                )
+            )
+            return
+        state.last_fetch_ms[req.src] = self.now_ms
+        if req.offset > 0:
+            epoch, end = self.log.end_offset_for_epoch(req.last_epoch)
+            if epoch != req.last_epoch or end < req.offset:
+                self._send(
+                    FetchResponse(
+                        self.node_id,
+                        req.src,
+                        self.epoch,
+                        self.node_id,
+                        req.offset,
+                        req.last_epoch,
+                        hwm=self.hwm,
+                        diverging_epoch=epoch,
+                        diverging_offset=end,
+                    )
+                )
+                return
+        state.follower_end[req.src] = req.offset
+        self._parked[req.src] = _Parked(req, self.now_ms + self.config.fetch_max_wait_ms)
+        self._maybe_advance_hwm(state)
+        self._answer_parked()
+
+    def _answer_parked(self) -> None:
+        """Answer held fetches that have news (records past the fetch offset,
+        or a watermark the follower has not been told), or whose wait is over."""
+        state = self.state
+        if not isinstance(state, LeaderState):
+            return
+        for peer, parked in list(self._parked.items()):
+            req = parked.request
+            has_news = req.offset < self.log.end_offset or self.hwm > state.hwm_sent.get(peer, -1)
+            if has_news or self.now_ms >= parked.deadline_ms:
+                del self._parked[peer]
+                state.hwm_sent[peer] = self.hwm
+                entries = tuple(self.log.entries[req.offset : req.offset + self.config.max_fetch_records])
+                self._send(
+                    FetchResponse(
+                        self.node_id,
+                        peer,
+                        self.epoch,
+                        self.node_id,
+                        req.offset,
+                        req.last_epoch,
+                        entries=entries,
+                        hwm=self.hwm,
+                    )
+                )
+
+    def _maybe_advance_hwm(self, state: LeaderState) -> None:
+        offsets = sorted([self.flushed_end] + [state.follower_end.get(v, 0) for v in self.others], reverse=True)
+        candidate = offsets[self.config.majority - 1]
+        # Raft's commit rule: only a record of the current epoch commits by counting.
+        if candidate > self.hwm and self.log.epoch_at(candidate - 1) == self.epoch:
+            self._set_hwm(candidate)
+
+    def _set_hwm(self, hwm: int) -> None:
+        self.hwm = hwm
+        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm})
+        self._apply_committed()
+        if isinstance(self.state, LeaderState):
+            self._answer_parked()
+
+    def _apply_committed(self) -> None:
+        while self.applied < self.hwm:
+            offset = self.applied
+            entry = self.log.entries[offset]
+            result = self.machine.apply(entry.data)
+            pending = self._pending.pop(offset, None)
+            if pending is not None and not pending.acked:
+                if pending.epoch == entry.epoch:
+                    self._replies.append((pending.request_id, {**result, "offset": offset, "epoch": entry.epoch}))
+                else:
+                    self._replies.append((pending.request_id, {"error": INDETERMINATE, "reason": "truncated"}))
+            self.applied += 1
+
+    def _ack_flushed_appends(self) -> None:
+        """Planted bug `ack-before-commit`: answer appends and writes as soon as
+        the leader's own disk has them."""
+        for offset, pending in self._pending.items():
+            if offset < self.flushed_end and not pending.acked:
+                entry = self.log.entries[offset]
+                if entry.epoch == pending.epoch and entry.data.get("op") in ("append", "write"):
+                    pending.acked = True
+                    self._replies.append((pending.request_id, {"offset": offset, "epoch": entry.epoch}))
+
+    def _maybe_fetch(self) -> None:
+        state = self.state
+        if not isinstance(state, FollowerState):
+            return
+        if state.fetch_in_flight_ms is not None and self.now_ms - state.fetch_in_flight_ms < self.config.request_timeout_ms:
+            return
+        state.fetch_in_flight_ms = self.now_ms
+        self._send(FetchRequest(self.node_id, state.leader, self.epoch, self.log.end_offset, self.log.last_epoch))
+
+    def _handle_fetch_response(self, resp: FetchResponse) -> None:
+        state = self.state
+        if resp.epoch != self.epoch:
+            return
+        if not isinstance(state, FollowerState):
+            if resp.leader not in (None, self.node_id, state.leader) and isinstance(
+                state, (UnattachedState, ProspectiveState)
+            ):
+                self._become_follower(self.epoch, resp.leader)
+            return
+        if resp.src != state.leader or resp.error is not None:
+            return
+        if resp.fetch_offset != self.log.end_offset or resp.fetch_last_epoch != self.log.last_epoch:
+            return
+        state.fetch_in_flight_ms = None
+        state.has_fetched = True
+        state.fetch_deadline_ms = self.now_ms + self.config.fetch_timeout_ms
+        if resp.diverging_epoch is not None:
+            _, own_end = self.log.end_offset_for_epoch(resp.diverging_epoch)
+            self._truncate(min(resp.diverging_offset or 0, own_end))
+            return
+        self.log.append(resp.entries)
+        new_hwm = min(resp.hwm, self.log.end_offset)
+        if new_hwm > self.hwm:
+            self._set_hwm(new_hwm)
+
+    def _truncate(self, offset: int) -> None:
+        dropped = self.log.truncate(offset)
+        if not dropped:
+            return
+        self._events.append({"event": "truncate", "epoch": self.epoch, "offset": offset, "hwm": self.hwm})
+        for pending_offset in [o for o in self._pending if o >= offset]:
+            pending = self._pending.pop(pending_offset)
+            if not pending.acked:
+                self._replies.append((pending.request_id, {"error": INDETERMINATE, "reason": "truncated"}))
+        if offset < self.hwm:
+            # Only a broken node truncates committed records; rebuild honestly
+            # so the violation shows in what it reports.
+            self.hwm = offset
+            self.machine = RegisterMachine()
+            self.applied = 0
+            self._apply_committed()
+        self.flushed_end = min(self.flushed_end, offset)
+
+    def _send(self, msg: Message) -> None:
+        self._messages.append(msg)
+
+
+__all__ = ["BUGS", "INDETERMINATE", "RaftConfig", "RaftCore", "Ready"]

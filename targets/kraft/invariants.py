@@ -1,0 +1,162 @@
+"""Safety invariants of the reference quorum, checked after every simulated step.
+
+The monitor watches what nodes do (their Ready batches and status) with the
+simulator's omniscience: it sees every log, every vote and every client
+answer, so a violation is reported the moment it happens, with the time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .core import RaftCore, Ready
+from .messages import Entry
+
+
+class InvariantViolation(AssertionError):
+    """A safety property of Raft/KRaft was broken; the message says which and where."""
+
+
+def _entry_key(entry: Entry) -> str:
+    return json.dumps([entry.epoch, entry.data], sort_keys=True)
+
+
+@dataclass
+class _ReadCheck:
+    key: str
+    committed_at_invoke: int
+
+
+@dataclass
+class SafetyMonitor:
+    """At most one leader per epoch; one vote per node per epoch (across
+    restarts); epochs never decrease; log matching; leader completeness;
+    monotonic high watermark within a node's life; no committed entry lost;
+    acknowledged appends stay committed at their offset; reads are not stale."""
+
+    leaders: dict[int, str] = field(default_factory=dict)
+    votes: dict[tuple[str, int], str] = field(default_factory=dict)
+    epochs: dict[str, int] = field(default_factory=dict)
+    hwms: dict[str, int] = field(default_factory=dict)
+    committed: list[str] = field(default_factory=list)
+    # Prefix hash (as in `chains`) of the committed log at each offset.
+    committed_chain: list[int] = field(default_factory=list)
+    acked: dict[int, str] = field(default_factory=dict)
+    # (offset, epoch) -> key of the whole prefix ending there, for log matching.
+    prefixes: dict[tuple[int, int], int] = field(default_factory=dict)
+    chains: dict[str, list[int]] = field(default_factory=dict)
+    reads: dict[object, _ReadCheck] = field(default_factory=dict)
+    # key -> [(offset, value)] of committed writes, in offset order.
+    writes: dict[str, list[tuple[int, object]]] = field(default_factory=dict)
+    now_ms: int = 0
+
+    def fail(self, what: str) -> None:
+        raise InvariantViolation(f"t={self.now_ms}ms: {what}")
+
+    def restarted(self, node: str) -> None:
+        self.hwms[node] = 0
+
+    def read_invoked(self, request_id: object, key: str) -> None:
+        self.reads[request_id] = _ReadCheck(key, len(self.committed))
+
+    def observe(self, core: RaftCore, ready: Ready) -> None:
+        """Check one node after it produced `ready` (already made durable)."""
+        node = core.node_id
+        for event in ready.events:
+            self._observe_event(node, event)
+        if core.epoch < self.epochs.get(node, 0):
+            self.fail(f"{node} epoch went back from {self.epochs[node]} to {core.epoch}")
+        self.epochs[node] = core.epoch
+        self._check_log_matching(core, ready)
+        self._check_committed(core)
+        for request_id, reply in ready.replies:
+            self._check_reply(core, request_id, reply)
+
+    def _observe_event(self, node: str, event: dict) -> None:
+        kind = event["event"]
+        if kind == "vote" or (kind == "transition" and event["state"] == "candidate"):
+            # A candidate's vote for itself counts as its one vote of the epoch.
+            candidate = event.get("candidate", node)
+            key = (node, event["epoch"])
+            if self.votes.setdefault(key, candidate) != candidate:
+                self.fail(f"{node} voted for {self.votes[key]} and {candidate} in epoch {event['epoch']}")
+        elif kind == "transition" and event["state"] == "leader":
+            epoch = event["epoch"]
+            if self.leaders.setdefault(epoch, node) != node:
+                self.fail(f"two leaders in epoch {epoch}: {self.leaders[epoch]} and {node}")
+
+    def _check_log_matching(self, core: RaftCore, ready: Ready) -> None:
+        chain = self.chains.setdefault(core.node_id, [])
+        del chain[ready.log_from :]
+        entries = core.log.entries
+        for offset in range(len(chain), len(entries)):
+            prefix = hash((chain[-1] if chain else 0, _entry_key(entries[offset])))
+            chain.append(prefix)
+            seen = self.prefixes.setdefault((offset, entries[offset].epoch), prefix)
+            if seen != prefix:
+                self.fail(f"log matching: {core.node_id} differs from another log at or before offset {offset}")
+        if any(e["event"] == "transition" and e["state"] == "leader" for e in ready.events):
+            # Raft's leader completeness: entries committed in earlier epochs.
+            # A stale leader of an old epoch need not hold later epochs' entries.
+            for offset, key in enumerate(self.committed):
+                if json.loads(key)[0] >= core.epoch:
+                    break
+                if offset >= len(entries) or _entry_key(entries[offset]) != key:
+                    self.fail(f"leader completeness: {core.node_id} leads epoch {core.epoch} without committed offset {offset}")
+
+    def _check_committed(self, core: RaftCore) -> None:
+        node = core.node_id
+        if core.hwm < self.hwms.get(node, 0):
+            self.fail(f"{node} high watermark went back from {self.hwms[node]} to {core.hwm}")
+        self.hwms[node] = core.hwm
+        entries = core.log.entries
+        chain = self.chains[node]
+        overlap = min(core.hwm, len(self.committed))
+        if overlap and chain[overlap - 1] != self.committed_chain[overlap - 1]:
+            offset = next(o for o in range(overlap) if chain[o] != self.committed_chain[o])
+            self.fail(f"committed entry lost: {node} has a different record at committed offset {offset}")
+        for offset in range(len(self.committed), core.hwm):
+            self.committed.append(_entry_key(entries[offset]))
+            self.committed_chain.append(chain[offset])
+            data = entries[offset].data
+            if data.get("op") in ("write", "cas"):
+                self._record_write(offset, data)
+            if offset in self.acked and self.acked[offset] != self.committed[offset]:
+                self.fail(f"acknowledged append lost: offset {offset} was acknowledged as {self.acked[offset]}")
+
+    def _record_write(self, offset: int, data: dict) -> None:
+        history = self.writes.setdefault(data["key"], [])
+        current = history[-1][1] if history else None
+        if data["op"] == "write":
+            history.append((offset, data["value"]))
+        elif current == data["expected"]:
+            history.append((offset, data["new"]))
+
+    def _check_reply(self, core: RaftCore, request_id: object, reply: dict) -> None:
+        read = self.reads.pop(request_id, None)
+        if reply.get("error"):
+            return
+        if read is not None:
+            allowed = self._values_between(read.key, read.committed_at_invoke, len(self.committed))
+            if reply.get("value") not in allowed:
+                self.fail(f"stale read by {core.node_id}: {read.key}={reply.get('value')!r}, expected one of {allowed}")
+            return
+        if "offset" not in reply:
+            return
+        offset = reply["offset"]
+        key = _entry_key(Entry(reply["epoch"], core.log.entries[offset].data))
+        if offset < len(self.committed) and self.committed[offset] != key:
+            self.fail(f"acknowledged append lost: offset {offset} acknowledged but committed differently")
+        self.acked[offset] = key
+
+    def _values_between(self, key: str, start: int, end: int) -> list:
+        """Values the register held at some committed prefix length in [start, end]."""
+        history = self.writes.get(key, [])
+        before = [value for offset, value in history if offset < start]
+        values = [before[-1] if before else None]
+        values += [value for offset, value in history if start <= offset < end]
+        return values
+
+
+__all__ = ["InvariantViolation", "SafetyMonitor"]

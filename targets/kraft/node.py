@@ -1,0 +1,102 @@
+"""Command line of the reference quorum node: `python -m targets.kraft.node`.
+
+Standard library only, so it runs in a bare container. A file of the data
+directory that cannot be read ends the process with one line naming it and
+exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+from .core import BUGS, RaftConfig
+from .server import NodeOptions, NodeServer
+from .storage import StorageError
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def parse_peer(text: str) -> tuple[str, tuple[str, int]]:
+    peer, sep, address = text.partition("=")
+    if not sep or not peer:
+        raise argparse.ArgumentTypeError(f"expected ID=HOST:PORT, got {text!r}")
+    return peer, parse_address(address)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kraft-node", description="A KRaft-style quorum node with KIP-996 Pre-Vote.")
+    parser.add_argument("--id", required=True, help="this node's id")
+    parser.add_argument("--data-dir", required=True, type=Path)
+    parser.add_argument("--raft-listen", required=True, type=parse_address, help="HOST:PORT for peers")
+    parser.add_argument("--client-listen", required=True, type=parse_address, help="HOST:PORT for clients")
+    parser.add_argument(
+        "--peer", action="append", default=[], type=parse_peer, help="ID=HOST:PORT where this node reaches a peer"
+    )
+    parser.add_argument("--election-timeout-ms", type=int, default=500)
+    parser.add_argument("--fetch-timeout-ms", type=int, default=1000)
+    parser.add_argument("--fetch-max-wait-ms", type=int, default=200)
+    parser.add_argument("--request-timeout-ms", type=int, default=400)
+    parser.add_argument("--tick-ms", type=int, default=10)
+    parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
+    parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
+    parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
+    parser.add_argument("--seed", type=int, default=None, help="seed of the election timeouts")
+    parser.add_argument("--event-log", type=Path, help="JSON-lines event log (default: DATA_DIR/events.jsonl)")
+    return parser
+
+
+def options_from(args: argparse.Namespace) -> NodeOptions:
+    peers = dict(args.peer)
+    config = RaftConfig(
+        node_id=args.id,
+        voters=tuple(sorted({args.id, *peers})),
+        election_timeout_ms=args.election_timeout_ms,
+        fetch_timeout_ms=args.fetch_timeout_ms,
+        fetch_max_wait_ms=args.fetch_max_wait_ms,
+        request_timeout_ms=args.request_timeout_ms,
+        pre_vote=args.pre_vote,
+        check_quorum=args.check_quorum,
+        bugs=frozenset(args.bug),
+    )
+    return NodeOptions(
+        config=config,
+        data_dir=args.data_dir,
+        raft_listen=args.raft_listen,
+        client_listen=args.client_listen,
+        peers=peers,
+        event_log=args.event_log or args.data_dir / "events.jsonl",
+        tick_ms=args.tick_ms,
+        seed=args.seed,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        server = NodeServer(options_from(args))
+    except StorageError as error:
+        print(f"kraft-node: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"kraft-node: {error}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(server.serve())
+    except OSError as error:
+        print(f"kraft-node: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The KIP-996 scenarios as reproducible simulations, each returning the figure
+it is about. Tests assert on the figures; `benchmarks/kip996_scenarios.py`
+prints them for many seeds.
+
+All run an idle cluster (no client load): a rejoining node's log is then as
+up to date as the leader's, which is the case where only Pre-Vote and the
+follower's refusal stand between it and a needless election.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .simulation import SimSettings, Simulation
+
+SETTLE_MS = 1500
+
+
+def _settled(settings: SimSettings) -> tuple[Simulation, str]:
+    sim = Simulation(settings)
+    sim.run(SETTLE_MS)
+    leader = sim.leader()
+    if leader is None:
+        raise RuntimeError(f"seed {settings.seed}: no leader after {SETTLE_MS} ms")
+    return sim, leader
+
+
+def _leader_changes(sim: Simulation, since: int) -> int:
+    """Leaderships won after event index `since`."""
+    return sum(
+        1 for _, _, event in sim.events[since:] if event["event"] == "transition" and event["state"] == "leader"
+    )
+
+
+def rejoining_follower(settings: SimSettings, isolated_ms: int = 3000, after_ms: int = 2000) -> int:
+    """KIP-996's motivation: a follower partitioned for many election timeouts,
+    then healed. Returns how many leader elections the rejoin caused."""
+    sim, leader = _settled(settings)
+    follower = next(node for node in sim.ids if node != leader)
+    sim.isolate(follower)
+    sim.run(isolated_ms)
+    mark = len(sim.events)
+    sim.heal()
+    sim.run(after_ms)
+    return _leader_changes(sim, mark)
+
+
+def flip_flop(settings: SimSettings, duration_ms: int = 5000) -> int:
+    """The 5-node topology of KIP-996's motivation (decentralizedthoughts,
+    "Raft liveness under full omission"): with leader 3, server 4 cannot reach
+    the leader and server 5 cannot reach server 2; all other links work.
+    Returns the leader elections during `duration_ms` of that partial partition."""
+    if settings.nodes != 5:
+        raise ValueError("the flip-flop topology has 5 nodes")
+    sim, leader = _settled(settings)
+    server2, server4, server5 = [node for node in sim.ids if node != leader][:3]
+    for a, b in ((leader, server4), (server2, server5)):
+        sim.cut.update({(a, b), (b, a)})
+    mark = len(sim.events)
+    sim.run(duration_ms)
+    return _leader_changes(sim, mark)
+
+
+def isolated_leader_resigns(settings: SimSettings, limit_ms: int = 5000) -> int | None:
+    """Cut the leader off from everyone; returns the milliseconds until it
+    resigned (check-quorum), or None if it still leads after `limit_ms`."""
+    sim, leader = _settled(settings)
+    sim.isolate(leader)
+    start = sim.now_ms
+    mark = len(sim.events)
+    while sim.now_ms - start < limit_ms:
+        sim.run(settings.tick_ms)
+        for time_ms, node, event in sim.events[mark:]:
+            if node == leader and event["event"] == "transition" and event["state"] == "resigned":
+                return time_ms - start
+    return None
+
+
+def with_seed(settings: SimSettings, seed: int) -> SimSettings:
+    return replace(settings, seed=seed)

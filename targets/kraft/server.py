@@ -1,0 +1,280 @@
+"""The asyncio shell around `RaftCore`: sockets, disk, clock and event log.
+
+Two TCP ports speak line-delimited JSON. The raft port takes one message per
+line from peers (each node dials each peer at the address it was given, which
+may be a link proxy). The client port takes requests `{"id", "op", ...}` and
+answers each with one line carrying the same `id`:
+
+    status                 node, generation, directory_id, state, epoch, leader,
+                           voted_for, log_end_offset, hwm, voters
+    log      from          committed records from offset `from` (at most 1000)
+    append   value         after commit: offset, epoch
+    write    key value     after commit: offset, epoch
+    cas      key expected new   after commit; or error `cas-mismatch` with the value seen
+    read     key           linearizable: goes through the log; value
+
+Errors are definite (`not-leader` naming the leader it knows, `bad-request`,
+`cas-mismatch`) except `indeterminate`: the entry was truncated from this
+node's log and the node cannot say more about it.
+
+All core output goes through `_drain`, which persists before it sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import random
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .core import RaftConfig, RaftCore, Ready
+from .messages import Message, decode, encode
+from .storage import DataDir
+
+log = logging.getLogger("kraft")
+
+LOG_READ_LIMIT = 1000
+LINK_QUEUE_LIMIT = 10_000
+CONNECT_TIMEOUT_S = 0.5
+RECONNECT_BACKOFF_S = 0.05
+_COMMANDS = {
+    "append": ("value",),
+    "write": ("key", "value"),
+    "cas": ("key", "expected", "new"),
+    "read": ("key",),
+}
+
+
+@dataclass(frozen=True)
+class NodeOptions:
+    config: RaftConfig
+    data_dir: Path
+    raft_listen: tuple[str, int]
+    client_listen: tuple[str, int]
+    peers: dict[str, tuple[str, int]]
+    event_log: Path
+    tick_ms: int = 10
+    seed: int | None = None
+
+
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+class PeerLink:
+    """The outbound connection to one peer. Messages sent while it is down are
+    dropped, as a lossy network would: Raft retries what matters."""
+
+    def __init__(self, peer: str, address: tuple[str, int]) -> None:
+        self.peer = peer
+        self.address = address
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(LINK_QUEUE_LIMIT)
+        self.connected = False
+        self.task: asyncio.Task | None = None
+
+    def send(self, line: bytes) -> None:
+        if self.connected and not self.queue.full():
+            self.queue.put_nowait(line)
+
+    async def run(self) -> None:
+        while True:
+            writer = None
+            try:
+                _, writer = await asyncio.wait_for(asyncio.open_connection(*self.address), CONNECT_TIMEOUT_S)
+                self.connected = True
+                while True:
+                    line = await self.queue.get()
+                    writer.write(line)
+                    while not self.queue.empty():
+                        writer.write(self.queue.get_nowait())
+                    await writer.drain()
+            except (OSError, asyncio.TimeoutError):
+                pass
+            finally:
+                self.connected = False
+                while not self.queue.empty():
+                    self.queue.get_nowait()
+                if writer is not None:
+                    writer.close()
+            await asyncio.sleep(RECONNECT_BACKOFF_S)
+
+
+class NodeServer:
+    def __init__(self, options: NodeOptions) -> None:
+        self.options = options
+        self.config = options.config
+        self.data = DataDir(options.data_dir)
+        self.generation = self.data.generation
+        rng = random.Random(options.seed)
+        self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
+        self.durable_end = len(self.data.entries)
+        self.links = {peer: PeerLink(peer, address) for peer, address in options.peers.items()}
+        self.events = open(options.event_log, "a", encoding="utf-8")
+        self.clients: dict[int, tuple[asyncio.StreamWriter, Any]] = {}
+        self.request_ids = itertools.count()
+        self.drain_scheduled = False
+        self.stopping = asyncio.Event()
+        self._write_event({"event": "start", **self.core.status()})
+
+    # ------------------------------------------------------------------ running
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        raft_server = await asyncio.start_server(self._serve_peer, *self.options.raft_listen)
+        client_server = await asyncio.start_server(self._serve_client, *self.options.client_listen)
+        for link in self.links.values():
+            link.task = asyncio.create_task(link.run())
+        ticker = asyncio.create_task(self._tick_forever())
+        log.info("node %s generation %d serving", self.config.node_id, self.generation)
+        try:
+            await self.stopping.wait()
+            self.core.resign(_now_ms())
+            self._drain()
+            await asyncio.sleep(0.05)
+        finally:
+            ticker.cancel()
+            for link in self.links.values():
+                link.task.cancel()
+            raft_server.close()
+            client_server.close()
+            self.events.close()
+            self.data.close()
+
+    async def _tick_forever(self) -> None:
+        interval = self.options.tick_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            self.core.tick(_now_ms())
+            self._kick()
+
+    def _kick(self) -> None:
+        """Drain once after everything that arrived in this loop iteration:
+        one fsync serves a whole batch (group commit)."""
+        if not self.drain_scheduled:
+            self.drain_scheduled = True
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self.drain_scheduled = False
+        while self.core.has_ready():
+            ready = self.core.ready()
+            self._persist(ready)
+            for event in ready.events:
+                self._write_event(event)
+            self.events.flush()
+            for msg in ready.messages:
+                self._send(msg)
+            for request_id, reply in ready.replies:
+                self._reply(request_id, reply)
+            self.core.advance(ready, _now_ms())
+
+    def _persist(self, ready: Ready) -> None:
+        if ready.election_state is not None:
+            self.data.write_election_state(ready.election_state)
+        if ready.entries or ready.log_from < self.durable_end:
+            self.data.write_log(ready.log_from, ready.entries)
+            self.durable_end = ready.log_from + len(ready.entries)
+
+    def _write_event(self, event: dict) -> None:
+        record = {"ts_ns": time.time_ns(), "node": self.config.node_id, "generation": self.generation, **event}
+        self.events.write(json.dumps(record) + "\n")
+
+    def _send(self, msg: Message) -> None:
+        link = self.links.get(msg.dst)
+        if link is not None:
+            link.send((json.dumps(encode(msg), separators=(",", ":")) + "\n").encode())
+
+    # ------------------------------------------------------------------ peers
+
+    async def _serve_peer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                try:
+                    msg = decode(json.loads(line))
+                except (ValueError, TypeError, KeyError) as error:
+                    log.warning("dropping a malformed peer message: %s", error)
+                    continue
+                self.core.step(msg, _now_ms())
+                self._kick()
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    # ------------------------------------------------------------------ clients
+
+    async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        mine: list[int] = []
+        try:
+            while line := await reader.readline():
+                self._handle_client_line(line, writer, mine)
+                await writer.drain()
+        except (OSError, ValueError):
+            pass
+        finally:
+            for request_id in mine:
+                self.clients.pop(request_id, None)
+            writer.close()
+
+    def _handle_client_line(self, line: bytes, writer: asyncio.StreamWriter, mine: list[int]) -> None:
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("a request is a JSON object")
+        except ValueError as error:
+            writer.write(_line({"id": None, "error": "bad-request", "detail": str(error)}))
+            return
+        client_id = request.get("id")
+        op = request.get("op")
+        if op == "status":
+            writer.write(_line({"id": client_id, **self.status()}))
+        elif op == "log":
+            writer.write(_line({"id": client_id, "records": self._committed_records(request.get("from", 0))}))
+        elif op in _COMMANDS:
+            missing = [name for name in _COMMANDS[op] if name not in request]
+            if missing:
+                writer.write(_line({"id": client_id, "error": "bad-request", "detail": f"{op} needs {missing}"}))
+                return
+            request_id = next(self.request_ids)
+            self.clients[request_id] = (writer, client_id)
+            mine.append(request_id)
+            command = {"op": op, **{name: request[name] for name in _COMMANDS[op]}}
+            self.core.submit(request_id, command, _now_ms())
+            self._kick()
+        else:
+            writer.write(_line({"id": client_id, "error": "bad-request", "detail": f"unknown op {op!r}"}))
+
+    def _reply(self, request_id: Any, reply: dict) -> None:
+        client = self.clients.pop(request_id, None)
+        if client is None:
+            return
+        writer, client_id = client
+        if not writer.is_closing():
+            writer.write(_line({"id": client_id, **reply}))
+
+    def status(self) -> dict:
+        return {
+            **self.core.status(),
+            "generation": self.generation,
+            "directory_id": self.data.directory_id,
+            "voters": list(self.config.voters),
+        }
+
+    def _committed_records(self, start: Any) -> list[dict]:
+        start = start if isinstance(start, int) else 0
+        return [
+            {"offset": offset, "epoch": entry.epoch, "data": entry.data}
+            for offset, entry in self.core.committed_entries(start, LOG_READ_LIMIT)
+        ]
+
+
+def _line(obj: dict) -> bytes:
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()

@@ -1,0 +1,355 @@
+"""A deterministic simulated cluster of sans-IO cores, for tests and figures.
+
+One seed decides everything: message delays and drops, election timeouts.
+Time advances in `tick_ms` steps; within a step, due messages are delivered
+in send order, then every running node ticks. After every node action the
+Ready batch is made "durable" on the node's simulated disk (persist before
+send), its messages are queued, and the `SafetyMonitor` checks the cluster.
+
+Faults: directed link cuts, drop probability and delay range, pause (no
+ticks, messages held until resume), crash (memory lost, disk kept) and
+restart (a new core from the disk, a new generation).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .core import RaftConfig, RaftCore, Ready
+from .invariants import SafetyMonitor
+from .messages import Entry, Message
+from .quorum_state import ElectionState
+
+
+@dataclass
+class SimDisk:
+    """What survives a crash: the quorum-state file, the log file, the generation."""
+
+    election_state: ElectionState = field(default_factory=ElectionState)
+    entries: list[Entry] = field(default_factory=list)
+    generation: int = 0
+
+
+@dataclass
+class SimSettings:
+    nodes: int = 3
+    seed: int = 0
+    election_timeout_ms: int = 100
+    fetch_timeout_ms: int = 200
+    fetch_max_wait_ms: int = 40
+    request_timeout_ms: int = 80
+    tick_ms: int = 5
+    min_delay_ms: int = 1
+    max_delay_ms: int = 8
+    drop_rate: float = 0.0
+    pre_vote: bool = True
+    check_quorum: bool = True
+    bugs: frozenset[str] = frozenset()
+
+
+class Simulation:
+    def __init__(self, settings: SimSettings) -> None:
+        self.settings = settings
+        self.rng = random.Random(settings.seed)
+        self.ids = tuple(f"n{i}" for i in range(1, settings.nodes + 1))
+        self.now_ms = 0
+        self.disks = {node: SimDisk() for node in self.ids}
+        self.nodes: dict[str, RaftCore | None] = {node: None for node in self.ids}
+        self.paused: set[str] = set()
+        self.held: dict[str, list[Message]] = {node: [] for node in self.ids}
+        self.held_commands: dict[str, list[tuple[int, dict]]] = {node: [] for node in self.ids}
+        self.cut: set[tuple[str, str]] = set()
+        self.drop_rate = settings.drop_rate
+        self.delay_ms = (settings.min_delay_ms, settings.max_delay_ms)
+        self.monitor = SafetyMonitor()
+        self.replies: dict[Any, dict] = {}
+        self.events: list[tuple[int, str, dict]] = []
+        self._queue: list[tuple[int, int, Message]] = []
+        self._seq = itertools.count()
+        self._request_ids = itertools.count()
+        for node in self.ids:
+            self.start(node)
+
+    # ------------------------------------------------------------------ faults
+
+    def config(self, node: str) -> RaftConfig:
+        s = self.settings
+        return RaftConfig(
+            node_id=node,
+            voters=self.ids,
+            election_timeout_ms=s.election_timeout_ms,
+            fetch_timeout_ms=s.fetch_timeout_ms,
+            fetch_max_wait_ms=s.fetch_max_wait_ms,
+            request_timeout_ms=s.request_timeout_ms,
+            pre_vote=s.pre_vote,
+            check_quorum=s.check_quorum,
+            bugs=s.bugs,
+        )
+
+    def start(self, node: str) -> None:
+        """Start (or restart after a crash) a node from its disk."""
+        if self.nodes[node] is not None:
+            return
+        disk = self.disks[node]
+        disk.generation += 1
+        core = RaftCore(
+            self.config(node),
+            disk.election_state,
+            list(disk.entries),
+            random.Random(self.rng.random()),
+            self.now_ms,
+        )
+        self.nodes[node] = core
+        self.monitor.restarted(node)
+        self._drain(core)
+
+    def crash(self, node: str) -> None:
+        self.nodes[node] = None
+        self.paused.discard(node)
+        self.held[node].clear()
+        for request_id, _ in self.held_commands[node]:
+            self.replies[request_id] = {"error": "unavailable"}
+        self.held_commands[node].clear()
+
+    def pause(self, node: str) -> None:
+        if self.nodes[node] is not None:
+            self.paused.add(node)
+
+    def resume(self, node: str) -> None:
+        """Resume a paused node: what reached it while stopped is handled
+        before its overdue timers fire, as a resumed process reads its sockets."""
+        if node not in self.paused:
+            return
+        self.paused.discard(node)
+        core = self.nodes[node]
+        commands, self.held_commands[node] = self.held_commands[node], []
+        for request_id, command in commands:
+            if core is not None:
+                core.submit(request_id, command, self.now_ms)
+                self._drain(core)
+        held, self.held[node] = self.held[node], []
+        for msg in held:
+            self._deliver(msg)
+
+    def partition(self, *groups: set[str] | tuple[str, ...]) -> None:
+        """Cut every link between different groups (both directions)."""
+        side = {node: i for i, group in enumerate(groups) for node in group}
+        for a, b in itertools.permutations(self.ids, 2):
+            if side.get(a, -1) != side.get(b, -2):
+                self.cut.add((a, b))
+
+    def isolate(self, node: str) -> None:
+        self.partition({node}, set(self.ids) - {node})
+
+    def heal(self) -> None:
+        self.cut.clear()
+
+    def leaders(self) -> dict[str, int]:
+        """Nodes that currently believe they lead, with their epochs."""
+        return {
+            node: core.epoch
+            for node, core in self.nodes.items()
+            if core is not None and core.state.name == "leader"
+        }
+
+    def leader(self) -> str | None:
+        """The leader of the highest epoch any running node believes in."""
+        leaders = self.leaders()
+        return max(leaders, key=leaders.__getitem__) if leaders else None
+
+    # ------------------------------------------------------------------ clients
+
+    def submit(self, node: str, command: dict) -> int:
+        """Send a client command to `node`; its answer lands in `self.replies`."""
+        request_id = next(self._request_ids)
+        core = self.nodes[node]
+        if core is None:
+            self.replies[request_id] = {"error": "unavailable"}
+            return request_id
+        if command.get("op") == "read":
+            self.monitor.read_invoked(request_id, command["key"])
+        if node in self.paused:
+            # A stopped process still has the request in its socket buffer.
+            self.held_commands[node].append((request_id, command))
+            return request_id
+        core.submit(request_id, command, self.now_ms)
+        self._drain(core)
+        return request_id
+
+    # ------------------------------------------------------------------ time
+
+    def run(self, duration_ms: int) -> None:
+        end = self.now_ms + duration_ms
+        while self.now_ms < end:
+            self.now_ms += self.settings.tick_ms
+            self.monitor.now_ms = self.now_ms
+            while self._queue and self._queue[0][0] <= self.now_ms:
+                _, _, msg = heapq.heappop(self._queue)
+                self._deliver(msg)
+            for node, core in self.nodes.items():
+                if core is not None and node not in self.paused:
+                    core.tick(self.now_ms)
+                    self._drain(core)
+
+    def _deliver(self, msg: Message) -> None:
+        core = self.nodes[msg.dst]
+        if core is None or (msg.src, msg.dst) in self.cut:
+            return
+        if msg.dst in self.paused:
+            self.held[msg.dst].append(msg)
+            return
+        core.step(msg, self.now_ms)
+        self._drain(core)
+
+    def _drain(self, core: RaftCore) -> None:
+        while core.has_ready():
+            ready = core.ready()
+            self._persist(core.node_id, ready)
+            self.monitor.observe(core, ready)
+            for event in ready.events:
+                self.events.append((self.now_ms, core.node_id, event))
+            for msg in ready.messages:
+                self._send(msg)
+            for request_id, reply in ready.replies:
+                self.replies[request_id] = reply
+            core.advance(ready, self.now_ms)
+
+    def _persist(self, node: str, ready: Ready) -> None:
+        disk = self.disks[node]
+        if ready.election_state is not None:
+            disk.election_state = ready.election_state
+        del disk.entries[ready.log_from :]
+        disk.entries.extend(ready.entries)
+
+    def _send(self, msg: Message) -> None:
+        if (msg.src, msg.dst) in self.cut or self.rng.random() < self.drop_rate:
+            return
+        delay = self.rng.randint(*self.delay_ms)
+        heapq.heappush(self._queue, (self.now_ms + delay, next(self._seq), msg))
+
+
+
+
+ACTIONS = (
+    "run",
+    "isolate",
+    "isolate_leader",
+    "cut",
+    "heal",
+    "pause",
+    "pause_leader",
+    "resume",
+    "resume_all",
+    "crash",
+    "crash_leader",
+    "restart",
+    "bounce",
+    "network",
+)
+"""What a schedule step can do. A step is (action, node index, amount): the
+node index picks a node (modulo the cluster size) and `amount` is the run
+length in ms, the second node of a cut, or the network setting."""
+
+Step = tuple[str, int, int]
+
+
+class LoadedRun:
+    """Client load during `run` steps: every 20 ms an append and a write or
+    compare-and-set at the newest leader, and a read at every node that
+    believes it leads (a paused one answers when resumed)."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.values = itertools.count()
+
+    def run(self, duration_ms: int) -> None:
+        for _ in range(max(1, duration_ms // 20)):
+            self.offer()
+            self.sim.run(min(duration_ms, 20))
+
+    def offer(self) -> None:
+        sim = self.sim
+        target = sim.leader() or sim.ids[0]
+        value = next(self.values)
+        key = "ab"[value % 2]
+        sim.submit(target, {"op": "append", "value": value})
+        if value % 3:
+            sim.submit(target, {"op": "write", "key": key, "value": next(self.values)})
+        else:
+            sim.submit(target, {"op": "cas", "key": key, "expected": None, "new": next(self.values)})
+        for leader in sorted(sim.leaders()):
+            sim.submit(leader, {"op": "read", "key": key})
+
+
+def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
+    """Run `steps` under client load, then heal and quiesce. Any broken
+    invariant raises `InvariantViolation` at the step that broke it."""
+    sim = Simulation(settings)
+    load = LoadedRun(sim)
+    load.run(300)
+    for action, index, amount in steps:
+        node = sim.ids[index % len(sim.ids)]
+        leader = sim.leader()
+        if action == "run":
+            load.run(amount)
+        elif action == "isolate":
+            sim.isolate(node)
+        elif action == "isolate_leader" and leader:
+            sim.isolate(leader)
+        elif action == "cut":
+            other = sim.ids[amount % len(sim.ids)]
+            if other != node:
+                sim.cut.add((node, other))
+        elif action == "heal":
+            sim.heal()
+        elif action == "pause":
+            sim.pause(node)
+        elif action == "pause_leader" and leader:
+            sim.pause(leader)
+        elif action == "resume":
+            sim.resume(node)
+        elif action == "resume_all":
+            for each in sim.ids:
+                sim.resume(each)
+        elif action == "crash":
+            sim.crash(node)
+        elif action == "crash_leader" and leader:
+            sim.crash(leader)
+        elif action == "restart":
+            sim.start(node)
+        elif action == "bounce":
+            sim.crash(node)
+            sim.start(node)
+        elif action == "network":
+            sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
+            sim.delay_ms = (1, (5, 20, 60)[amount % 3])
+    quiesce(sim)
+    load.run(200)
+    sim.run(1000)
+    return sim
+
+
+def random_steps(rng: random.Random, count: int) -> list[Step]:
+    """A seeded random schedule; `run` steps are as common as all faults together."""
+    steps: list[Step] = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            steps.append(("run", 0, rng.choice((5, 20, 60, 150, 400))))
+        else:
+            steps.append((rng.choice(ACTIONS[1:]), rng.randrange(8), rng.randrange(8)))
+    return steps
+
+
+def quiesce(sim: Simulation, duration_ms: int = 3000) -> None:
+    """Heal everything, restart everyone, and let the cluster settle."""
+    sim.heal()
+    sim.drop_rate = 0.0
+    sim.delay_ms = (sim.settings.min_delay_ms, sim.settings.max_delay_ms)
+    for node in sim.ids:
+        sim.resume(node)
+        sim.start(node)
+    sim.run(duration_ms)

@@ -1,0 +1,160 @@
+"""A node's durable state in its data directory, with the write order Raft needs.
+
+Files:
+    quorum-state.json  {"epoch", "voted_for", "leader"}; replaced atomically
+                       (write a temporary file, fsync, rename, fsync the directory)
+    generation         the life counter (KIP-380's idea), incremented and fsynced at start
+    directory-id       made once, when the directory is new; a wiped disk gets a new one
+    log.bin            the replicated log: per record a 4-byte big-endian length,
+                       a 4-byte CRC-32 of the payload, then the payload (JSON of
+                       {"epoch", "data"}); appended and truncated, fsynced each time
+
+Anything unreadable on start raises `StorageError` naming the file and the
+byte offset: a node never silently starts from a reset state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import uuid
+import zlib
+from pathlib import Path
+
+from .messages import Entry
+from .quorum_state import ElectionState
+
+_HEADER = struct.Struct(">II")
+
+
+class StorageError(Exception):
+    """A file of the data directory is corrupt or truncated; the message names it."""
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise StorageError(f"{path}: corrupt JSON at byte offset {error.pos}: {error.msg}") from None
+    if not isinstance(value, dict):
+        raise StorageError(f"{path}: corrupt at byte offset 0: expected a JSON object")
+    return value
+
+
+class DataDir:
+    """The data directory of one node; opening it starts a new generation."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.quorum_path = self.path / "quorum-state.json"
+        self.generation_path = self.path / "generation"
+        self.directory_id_path = self.path / "directory-id"
+        self.log_path = self.path / "log.bin"
+        self.directory_id = self._load_directory_id()
+        self.election_state = self._load_election_state()
+        # The log as found at start (the core owns it from then on), and the
+        # byte position of every record, for truncation.
+        self.entries, self._positions = self._load_log()
+        self.generation = self._load_generation() + 1
+        _write_atomically(self.generation_path, f"{self.generation}\n")
+        self._log = open(self.log_path, "ab")
+
+    def close(self) -> None:
+        self._log.close()
+
+    # ------------------------------------------------------------------ loading
+
+    def _load_directory_id(self) -> str:
+        if not self.directory_id_path.exists():
+            _write_atomically(self.directory_id_path, uuid.uuid4().hex + "\n")
+        directory_id = self.directory_id_path.read_text(encoding="utf-8").strip()
+        if len(directory_id) != 32:
+            raise StorageError(f"{self.directory_id_path}: corrupt at byte offset 0: not a directory id")
+        return directory_id
+
+    def _load_generation(self) -> int:
+        if not self.generation_path.exists():
+            return 0
+        text = self.generation_path.read_text(encoding="utf-8").strip()
+        if not text.isdigit():
+            raise StorageError(f"{self.generation_path}: corrupt at byte offset 0: not a generation number")
+        return int(text)
+
+    def _load_election_state(self) -> ElectionState:
+        if not self.quorum_path.exists():
+            return ElectionState()
+        value = _read_json(self.quorum_path)
+        try:
+            return ElectionState(int(value["epoch"]), value.get("voted_for"), value.get("leader"))
+        except (KeyError, TypeError, ValueError):
+            raise StorageError(f"{self.quorum_path}: corrupt at byte offset 0: not a quorum state") from None
+
+    def _load_log(self) -> tuple[list[Entry], list[int]]:
+        entries: list[Entry] = []
+        positions: list[int] = []
+        if not self.log_path.exists():
+            return entries, positions
+        data = self.log_path.read_bytes()
+        position = 0
+        while position < len(data):
+            where = f"{self.log_path}: record {len(entries)} at byte offset {position}"
+            if position + _HEADER.size > len(data):
+                raise StorageError(f"{where}: truncated header ({len(data) - position} of {_HEADER.size} bytes)")
+            length, crc = _HEADER.unpack_from(data, position)
+            payload = data[position + _HEADER.size : position + _HEADER.size + length]
+            if len(payload) < length:
+                raise StorageError(f"{where}: truncated record ({len(payload)} of {length} bytes)")
+            if zlib.crc32(payload) != crc:
+                raise StorageError(f"{where}: checksum mismatch")
+            try:
+                record = json.loads(payload)
+                entries.append(Entry(int(record["epoch"]), dict(record["data"])))
+            except (ValueError, KeyError, TypeError):
+                raise StorageError(f"{where}: checksum matches but the record is not an entry") from None
+            positions.append(position)
+            position += _HEADER.size + length
+        return entries, positions
+
+    # ------------------------------------------------------------------ writing
+
+    def write_election_state(self, state: ElectionState) -> None:
+        record = {"epoch": state.epoch, "voted_for": state.voted_for, "leader": state.leader}
+        _write_atomically(self.quorum_path, json.dumps(record) + "\n")
+        self.election_state = state
+
+    def write_log(self, log_from: int, entries: tuple[Entry, ...] | list[Entry]) -> None:
+        """Make the log its first `log_from` records followed by `entries`, durably."""
+        if log_from < len(self._positions):
+            self._log.truncate(self._positions[log_from])
+            del self._positions[log_from:]
+        position = self._log.seek(0, os.SEEK_END)
+        chunks = []
+        for entry in entries:
+            payload = json.dumps({"epoch": entry.epoch, "data": entry.data}, separators=(",", ":")).encode()
+            chunks.append(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+            self._positions.append(position)
+            position += len(chunks[-1])
+        self._log.write(b"".join(chunks))
+        self._log.flush()
+        os.fsync(self._log.fileno())

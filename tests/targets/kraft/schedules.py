@@ -1,0 +1,35 @@
+"""Hypothesis strategies for fault schedules of the simulated cluster.
+
+A schedule is a list of `(action, node index, amount)` steps for
+`run_schedule`. `schedules()` draws from every fault the simulator has; the
+narrower families aim a bounded search at the window a planted bug needs.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from targets.kraft.simulation import ACTIONS
+
+RUN_MS = st.sampled_from([5, 10, 20, 60, 150, 400])
+INDEX = st.integers(0, 7)
+
+
+def step(actions=ACTIONS[1:]) -> st.SearchStrategy:
+    faults = st.tuples(st.sampled_from(actions), INDEX, INDEX)
+    runs = st.tuples(st.just("run"), st.just(0), RUN_MS)
+    return st.one_of(runs, faults)
+
+
+def schedules(max_steps: int = 24) -> st.SearchStrategy:
+    """Any mix of load, partitions, cuts, pauses, crashes, restarts and network settings."""
+    return st.lists(step(), max_size=max_steps)
+
+
+def election_churn(max_steps: int = 16) -> st.SearchStrategy:
+    """A leader crash under a slow, lossy network, then short runs and node
+    bounces: restarts that land in the middle of elections."""
+    churn = step(("bounce", "crash_leader", "restart"))
+    return st.tuples(st.sampled_from([1, 2]), st.lists(churn, min_size=1, max_size=max_steps)).map(
+        lambda drawn: [("network", 0, drawn[0]), ("crash_leader", 0, 0), *drawn[1]]
+    )

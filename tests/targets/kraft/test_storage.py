@@ -1,0 +1,88 @@
+"""The node's data directory: durable round trips, truncation, and clear
+errors (file and byte offset) for every kind of corruption."""
+
+from __future__ import annotations
+
+import pytest
+
+from targets.kraft.messages import Entry
+from targets.kraft.quorum_state import ElectionState
+from targets.kraft.storage import DataDir, StorageError
+
+
+def reopen(path):
+    data = DataDir(path)
+    data.close()
+    return data
+
+
+def test_state_log_and_generation_survive_a_restart(tmp_path):
+    data = DataDir(tmp_path)
+    assert data.generation == 1 and data.entries == [] and data.election_state == ElectionState()
+    data.write_election_state(ElectionState(3, "n2", None))
+    data.write_log(0, [Entry(1, {"op": "leader"}), Entry(3, {"op": "append", "value": "é"})])
+    data.close()
+    again = reopen(tmp_path)
+    assert again.generation == 2
+    assert again.election_state == ElectionState(3, "n2", None)
+    assert again.entries == [Entry(1, {"op": "leader"}), Entry(3, {"op": "append", "value": "é"})]
+    assert again.directory_id == data.directory_id
+
+
+def test_truncation_then_append_rewrites_the_tail(tmp_path):
+    data = DataDir(tmp_path)
+    data.write_log(0, [Entry(1, {"i": i}) for i in range(5)])
+    data.write_log(2, [Entry(2, {"i": "new"})])
+    data.write_log(3, [Entry(2, {"i": "next"})])
+    data.write_log(1, [])
+    data.write_log(1, [Entry(4, {"i": "last"})])
+    data.close()
+    assert reopen(tmp_path).entries == [Entry(1, {"i": 0}), Entry(4, {"i": "last"})]
+
+
+def test_a_wiped_directory_gets_a_new_directory_id(tmp_path):
+    first = reopen(tmp_path / "a")
+    second = reopen(tmp_path / "b")
+    assert first.directory_id != second.directory_id
+
+
+def _log_with_two_records(tmp_path):
+    data = DataDir(tmp_path)
+    data.write_log(0, [Entry(1, {"value": 1}), Entry(1, {"value": 2})])
+    data.close()
+    return tmp_path / "log.bin"
+
+
+def test_a_flipped_byte_is_a_checksum_error_naming_file_and_offset(tmp_path):
+    log = _log_with_two_records(tmp_path)
+    raw = bytearray(log.read_bytes())
+    second = len(raw) // 2
+    raw[-3] ^= 0xFF
+    log.write_bytes(bytes(raw))
+    with pytest.raises(StorageError, match=rf"log\.bin: record 1 at byte offset {second}: checksum mismatch"):
+        DataDir(tmp_path)
+
+
+@pytest.mark.parametrize("keep, what", [(-3, "truncated record"), (3, "truncated header")])
+def test_a_torn_tail_is_reported_never_dropped(tmp_path, keep, what):
+    """`keep`: bytes of the second (equal-sized) record left, or taken off its end if negative."""
+    log = _log_with_two_records(tmp_path)
+    raw = log.read_bytes()
+    half = len(raw) // 2
+    log.write_bytes(raw[: half + keep] if keep > 0 else raw[:keep])
+    with pytest.raises(StorageError, match=rf"log\.bin: record 1 at byte offset {half}: {what}"):
+        DataDir(tmp_path)
+
+
+def test_a_corrupt_quorum_state_is_reported(tmp_path):
+    reopen(tmp_path)
+    (tmp_path / "quorum-state.json").write_text('{"epoch": 3, "vot')
+    with pytest.raises(StorageError, match=r"quorum-state\.json: corrupt JSON at byte offset \d+"):
+        DataDir(tmp_path)
+
+
+def test_a_corrupt_generation_is_reported(tmp_path):
+    reopen(tmp_path)
+    (tmp_path / "generation").write_text("x\n")
+    with pytest.raises(StorageError, match=r"generation: corrupt at byte offset 0"):
+        DataDir(tmp_path)

@@ -1,0 +1,1 @@
+"""Client operation generators and the code that turns replies into history rows."""
