@@ -75,10 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
+    commands.add_parser("node", help="run one reference quorum node (see `splitbrain node --help`)", add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["node"]:
+        from targets.kraft import node
+
+        return node.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
