@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
     commands.add_parser("node", help="run one reference quorum node (see `splitbrain node --help`)", add_help=False)
+    commands.add_parser("toxiproxy", help="serve the Toxiproxy-compatible link proxy API", add_help=False)
     return parser
 
 
@@ -85,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         from targets.kraft import node
 
         return node.main(argv[1:])
+    if argv[:1] == ["toxiproxy"]:
+        from harness.toxiproxy import server
+
+        return server.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

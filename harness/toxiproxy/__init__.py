@@ -1,0 +1,1 @@
+"""splitbrain's own Toxiproxy-compatible link proxy server (standard library only)."""

@@ -1,0 +1,198 @@
+"""One Toxiproxy proxy: a TCP listener forwarding each connection to its
+upstream through the toxics of each direction (`upstream` is client to
+server, `downstream` server to client). Disabling a proxy closes its listener
+and every live connection, as Toxiproxy does: that is how a link is cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import struct
+import time
+
+from .toxics import CloseConnection, Toxic, ToxicState, _LimitReached
+
+CHUNK = 65536
+CONNECT_TIMEOUT_S = 2.0
+TIMER_POLL_S = 0.01
+
+
+def split_address(text: str) -> tuple[str, int]:
+    host, sep, port = str(text).rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+    writer.transport.abort()
+
+
+class Connection:
+    def __init__(self, proxy: "Proxy", client: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+        self.proxy = proxy
+        self.client_reader, self.client_writer = client
+        self.upstream_writer: asyncio.StreamWriter | None = None
+        self.states: dict[str, ToxicState] = {}
+        self.task: asyncio.Task | None = None
+        for toxic in proxy.toxics.values():
+            self.add(toxic)
+
+    def add(self, toxic: Toxic) -> None:
+        self.states[toxic.name] = ToxicState(toxic, time.monotonic(), self.proxy.rng)
+
+    def remove(self, name: str) -> None:
+        self.states.pop(name, None)
+
+    def _stream_states(self, stream: str) -> list[ToxicState]:
+        return [state for state in self.states.values() if state.toxic.stream == stream]
+
+    async def run(self) -> None:
+        reset = False
+        try:
+            upstream_reader, self.upstream_writer = await asyncio.wait_for(
+                asyncio.open_connection(*split_address(self.proxy.upstream)), CONNECT_TIMEOUT_S
+            )
+        except (OSError, asyncio.TimeoutError):
+            self.client_writer.close()
+            return
+        pumps = [
+            asyncio.create_task(self._pump(self.client_reader, self.upstream_writer, "upstream")),
+            asyncio.create_task(self._pump(upstream_reader, self.client_writer, "downstream")),
+            asyncio.create_task(self._timers()),
+        ]
+        try:
+            done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                error = task.exception()
+                if isinstance(error, CloseConnection):
+                    reset = error.reset
+        finally:
+            for task in pumps:
+                task.cancel()
+            self.close(reset)
+
+    def close(self, reset: bool = False) -> None:
+        for writer in (self.client_writer, self.upstream_writer):
+            if writer is None:
+                continue
+            if reset:
+                _reset(writer)
+            else:
+                writer.close()
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream: str) -> None:
+        rng = self.proxy.rng
+        while True:
+            try:
+                data = await reader.read(CHUNK)
+            except OSError:
+                return
+            states = self._stream_states(stream)
+            if not data:
+                delay = max((state.close_delay_s() for state in states), default=0.0)
+                if delay:
+                    await asyncio.sleep(delay)
+                return
+            chunks = [data]
+            try:
+                for state in states:
+                    chunks = await state.transform(chunks, rng)
+            except _LimitReached as limit:
+                writer.write(limit.last)
+                await writer.drain()
+                raise
+            slice_delay = max((state.slice_delay_s() for state in states), default=0.0)
+            for chunk in chunks:
+                writer.write(chunk)
+                if slice_delay:
+                    await writer.drain()
+                    await asyncio.sleep(slice_delay)
+            try:
+                await writer.drain()
+            except OSError:
+                return
+
+    async def _timers(self) -> None:
+        while True:
+            now = time.monotonic()
+            for state in list(self.states.values()):
+                deadline = state.deadline_s()
+                if deadline is not None and now >= deadline:
+                    state.fire()
+            await asyncio.sleep(TIMER_POLL_S)
+
+
+class Proxy:
+    def __init__(self, name: str, listen: str, upstream: str, enabled: bool = True, seed: int | None = None) -> None:
+        split_address(listen)
+        split_address(upstream)
+        self.name = name
+        self.listen = listen
+        self.upstream = upstream
+        self.enabled = enabled
+        self.toxics: dict[str, Toxic] = {}
+        self.rng = random.Random(seed)
+        self.server: asyncio.base_events.Server | None = None
+        self.connections: set[Connection] = set()
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "listen": self.listen,
+            "upstream": self.upstream,
+            "enabled": self.enabled,
+            "toxics": [toxic.to_json() for toxic in self.toxics.values()],
+        }
+
+    async def start(self) -> None:
+        """Listen (if enabled); a port of 0 becomes the port the system chose."""
+        if not self.enabled or self.server is not None:
+            return
+        host, port = split_address(self.listen)
+        self.server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
+        bound = self.server.sockets[0].getsockname()
+        self.listen = f"{host}:{bound[1]}"
+
+    async def stop(self) -> None:
+        """Stop listening and drop every live connection."""
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+            self.server = None
+        for connection in list(self.connections):
+            connection.close()
+            if connection.task is not None:
+                connection.task.cancel()
+        self.connections.clear()
+
+    async def set_enabled(self, enabled: bool) -> None:
+        self.enabled = enabled
+        await (self.start() if enabled else self.stop())
+
+    def add_toxic(self, toxic: Toxic) -> None:
+        self.toxics[toxic.name] = toxic
+        for connection in self.connections:
+            connection.add(toxic)
+
+    def remove_toxic(self, name: str) -> None:
+        del self.toxics[name]
+        for connection in self.connections:
+            connection.remove(name)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = Connection(self, (reader, writer))
+        connection.task = asyncio.current_task()
+        self.connections.add(connection)
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
