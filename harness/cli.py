@@ -7,9 +7,13 @@ import json
 import random
 import sys
 
+from pathlib import Path
+
 from tqdm import tqdm
 
+from nemesis.schedule import FAULTS
 from targets.kraft.core import BUGS
+from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
@@ -62,6 +66,62 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_VALID if not anomalies else EXIT_INVALID
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.run import Run, RunConfig
+
+    kinds = [] if args.nemesis in ("", "none") else [k.strip() for k in args.nemesis.split(",")]
+    unknown = sorted(set(kinds) - set(FAULTS))
+    if unknown:
+        raise UsageError(f"--nemesis: unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
+    for name in ("nodes", "concurrency"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1")
+    config = RunConfig(
+        target=args.target,
+        backend=args.backend,
+        nodes=args.nodes,
+        workload=args.workload,
+        nemesis=kinds,
+        time_limit_s=args.time_limit,
+        interval_s=args.interval,
+        rate=args.rate,
+        concurrency=args.concurrency,
+        seed=args.seed,
+        bugs=args.bug,
+        pre_vote=args.pre_vote,
+        check_quorum=args.check_quorum,
+        results=args.results,
+        toxiproxy=args.toxiproxy,
+        progress=not args.quiet,
+    )
+    run = Run(config)
+    try:
+        run.execute()
+    finally:
+        print(f"run directory: {run.dir}", file=sys.stderr)
+    return report(run.dir)
+
+
+def report(run_dir: Path) -> int:
+    """Check a run directory, write its verdict, print the summary; the exit code by verdict."""
+    from checkers.verdict import check_run
+
+    verdict = check_run(run_dir)
+    (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+    for name, result in verdict["checkers"].items():
+        anomalies = result.get("anomalies", [])
+        line = f"{name}: {result['valid']}"
+        if anomalies:
+            line += f" ({len(anomalies)} anomalies; first: {anomalies[0].get('summary', anomalies[0])})"
+        print(line)
+    print(f"valid: {verdict['valid']}  ({run_dir})")
+    return {True: EXIT_VALID, False: EXIT_INVALID}.get(verdict["valid"], EXIT_ERROR)
+
+
+class UsageError(Exception):
+    """A bad option or input: reported in one line, exit code 2."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="splitbrain", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +135,25 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
+    run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
+    run.add_argument("--target", default="kraft", choices=["kraft"])
+    run.add_argument("--backend", default="local", choices=["local"])
+    run.add_argument("--nodes", type=int, default=3)
+    run.add_argument("--workload", default="append", choices=list(WORKLOADS))
+    run.add_argument(
+        "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
+    )
+    run.add_argument("--time-limit", type=float, default=20.0, help="seconds of load and faults")
+    run.add_argument("--interval", type=float, default=3.0, help="seconds each fault lasts, and between faults")
+    run.add_argument("--rate", type=float, default=50.0, help="client operations per second, all clients together")
+    run.add_argument("--concurrency", type=int, default=4, help="client processes")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--results", type=Path, default=Path("runs"), help="where run directories go")
+    run.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quorum_options(run)
+    run.set_defaults(func=cmd_run)
+
     commands.add_parser("node", help="run one reference quorum node (see `splitbrain node --help`)", add_help=False)
     commands.add_parser("toxiproxy", help="serve the Toxiproxy-compatible link proxy API", add_help=False)
     return parser
@@ -93,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except UsageError as error:
+        print(f"splitbrain: {error}", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("splitbrain: interrupted", file=sys.stderr)
         return EXIT_ERROR

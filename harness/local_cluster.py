@@ -8,6 +8,7 @@ itself). `close()` kills every node it started; use it as a context manager.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,6 +116,24 @@ class LocalCluster:
 
     def resume(self, node: str) -> None:
         self._signal(node, signal.SIGCONT)
+
+    def wipe(self, node: str) -> None:
+        """Lose the node's data directory (it must be stopped): a disk loss."""
+        if self.running(node):
+            raise RuntimeError(f"wipe {node}: the node is running")
+        shutil.rmtree(self.data_dir(node), ignore_errors=True)
+
+    def event_log(self, node: str) -> Path:
+        return self.data_dir(node) / "events.jsonl"
+
+    def collect(self, dest: Path) -> None:
+        """Copy each node's process log and event log to `dest/<node>/`."""
+        for node in self.ids:
+            target = Path(dest) / node
+            target.mkdir(parents=True, exist_ok=True)
+            for source in (self.root / node / "node.log", self.event_log(node)):
+                if source.exists():
+                    shutil.copy(source, target / source.name)
 
     def close(self) -> None:
         for node in list(self.processes):

@@ -1,0 +1,77 @@
+"""`committed-data-loss`: what was acknowledged stays, where it was acknowledged.
+
+Reads the append history, each node's final committed log (`final`) and the
+nodes' truncation events. `info` appends may or may not be in the log;
+`fail` appends must not be.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .result import result
+
+
+def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
+    anomalies = []
+    appends = history[(history["f"] == "append") & (history["process"] >= 0)]
+    acked = appends[appends["type"] == "ok"].dropna(subset=["offset"])
+    failed = appends[appends["type"] == "fail"]
+    records = final.dropna(subset=["offset"])
+    nodes = records["node"].unique().tolist()
+
+    # Every acknowledged append sits at its offset with its value on every node.
+    by_node = records.set_index(["node", "offset"])["value"]
+    for node in nodes:
+        have = by_node.loc[node].reindex(acked["offset"].astype("int64").to_numpy())
+        lost = acked[have.to_numpy() != acked["value"].to_numpy()]
+        for _, row in lost.head(20).iterrows():
+            found = have.loc[int(row["offset"])]
+            anomalies.append(
+                {
+                    "kind": "lost-acknowledged-append",
+                    "node": node,
+                    "index": int(row["index"]),
+                    "offset": int(row["offset"]),
+                    "value": row["value"],
+                    "found": None if pd.isna(found) else found,
+                    "summary": f"append {row['value']} acknowledged at offset {row['offset']} (row {row['index']})"
+                    f" but {node} has {'nothing' if pd.isna(found) else found} there",
+                }
+            )
+
+    # Committed prefixes agree.
+    per_offset = records.groupby("offset")["value"].nunique()
+    for offset in per_offset[per_offset > 1].index[:20]:
+        values = records[records["offset"] == offset][["node", "value"]].to_dict("records")
+        anomalies.append(
+            {"kind": "divergent-committed-logs", "offset": int(offset), "values": values,
+             "summary": f"nodes committed different records at offset {offset}"}
+        )
+
+    # No value twice; no definitely-failed append committed.
+    appended = records[~records["value"].fillna("").str.startswith("{")]
+    twice = appended.groupby(["node", "value"])["offset"].agg(["count", "min", "max"])
+    for (node, value), row in twice[twice["count"] > 1].head(20).iterrows():
+        anomalies.append(
+            {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(row["min"]), int(row["max"])],
+             "summary": f"{node} holds append {value} {row['count']} times"}
+        )
+    resurrected = failed[failed["value"].isin(appended["value"])]
+    for _, row in resurrected.head(20).iterrows():
+        anomalies.append(
+            {"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],
+             "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed"}
+        )
+
+    # Nobody truncates below its own high watermark.
+    truncations = events[(events["event"] == "truncate")].dropna(subset=["offset", "hwm"])
+    below = truncations[truncations["offset"] < truncations["hwm"]]
+    for _, row in below.head(20).iterrows():
+        anomalies.append(
+            {"kind": "truncated-committed", "node": row["node"], "time_ns": int(row["time_ns"]),
+             "offset": int(row["offset"]), "hwm": int(row["hwm"]),
+             "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
+        )
+    stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": len(records)}
+    return result(anomalies, stats)

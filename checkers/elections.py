@@ -1,0 +1,81 @@
+"""Election checkers over the `events` table: `election-safety` and
+`single-leader-per-epoch` (with client replies from `history` as claims too)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .result import result
+
+
+def election_safety(events: pd.DataFrame) -> dict:
+    """No voter grants standard votes to two candidates in one epoch (across
+    generations; a candidate's vote for itself counts); no node's epoch goes
+    backwards in its own event log or across status polls."""
+    anomalies = []
+    votes = events[events["event"] == "vote"][["time_ns", "node", "epoch", "candidate"]]
+    own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
+    own = own.assign(candidate=own["node"])[["time_ns", "node", "epoch", "candidate"]]
+    ballots = _concat([votes, own]).dropna(subset=["epoch", "candidate"]).drop_duplicates(["node", "epoch", "candidate"])
+    split = ballots.groupby(["node", "epoch"])["candidate"].nunique()
+    for (node, epoch), _ in split[split > 1].items():
+        granted = ballots[(ballots["node"] == node) & (ballots["epoch"] == epoch)].sort_values("time_ns")
+        anomalies.append(
+            {
+                "kind": "double-vote",
+                "node": node,
+                "epoch": int(epoch),
+                "candidates": granted["candidate"].tolist(),
+                "times_ns": [int(t) for t in granted["time_ns"]],
+                "summary": f"{node} voted for {' and '.join(granted['candidate'])} in epoch {epoch}",
+            }
+        )
+    for source, group in events.dropna(subset=["epoch"]).groupby("source"):
+        ordered = group.sort_values(["node", "time_ns"], kind="stable")
+        previous = ordered.groupby("node")["epoch"].shift()
+        back = ordered[ordered["epoch"] < previous]
+        for idx, row in back.iterrows():
+            anomalies.append(
+                {
+                    "kind": "epoch-went-back",
+                    "node": row["node"],
+                    "time_ns": int(row["time_ns"]),
+                    "epoch": int(row["epoch"]),
+                    "previous": int(previous[idx]),
+                    "summary": f"{row['node']} epoch went back from {previous[idx]} to {row['epoch']} ({source})",
+                }
+            )
+    return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+
+
+def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame) -> dict:
+    """Every claim about who leads epoch e names the same node: nodes saying
+    they lead, nodes naming a leader, and clients answered `ok` by a node."""
+    claims = [
+        events[events["state"] == "leader"].assign(claimed=lambda d: d["node"], by=lambda d: d["node"]),
+        events.dropna(subset=["leader"]).assign(claimed=lambda d: d["leader"], by=lambda d: d["node"]),
+    ]
+    ok = history[(history["type"] == "ok") & (history["process"] >= 0)].dropna(subset=["epoch", "node"])
+    # A node acknowledges only records it appended as the leader of their epoch.
+    claims.append(ok.assign(claimed=ok["node"], by="client"))
+    table = _concat([c[["time_ns", "epoch", "claimed", "by"]] for c in claims]).dropna(subset=["epoch", "claimed"])
+    counts = table.groupby("epoch")["claimed"].nunique()
+    anomalies = []
+    for epoch in counts[counts > 1].index:
+        named = table[table["epoch"] == epoch].drop_duplicates("claimed").sort_values("time_ns")
+        anomalies.append(
+            {
+                "kind": "two-leaders",
+                "epoch": int(epoch),
+                "leaders": named["claimed"].tolist(),
+                "claims": named[["time_ns", "claimed", "by"]].astype({"time_ns": "int64"}).to_dict("records"),
+                "summary": f"epoch {epoch} claimed by {' and '.join(named['claimed'])}",
+            }
+        )
+    return result(anomalies, {"claims": len(table), "epochs": int(counts.size)})
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate, leaving out empty frames (whose all-NA columns would change the dtypes)."""
+    filled = [f for f in frames if len(f)]
+    return pd.concat(filled) if filled else frames[0].iloc[0:0]

@@ -1,0 +1,42 @@
+"""The checker result and verdict shapes of DESIGN.md, and how results merge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+MAX_ANOMALIES = 50
+
+
+def result(anomalies: list[dict], stats: dict | None = None) -> dict:
+    """A safety checker's result: valid unless it found anomalies (at most
+    MAX_ANOMALIES are listed; `stats.anomalies` counts them all)."""
+    stats = dict(stats or {})
+    stats["anomalies"] = len(anomalies)
+    return {"valid": not anomalies, "anomalies": anomalies[:MAX_ANOMALIES], "stats": stats}
+
+
+def merge(results: dict[str, dict]) -> dict:
+    """false if any checker is false, "unknown" if none is false but one could
+    not decide, true otherwise (Jepsen's merge)."""
+    valids = [r["valid"] for r in results.values()]
+    if any(v is False for v in valids):
+        valid: bool | str = False
+    elif any(v != True for v in valids) or not valids:  # noqa: E712 - "unknown" is neither
+        valid = "unknown"
+    else:
+        valid = True
+    return {"valid": valid, "checkers": results}
+
+
+def run_checker(check: Callable[..., dict], *tables: pd.DataFrame) -> dict:
+    """A checker that raises becomes `unknown` with the reason, never a crash."""
+    try:
+        return check(*tables)
+    except Exception as error:  # a checker bug must not lose the other verdicts
+        return {"valid": "unknown", "anomalies": [], "stats": {}, "error": f"{type(error).__name__}: {error}"}
+
+
+def rows(frame: pd.DataFrame, column: str = "index") -> list[int]:
+    return [int(v) for v in frame[column].tolist()]

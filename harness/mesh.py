@@ -1,0 +1,68 @@
+"""The link mesh: one Toxiproxy proxy per directed peer link i->j, named
+`i-j`, so that node i reaches node j only through it. Cutting a link disables
+its proxy; a toxic goes on the proxy's `upstream` stream (the direction i->j).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness.links import ToxiproxyServer
+from harness.ports import free_port
+
+Link = tuple[str, str]
+
+
+def proxy_name(link: Link) -> str:
+    return f"{link[0]}-{link[1]}"
+
+
+class LinkMesh:
+    """`upstream(j)` is node j's raft address as the proxy server reaches it;
+    `listen_host` is where proxies listen, as the nodes reach them."""
+
+    def __init__(self, server: ToxiproxyServer, nodes: Iterable[str], upstream, listen_host: str = "127.0.0.1") -> None:
+        self.server = server
+        self.nodes = tuple(nodes)
+        self.links = [(i, j) for i in self.nodes for j in self.nodes if i != j]
+        specs = [
+            {"name": proxy_name(link), "listen": f"{listen_host}:{free_port()}", "upstream": upstream(link[1])}
+            for link in self.links
+        ]
+        created = {p["name"]: p for p in server.populate(specs)}
+        self.listen = {link: created[proxy_name(link)]["listen"] for link in self.links}
+
+    def route(self, link: Link) -> tuple[str, int]:
+        host, port = self.listen[link].rsplit(":", 1)
+        return host, int(port)
+
+    def _proxy(self, link: Link):
+        proxy = self.server.use().get_proxy(proxy_name(link))
+        if proxy is None:
+            raise RuntimeError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
+        return proxy
+
+    def cut(self, links: Iterable[Link]) -> list[Link]:
+        done = []
+        for link in sorted(links):
+            self._proxy(link).disable()
+            done.append(link)
+        return done
+
+    def add_toxic(self, links: Iterable[Link], type: str, attributes: dict, name: str | None = None) -> list[Link]:
+        done = []
+        for link in sorted(links):
+            self._proxy(link).add_toxic(type=type, stream="upstream", name=name or type, attributes=attributes)
+            done.append(link)
+        return done
+
+    def heal(self) -> None:
+        """Every proxy enabled and free of toxics (Toxiproxy's reset)."""
+        self.server.use().reset()
+
+    def remove(self) -> None:
+        client = self.server.use()
+        for link in self.links:
+            proxy = client.get_proxy(proxy_name(link))
+            if proxy is not None:
+                proxy.destroy()

@@ -1,0 +1,313 @@
+"""`splitbrain run`: bring a cluster up behind the link mesh, drive client
+load while the nemesis schedule runs, heal, collect, check, and write the run
+directory (DESIGN.md). Every exit path, Ctrl-C included, heals the faults and
+tears down what the run started; the history written so far stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from harness.links import OwnToxiproxy, ToxiproxyServer
+from harness.local_cluster import LocalCluster
+from harness.mesh import LinkMesh
+from nemesis.executor import Nemesis
+from nemesis.schedule import NemesisOp, generate
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, read_jsonl, recover
+from targets.kraft.client import Client, call
+from workloads.generators import Operation, completion, make_workload
+
+QUIESCE_TIMEOUT_S = 20.0
+
+
+@dataclass
+class RunConfig:
+    target: str = "kraft"
+    backend: str = "local"
+    nodes: int = 3
+    workload: str = "append"
+    nemesis: list[str] = field(default_factory=lambda: ["partition", "kill", "pause"])
+    time_limit_s: float = 20.0
+    interval_s: float = 3.0
+    rate: float = 50.0
+    concurrency: int = 4
+    seed: int = 0
+    bugs: list[str] = field(default_factory=list)
+    pre_vote: bool = True
+    check_quorum: bool = True
+    election_timeout_ms: int = 300
+    fetch_timeout_ms: int = 600
+    op_timeout_s: float = 1.0
+    probe_interval_s: float = 0.2
+    results: Path = Path("runs")
+    toxiproxy: str | None = None
+    progress: bool = True
+
+    def node_args(self) -> tuple[str, ...]:
+        args = [f"--bug={bug}" for bug in self.bugs]
+        if not self.pre_vote:
+            args.append("--no-pre-vote")
+        if not self.check_quorum:
+            args.append("--no-check-quorum")
+        return tuple(args)
+
+
+def git_revision() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).parent
+        )
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
+class Run:
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self.rng = random.Random(config.seed)
+        run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}"
+        self.dir = Path(config.results) / run_id
+        self.dir.mkdir(parents=True, exist_ok=False)
+        self.recorder = HistoryRecorder(self.dir)
+        self.events: list[dict] = []
+        self.process_ids = itertools.count()
+        self.leader_hint: str | None = None
+        # One generator for all clients, so values are unique across them.
+        self.workload = make_workload(config.workload, random.Random(config.seed))
+        self.schedule = generate(
+            random.Random(config.seed), config.nemesis, config.time_limit_s, config.interval_s, config.nodes
+        )
+        meta = {
+            "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+            "seed": config.seed,
+            "target": config.target,
+            "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0"},
+            "git_revision": git_revision(),
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "schedule": [asdict(op) for op in self.schedule],
+        }
+        (self.dir / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+    # ------------------------------------------------------------------ phases
+
+    def execute(self) -> None:
+        """Up, load and faults, heal, quiesce, collect; teardown on every path."""
+        config = self.config
+        with contextlib.ExitStack() as stack:
+            stack.callback(recover, self.dir)
+            stack.callback(self.recorder.close)
+            if config.toxiproxy:
+                server = ToxiproxyServer(config.toxiproxy)
+            else:
+                own = OwnToxiproxy().start(self.dir / "toxiproxy.log")
+                stack.callback(own.stop)
+                server = ToxiproxyServer(own.url)
+            cluster = LocalCluster(
+                self.dir / "cluster",
+                config.nodes,
+                node_args=config.node_args(),
+                election_timeout_ms=config.election_timeout_ms,
+                fetch_timeout_ms=config.fetch_timeout_ms,
+            )
+            stack.callback(cluster.close)
+            mesh = LinkMesh(server, cluster.ids, upstream=lambda node: "{}:{}".format(*cluster.raft[node]))
+            stack.callback(mesh.remove)
+            cluster.routes = {link: mesh.route(link) for link in mesh.links}
+            self.cluster = cluster
+            self.nemesis = Nemesis(cluster, mesh, self.recorder, random.Random(config.seed))
+            cluster.start_all()
+            cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+            try:
+                asyncio.run(self.load_and_faults())
+            finally:
+                previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                try:
+                    self.finish(cluster)
+                finally:
+                    signal.signal(signal.SIGINT, previous)
+
+    def finish(self, cluster: LocalCluster) -> None:
+        """Heal everything, let the cluster settle, read the final logs, collect."""
+        if self.nemesis.paused or self.nemesis.down or self.nemesis.faulty_links:
+            self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
+        final: list[dict] = []
+        try:
+            cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+            self._wait_converged(cluster)
+            final = self.final_logs(cluster)
+        except TimeoutError as error:
+            print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
+        cluster.collect(self.dir / "nodes")
+        self.events += self.node_log_events(cluster)
+        frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
+        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns").to_parquet(self.dir / "events.parquet", index=False)
+
+    def _wait_converged(self, cluster: LocalCluster) -> None:
+        deadline = time.monotonic() + QUIESCE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            statuses = [cluster.status(node) for node in cluster.ids]
+            if all(statuses) and len({s["hwm"] for s in statuses}) == 1:
+                return
+            time.sleep(0.1)
+        raise TimeoutError("nodes' high watermarks did not converge")
+
+    # ------------------------------------------------------------------ load
+
+    async def load_and_faults(self) -> None:
+        config = self.config
+        deadline = time.monotonic() + config.time_limit_s
+        tasks = [asyncio.create_task(self.client_worker(deadline)) for _ in range(config.concurrency)]
+        tasks.append(asyncio.create_task(self.probe(deadline)))
+        tasks.append(asyncio.create_task(self.run_schedule(deadline)))
+        progress = asyncio.create_task(self.show_progress(deadline))
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            progress.cancel()
+            for task in tasks:
+                task.cancel()
+
+    async def show_progress(self, deadline: float) -> None:
+        total = self.config.time_limit_s
+        with tqdm(total=round(total), desc="run", unit="s", disable=not self.config.progress) as bar:
+            while True:
+                await asyncio.sleep(0.5)
+                elapsed = min(total, total - (deadline - time.monotonic()))
+                bar.n = round(elapsed)
+                bar.set_postfix(ops=self.recorder.rows, refresh=False)
+                bar.refresh()
+
+    async def run_schedule(self, deadline: float) -> None:
+        start = deadline - self.config.time_limit_s
+        for op in self.schedule:
+            await asyncio.sleep(max(0.0, start + op.at_s - time.monotonic()))
+            await asyncio.to_thread(self.nemesis.invoke, op)
+
+    async def client_worker(self, deadline: float) -> None:
+        config = self.config
+        workload = self.workload
+        rng = random.Random(self.rng.random())
+        pace_s = config.concurrency / config.rate
+        process = next(self.process_ids)
+        clients: dict[str, Client] = {}
+        try:
+            while time.monotonic() < deadline:
+                op = workload.next_op()
+                node = self.leader_hint or rng.choice(self.cluster.ids)
+                if await self.invoke(process, op, node, clients) == "info":
+                    process = next(self.process_ids)
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * pace_s)
+        finally:
+            for client in clients.values():
+                await client.close()
+
+    async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> str:
+        self.recorder.record(process, "invoke", op.f, key=op.key, value=op.value, node=node)
+        answer, error = None, None
+        client = clients.get(node)
+        if client is None:
+            try:
+                client = clients[node] = await Client.connect(*self.cluster.client[node], self.config.op_timeout_s)
+            except (OSError, asyncio.TimeoutError) as exc:
+                # Never sent: definitely did not happen.
+                self.leader_hint = None
+                return self.recorder.record(
+                    process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
+                )["type"]
+        try:
+            answer = await client.call(op.f, self.config.op_timeout_s, **op.request())
+        except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            clients.pop(node, None)
+            await client.close()
+            self.leader_hint = None
+        fields = completion(op, answer, error)
+        kind = fields.pop("type")
+        if answer is not None:
+            self.leader_hint = node if kind == "ok" else answer.get("leader") or None
+        fields.setdefault("value", op.value)
+        self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
+        return kind
+
+    # ------------------------------------------------------------------ observation
+
+    async def probe(self, deadline: float) -> None:
+        """Poll every node's status into `events` at a fixed interval."""
+        while time.monotonic() < deadline:
+            for node in self.cluster.ids:
+                status = await asyncio.to_thread(self.cluster.status, node, 0.2)
+                if status is not None:
+                    self.events.append(status_event(status, self.recorder.now_ns()))
+            await asyncio.sleep(self.config.probe_interval_s)
+
+    def node_log_events(self, cluster: LocalCluster) -> list[dict]:
+        rows = []
+        for node in cluster.ids:
+            path = self.dir / "nodes" / node / "events.jsonl"
+            if not path.exists():
+                continue
+            records, _ = read_jsonl(path)
+            for record in records:
+                rows.append(log_event(record, self.recorder.wall_to_run_ns(record["ts_ns"])))
+        return rows
+
+    def final_logs(self, cluster: LocalCluster) -> list[dict]:
+        rows = []
+        for node in cluster.ids:
+            start = 0
+            while batch := call(cluster.client[node], "log", 5.0, **{"from": start})["records"]:
+                for record in batch:
+                    data = record["data"]
+                    value = data.get("value") if data.get("op") == "append" else data
+                    rows.append({"node": node, "offset": record["offset"], "epoch": record["epoch"], "value": value})
+                start = batch[-1]["offset"] + 1
+        return rows
+
+
+def status_event(status: dict, time_ns: int) -> dict:
+    return {
+        "time_ns": time_ns,
+        "node": status["node"],
+        "generation": status.get("generation"),
+        "event": "status",
+        "state": status.get("state"),
+        "epoch": status.get("epoch"),
+        "leader": status.get("leader"),
+        "voted_for": status.get("voted_for"),
+        "offset": status.get("log_end_offset"),
+        "hwm": status.get("hwm"),
+        "directory_id": status.get("directory_id"),
+        "voters": status.get("voters"),
+        "source": "poll",
+    }
+
+
+def log_event(record: dict, time_ns: int) -> dict:
+    event = record.get("event")
+    return {
+        "time_ns": time_ns,
+        "node": record.get("node"),
+        "generation": record.get("generation"),
+        "event": event,
+        "state": record.get("state"),
+        "epoch": record.get("epoch"),
+        "leader": record.get("leader"),
+        "voted_for": record.get("voted_for"),
+        "candidate": record.get("candidate"),
+        "offset": record.get("offset", record.get("log_end_offset")),
+        "hwm": record.get("hwm"),
+        "source": "log",
+    }

@@ -1,0 +1,163 @@
+"""Carries out nemesis operations on a cluster and records each as a history
+operation of process -1: an `invoke` when asked, then `ok` once the fault is
+in force (with what it touched in `node`), or `info` if it could not be
+confirmed. `heal_all` undoes everything and is what every exit path calls.
+
+The cluster is anything with start/kill/stop/pause/resume/wipe(node), `ids`
+and `status(node)`; links go through a `LinkMesh` (or, on Docker, iptables).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+from . import topologies
+from .schedule import NemesisOp
+
+NEMESIS_PROCESS = -1
+
+
+class Nemesis:
+    def __init__(self, cluster, links, recorder, rng: random.Random) -> None:
+        self.cluster = cluster
+        self.links = links
+        self.recorder = recorder
+        self.rng = rng
+        self.paused: set[str] = set()
+        self.down: set[str] = set()
+        self.faulty_links = False
+
+    # ------------------------------------------------------------------ recording
+
+    def invoke(self, op: NemesisOp) -> dict:
+        """Record, perform and confirm one operation; returns the completion row."""
+        self.recorder.record(NEMESIS_PROCESS, "invoke", op.f, value=op.args or None)
+        try:
+            touched = self.perform(op)
+        except Exception as error:  # any failure to confirm a fault is an `info`, never a crash of the run
+            return self.recorder.record(NEMESIS_PROCESS, "info", op.f, value=op.args or None, error=str(error))
+        return self.recorder.record(NEMESIS_PROCESS, "ok", op.f, value=op.args or None, node=json.dumps(touched))
+
+    # ------------------------------------------------------------------ faults
+
+    def perform(self, op: NemesisOp):
+        f, args = op.f, op.args
+        if f == "partition":
+            grudge = self.grudge(args["topology"], random.Random(args.get("seed")))
+            self.faulty_links = True
+            return [list(link) for link in self.links.cut(topologies.links(grudge))]
+        if f == "latency":
+            self.faulty_links = True
+            attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
+            return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
+        if f == "heal":
+            self.links.heal()
+            self.faulty_links = False
+            return []
+        if f in ("pause", "kill", "restart", "bounce", "wipe"):
+            nodes = self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            for node in nodes:
+                self.fault_node(f, node)
+            return nodes
+        if f in ("resume", "start"):
+            nodes = sorted(self.paused if f == "resume" else self.down)
+            for node in nodes:
+                self.fault_node(f, node)
+            return nodes
+        if f == "heal-all":
+            return self.heal_all()
+        raise ValueError(f"unknown nemesis operation {f!r}")
+
+    def fault_node(self, f: str, node: str) -> None:
+        cluster = self.cluster
+        if f == "pause" and node not in self.down:
+            cluster.pause(node)
+            self.paused.add(node)
+        elif f == "resume":
+            cluster.resume(node)
+            self.paused.discard(node)
+        elif f == "kill":
+            cluster.kill(node)
+            self.paused.discard(node)
+            self.down.add(node)
+        elif f == "start":
+            cluster.start(node)
+            self.down.discard(node)
+        elif f == "restart":
+            cluster.resume(node)
+            cluster.stop(node)
+            cluster.start(node)
+            self.paused.discard(node)
+            self.down.discard(node)
+        elif f == "bounce":
+            cluster.kill(node)
+            cluster.start(node)
+            self.paused.discard(node)
+            self.down.discard(node)
+        elif f == "wipe":
+            cluster.kill(node)
+            cluster.wipe(node)
+            cluster.start(node)
+            self.paused.discard(node)
+            self.down.discard(node)
+
+    def heal_all(self) -> list[str]:
+        """Links healed, paused nodes resumed, dead nodes started."""
+        self.links.heal()
+        self.faulty_links = False
+        touched = sorted(self.paused | self.down)
+        for node in sorted(self.paused):
+            self.fault_node("resume", node)
+        for node in sorted(self.down):
+            self.fault_node("start", node)
+        return touched
+
+    # ------------------------------------------------------------------ choosing
+
+    def leader(self) -> str | None:
+        """The node that says it leads in the highest epoch."""
+        best = None
+        for node in self.cluster.ids:
+            status = self.cluster.status(node)
+            if status and status.get("state") == "leader" and (best is None or status["epoch"] > best[0]):
+                best = (status["epoch"], node)
+        return best[1] if best else None
+
+    def live(self) -> list[str]:
+        return [n for n in self.cluster.ids if n not in self.down and n not in self.paused]
+
+    def targets(self, target: str, rng: random.Random) -> list[str]:
+        live = self.live()
+        if not live:
+            return []
+        if target == "leader":
+            leader = self.leader()
+            return [leader] if leader in live else [rng.choice(live)]
+        if target == "minority":
+            count = min(len(live), (len(self.cluster.ids) - 1) // 2)
+            return sorted(rng.sample(live, count))
+        return [rng.choice(live)]
+
+    def grudge(self, topology: str, rng: random.Random) -> topologies.Grudge:
+        nodes = list(self.cluster.ids)
+        if topology == "isolate":
+            return topologies.isolate(nodes, rng.choice(nodes))
+        if topology == "isolate-leader":
+            return topologies.isolate(nodes, self.leader() or rng.choice(nodes))
+        if topology == "halves":
+            return topologies.halves(nodes, rng)
+        if topology == "majorities-ring":
+            shuffled = nodes[:]
+            rng.shuffle(shuffled)
+            return topologies.majorities_ring(shuffled)
+        if topology == "bridge":
+            shuffled = nodes[:]
+            rng.shuffle(shuffled)
+            return topologies.bridge(shuffled)
+        if topology == "flip-flop":
+            return topologies.flip_flop(nodes, self.leader() or nodes[2])
+        if topology == "one-way":
+            src, dst = rng.sample(nodes, 2)
+            return topologies.one_way(src, dst)
+        raise ValueError(f"unknown topology {topology!r}")

@@ -1,0 +1,136 @@
+"""The election and data-loss checkers on hand-made histories: each anomaly
+class is caught, and the legal-but-tricky cases are not flagged."""
+
+from __future__ import annotations
+
+from checkers.data_loss import committed_data_loss
+from checkers.elections import election_safety, single_leader_per_epoch
+from checkers.result import merge
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+
+
+def events(*rows):
+    return frame([{"source": "log", **r} for r in rows], EVENTS_COLUMNS)
+
+
+def history(*rows):
+    return frame([{"index": i, "time_ns": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)
+
+
+def final(logs: dict[str, list]):
+    return frame(
+        [{"node": node, "offset": o, "epoch": 1, "value": v} for node, log in logs.items() for o, v in enumerate(log)],
+        FINAL_COLUMNS,
+    )
+
+
+NO_HISTORY = history()
+LEADER = '{"op": "leader"}'
+
+
+def test_double_vote_across_generations_is_caught():
+    verdict = election_safety(
+        events(
+            {"time_ns": 1, "node": "n3", "generation": 1, "event": "vote", "epoch": 2, "candidate": "n1"},
+            {"time_ns": 5, "node": "n3", "generation": 2, "event": "vote", "epoch": 2, "candidate": "n2"},
+        )
+    )
+    assert verdict["valid"] is False
+    assert verdict["anomalies"][0]["summary"] == "n3 voted for n1 and n2 in epoch 2"
+
+
+def test_voting_for_others_after_own_candidacy_in_the_same_epoch_is_caught():
+    verdict = election_safety(
+        events(
+            {"time_ns": 1, "node": "n1", "event": "transition", "state": "candidate", "epoch": 4},
+            {"time_ns": 2, "node": "n1", "event": "vote", "epoch": 4, "candidate": "n2"},
+        )
+    )
+    assert verdict["valid"] is False
+
+
+def test_same_vote_repeated_and_votes_in_different_epochs_are_fine():
+    verdict = election_safety(
+        events(
+            {"time_ns": 1, "node": "n3", "event": "vote", "epoch": 2, "candidate": "n1"},
+            {"time_ns": 2, "node": "n3", "event": "vote", "epoch": 2, "candidate": "n1"},
+            {"time_ns": 3, "node": "n3", "event": "vote", "epoch": 3, "candidate": "n2"},
+        )
+    )
+    assert verdict["valid"] is True
+
+
+def test_epoch_going_back_is_caught_per_source():
+    verdict = election_safety(
+        events(
+            {"time_ns": 1, "node": "n1", "event": "status", "epoch": 5, "source": "poll"},
+            {"time_ns": 2, "node": "n1", "event": "status", "epoch": 4, "source": "poll"},
+        ).assign(source="poll")
+    )
+    assert [a["kind"] for a in verdict["anomalies"]] == ["epoch-went-back"]
+
+
+def test_two_leaders_in_one_epoch_are_caught_but_a_stale_leader_of_an_older_epoch_is_not():
+    stale = events(
+        {"time_ns": 1, "node": "n1", "event": "transition", "state": "leader", "epoch": 1},
+        {"time_ns": 2, "node": "n2", "event": "transition", "state": "leader", "epoch": 2},
+        {"time_ns": 3, "node": "n1", "event": "status", "state": "leader", "epoch": 1, "leader": "n1"},
+    )
+    assert single_leader_per_epoch(stale, NO_HISTORY)["valid"] is True
+    split = events(
+        {"time_ns": 1, "node": "n1", "event": "transition", "state": "leader", "epoch": 3},
+        {"time_ns": 2, "node": "n4", "event": "status", "state": "follower", "epoch": 3, "leader": "n2"},
+    )
+    verdict = single_leader_per_epoch(split, NO_HISTORY)
+    assert verdict["valid"] is False and verdict["anomalies"][0]["leaders"] == ["n1", "n2"]
+
+
+def test_a_client_ack_is_a_leadership_claim():
+    claims = history(
+        {"process": 0, "type": "ok", "f": "append", "node": "n2", "epoch": 1, "offset": 1, "value": "1"},
+    )
+    leader = events({"time_ns": 1, "node": "n1", "event": "transition", "state": "leader", "epoch": 1})
+    assert single_leader_per_epoch(leader, claims)["valid"] is False
+
+
+APPENDS = history(
+    {"process": 0, "type": "invoke", "f": "append", "value": "1"},
+    {"process": 0, "type": "ok", "f": "append", "value": "1", "offset": 1, "epoch": 1},
+    {"process": 1, "type": "invoke", "f": "append", "value": "2"},
+    {"process": 1, "type": "info", "f": "append", "value": "2", "error": "TimeoutError"},
+    {"process": 2, "type": "invoke", "f": "append", "value": "3"},
+    {"process": 2, "type": "fail", "f": "append", "value": "3", "error": "not-leader"},
+)
+
+
+def test_all_acked_appends_present_and_info_appends_either_way_is_valid():
+    for log in ([LEADER, "1"], [LEADER, "1", "2"]):
+        verdict = committed_data_loss(APPENDS, final({"n1": log, "n2": log}), events())
+        assert verdict["valid"] is True, verdict
+
+
+def test_lost_acked_append_is_caught_naming_its_row():
+    verdict = committed_data_loss(APPENDS, final({"n1": [LEADER, "1"], "n2": [LEADER, "2"]}), events())
+    kinds = {a["kind"] for a in verdict["anomalies"]}
+    assert {"lost-acknowledged-append", "divergent-committed-logs"} <= kinds
+    lost = next(a for a in verdict["anomalies"] if a["kind"] == "lost-acknowledged-append")
+    assert lost["index"] == 1 and lost["node"] == "n2"
+
+
+def test_failed_append_committed_and_duplicates_are_caught():
+    log = [LEADER, "1", "3", "1"]
+    kinds = {a["kind"] for a in committed_data_loss(APPENDS, final({"n1": log}), events())["anomalies"]}
+    assert kinds == {"failed-append-committed", "duplicate-append"}
+
+
+def test_truncation_below_the_high_watermark_is_caught():
+    truncated = events({"time_ns": 9, "node": "n2", "event": "truncate", "epoch": 3, "offset": 4, "hwm": 6})
+    verdict = committed_data_loss(APPENDS, final({"n1": [LEADER, "1"]}), truncated)
+    assert [a["kind"] for a in verdict["anomalies"]] == ["truncated-committed"]
+
+
+def test_merge_is_false_over_unknown_over_true():
+    ok, bad, unknown = {"valid": True}, {"valid": False}, {"valid": "unknown"}
+    assert merge({"a": ok, "b": unknown, "c": bad})["valid"] is False
+    assert merge({"a": ok, "b": unknown})["valid"] == "unknown"
+    assert merge({"a": ok})["valid"] is True

@@ -1,0 +1,36 @@
+"""Nemesis schedules: seeded, every fault undone before the next, always a final heal."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nemesis.schedule import FAULTS, generate
+
+KINDS = st.lists(st.sampled_from(sorted(FAULTS)), unique=True)
+
+
+@given(KINDS, st.integers(0, 2**32), st.floats(1, 120), st.floats(0.2, 10), st.sampled_from([3, 5]))
+def test_faults_are_undone_in_order_and_the_schedule_ends_healed(kinds, seed, limit, interval, nodes):
+    ops = generate(random.Random(seed), kinds, limit, interval, nodes)
+    assert ops[-1].f == "heal-all" and ops[-1].at_s == limit
+    assert [op.at_s for op in ops] == sorted(op.at_s for op in ops)
+    assert all(op.at_s <= limit for op in ops)
+    open_fault = None
+    for op in ops[:-1]:
+        recovery = {fault: undo for fault, undo in FAULTS.values()}
+        if open_fault is None:
+            assert op.f in recovery, op
+            open_fault = op.f if recovery[op.f] else None
+        else:
+            assert op.f == recovery[open_fault] and op.args == {"of": open_fault}
+            open_fault = None
+    assert generate(random.Random(seed), kinds, limit, interval, nodes) == ops
+
+
+def test_unknown_faults_are_refused_by_name():
+    with pytest.raises(ValueError, match="unknown fault.*'flood'"):
+        generate(random.Random(0), ["kill", "flood"], 10, 1, 3)

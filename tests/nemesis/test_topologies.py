@@ -1,0 +1,59 @@
+"""Partition topologies are pure functions to grudges; their properties hold for any cluster."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nemesis import topologies as t
+
+CLUSTERS = st.integers(3, 9).map(lambda n: [f"n{i}" for i in range(1, n + 1)])
+
+
+def reach(grudge, nodes, node):
+    return {other for other in nodes if other not in grudge.get(node, frozenset())}
+
+
+@given(CLUSTERS, st.data())
+def test_isolate_cuts_one_node_both_ways(nodes, data):
+    node = data.draw(st.sampled_from(nodes))
+    cut = t.links(t.isolate(nodes, node))
+    assert cut == {(node, o) for o in nodes if o != node} | {(o, node) for o in nodes if o != node}
+
+
+@given(CLUSTERS.filter(lambda nodes: len(nodes) % 2), st.integers(0, 1000))
+def test_halves_of_an_odd_cluster_leave_exactly_one_majority_side(nodes, seed):
+    grudge = t.halves(nodes, random.Random(seed))
+    sides = {frozenset(reach(grudge, nodes, n)) for n in nodes}
+    assert len(sides) == 2
+    assert sum(1 for side in sides if len(side) > len(nodes) // 2) == 1
+
+
+@given(st.sampled_from([5, 7, 9]))
+def test_majorities_ring_gives_everyone_a_different_majority(n):
+    nodes = [f"n{i}" for i in range(n)]
+    grudge = t.majorities_ring(nodes)
+    seen = [frozenset(reach(grudge, nodes, node)) for node in nodes]
+    assert all(len(s) > n // 2 for s in seen)
+    assert len(set(seen)) == n
+
+
+@given(CLUSTERS)
+def test_bridge_node_sees_both_halves_that_cannot_see_each_other(nodes):
+    grudge = t.bridge(nodes)
+    middle = nodes[len(nodes) // 2]
+    assert reach(grudge, nodes, middle) == set(nodes)
+    left, right = nodes[0], nodes[-1]
+    assert right not in reach(grudge, nodes, left) and left not in reach(grudge, nodes, right)
+
+
+def test_flip_flop_is_kip_996s_topology():
+    nodes = ["n1", "n2", "n3", "n4", "n5"]
+    cut = t.links(t.flip_flop(nodes, leader="n3"))
+    assert cut == {("n3", "n2"), ("n2", "n3"), ("n1", "n4"), ("n4", "n1")}
+
+
+def test_one_way_cuts_one_direction():
+    assert t.links(t.one_way("n1", "n2")) == {("n1", "n2")}

@@ -1,0 +1,43 @@
+"""The live history file: typed rows, recovery after a crash, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from results.history import HISTORY_COLUMNS, HistoryError, HistoryRecorder, load_history, recover
+
+
+def test_rows_are_flushed_live_and_typed(tmp_path):
+    recorder = HistoryRecorder(tmp_path)
+    recorder.record(0, "invoke", "append", value=7, node="n1")
+    recorder.record(0, "ok", "append", value=7, node="n1", epoch=2, offset=5)
+    recorder.record(-1, "info", "kill", value={"target": "leader"}, error="timeout")
+    # Nothing closed yet: a crashed harness leaves exactly this file.
+    history = load_history(tmp_path)
+    assert list(history.columns) == list(HISTORY_COLUMNS)
+    assert history["index"].tolist() == [0, 1, 2]
+    assert history["value"].tolist() == ["7", "7", '{"target": "leader"}']
+    assert history["offset"].tolist()[1] == 5 and history["offset"].isna().tolist() == [True, False, True]
+    assert history["time_ns"].is_monotonic_increasing
+
+
+def test_recovery_leaves_out_a_torn_last_line_and_says_so(tmp_path):
+    recorder = HistoryRecorder(tmp_path)
+    recorder.record(0, "invoke", "append", value=1)
+    recorder.close()
+    with open(tmp_path / "history.jsonl", "a") as f:
+        f.write('{"index": 1, "time_')
+    note = recover(tmp_path)
+    assert "line 2: torn last line" in note
+    assert len(load_history(tmp_path)) == 1
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error_naming_it(tmp_path):
+    (tmp_path / "history.jsonl").write_text('{"index": 0}\nnot json\n{"index": 2}\n')
+    with pytest.raises(HistoryError, match=r"history\.jsonl: line 2"):
+        recover(tmp_path)
+
+
+def test_a_wrong_row_type_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="row type"):
+        HistoryRecorder(tmp_path).record(0, "maybe", "append")
