@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job: sets up what is missing, then runs a nemesis campaign against
-# the reference quorum and prints its verdict. Extra arguments go to the campaign.
+# The main job: sets up what is missing, then runs a nemesis campaign against a
+# local 3-node cluster of the reference quorum and prints its verdict.
+# Extra arguments go to `splitbrain run` (e.g. --bug ack-before-commit, --nodes 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-exec .venv/bin/splitbrain simulate --nodes 3 --schedules 200 "$@"
+exec .venv/bin/splitbrain run --backend local --nodes 3 --time-limit 30 \
+    --nemesis partition,kill,pause,bounce,latency "$@"

@@ -1,0 +1,132 @@
+"""Each nemesis on a real local cluster behind the link mesh: the history
+records it invoked and confirmed, and the cluster shows the fault in force."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from nemesis.schedule import NemesisOp
+from targets.kraft.client import call
+
+from .local_rig import local_rig
+
+pytestmark = pytest.mark.slow
+
+
+def wait_until(predicate, timeout_s=8.0, what="condition"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def completion(rig, f):
+    rows = rig.history()
+    done = rows[(rows["f"] == f) & (rows["type"] != "invoke")]
+    assert len(done) == 1 and done.iloc[0]["type"] == "ok", done
+    invoked = rows[(rows["f"] == f) & (rows["type"] == "invoke")].iloc[0]
+    assert invoked["time_ns"] <= done.iloc[0]["time_ns"]
+    return json.loads(done.iloc[0]["node"])
+
+
+@pytest.fixture
+def rig(tmp_path):
+    with local_rig(tmp_path) as rig:
+        yield rig
+
+
+def leader_epoch(rig, exclude=()):
+    statuses = [rig.cluster.status(n) for n in rig.cluster.ids if n not in exclude]
+    leaders = [s for s in statuses if s and s["state"] == "leader"]
+    return max(((s["epoch"], s["node"]) for s in leaders), default=None)
+
+
+def test_isolating_the_leader_elects_another_and_heal_restores_one(rig):
+    old_epoch, old = leader_epoch(rig)
+    rig.nemesis.invoke(NemesisOp(0, "partition", {"topology": "isolate-leader"}))
+    cut = completion(rig, "partition")
+    assert sorted(map(tuple, cut)) == sorted({(old, n) for n in rig.cluster.ids if n != old} | {(n, old) for n in rig.cluster.ids if n != old})
+    epoch, new = wait_until(lambda: leader_epoch(rig, exclude=(old,)), what="a new leader")
+    assert new != old and epoch > old_epoch
+    wait_until(lambda: rig.cluster.status(old)["state"] != "leader", what="the old leader to resign")
+    rig.nemesis.invoke(NemesisOp(0, "heal"))
+    wait_until(lambda: rig.cluster.status(old)["leader"] == new, what="the old leader to follow")
+
+
+def test_one_way_cut_stops_only_one_direction(rig):
+    src, dst = "n1", "n2"
+    rig.mesh.cut([(src, dst)])
+    assert not rig.mesh.server.use().get_proxy(f"{src}-{dst}").enabled
+    assert rig.mesh.server.use().get_proxy(f"{dst}-{src}").enabled
+
+
+def test_pause_stops_the_process_and_resume_brings_it_back(rig):
+    _, old = leader_epoch(rig)
+    rig.nemesis.invoke(NemesisOp(0, "pause", {"target": "leader"}))
+    assert completion(rig, "pause") == [old]
+    assert rig.cluster.status(old, 0.3) is None
+    wait_until(lambda: leader_epoch(rig, exclude=(old,)), what="a leader among the others")
+    rig.nemesis.invoke(NemesisOp(0, "resume"))
+    assert completion(rig, "resume") == [old]
+    wait_until(lambda: rig.cluster.status(old), what="the resumed node to answer")
+
+
+def test_kill_and_start_begin_a_new_generation(rig):
+    rig.nemesis.invoke(NemesisOp(0, "kill", {"target": "one", "seed": 1}))
+    [victim] = completion(rig, "kill")
+    assert not rig.cluster.running(victim)
+    rig.nemesis.invoke(NemesisOp(0, "start"))
+    assert completion(rig, "start") == [victim]
+    assert wait_until(lambda: rig.cluster.status(victim), what="the restarted node")["generation"] == 2
+
+
+@pytest.mark.parametrize("fault", ["restart", "bounce"])
+def test_restart_and_bounce_keep_the_disk(rig, fault):
+    _, old = leader_epoch(rig)
+    before = rig.cluster.status(old)
+    rig.nemesis.invoke(NemesisOp(0, fault, {"target": "leader"}))
+    assert completion(rig, fault) == [old]
+    after = wait_until(lambda: rig.cluster.status(old), what="the node back")
+    assert after["generation"] == before["generation"] + 1
+    assert after["directory_id"] == before["directory_id"] and after["epoch"] >= before["epoch"]
+
+
+def test_wipe_loses_the_disk(rig):
+    victim = "n1"
+    before = rig.cluster.status(victim)
+    rig.nemesis.fault_node("wipe", victim)
+    after = wait_until(lambda: rig.cluster.status(victim), what="the wiped node back")
+    assert after["generation"] == 1 and after["directory_id"] != before["directory_id"]
+
+
+def test_latency_slows_commits_by_at_least_the_added_delay(rig):
+    _, leader = leader_epoch(rig)
+
+    def append_ms():
+        start = time.perf_counter()
+        assert "error" not in call(rig.cluster.client[leader], "append", 5.0, value=1)
+        return (time.perf_counter() - start) * 1000
+
+    base = min(append_ms() for _ in range(5))
+    rig.nemesis.invoke(NemesisOp(0, "latency", {"latency_ms": 100, "jitter_ms": 0}))
+    assert len(completion(rig, "latency")) == len(rig.mesh.links)
+    slowed = min(append_ms() for _ in range(5))
+    assert slowed - base >= 90, (base, slowed)
+    rig.nemesis.invoke(NemesisOp(0, "heal"))
+    assert min(append_ms() for _ in range(5)) < base + 50
+
+
+def test_teardown_leaves_no_process_behind(tmp_path):
+    with local_rig(tmp_path) as rig:
+        pids = [p.pid for p in rig.cluster.processes.values()]
+        rig.nemesis.invoke(NemesisOp(0, "pause", {"target": "leader"}))
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -1,0 +1,84 @@
+"""`splitbrain run` as a user runs it, on the local backend: a verdict and a
+complete run directory; Ctrl-C heals, tears down and keeps the history."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from results.history import load_history
+
+pytestmark = pytest.mark.slow
+
+
+def run_command(results, *extra):
+    return [
+        sys.executable, "-m", "harness.cli", "run", "--backend", "local", "--nodes", "3", "--quiet",
+        "--results", str(results), "--interval", "1.5", *extra,
+    ]  # fmt: skip
+
+
+def leftovers(results) -> str:
+    """Processes still running from this results root (nodes and link proxies)."""
+    out = subprocess.run(["pgrep", "-af", str(results)], capture_output=True, text=True)
+    proxies = subprocess.run(["pgrep", "-af", "harness.toxiproxy"], capture_output=True, text=True)
+    return out.stdout + proxies.stdout
+
+
+def fault_in_force(results, timeout_s=30.0) -> None:
+    """Wait until the live history shows a fault confirmed and not yet undone."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for history in results.glob("*/history.jsonl"):
+            rows = [json.loads(line) for line in history.read_text().splitlines() if line.endswith("}")]
+            done = [r for r in rows if r["process"] == -1 and r["type"] == "ok"]
+            if done and done[-1]["f"] in ("partition", "pause"):
+                return
+        time.sleep(0.1)
+    raise AssertionError("no fault came into force")
+
+
+def test_a_campaign_writes_a_checked_run_directory(tmp_path):
+    result = subprocess.run(
+        run_command(tmp_path, "--time-limit", "8", "--nemesis", "partition,kill,pause,bounce,latency"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run_dir] = tmp_path.iterdir()
+    for name in ("run.json", "history.jsonl", "history.parquet", "events.parquet", "final.parquet", "verdict.json"):
+        assert (run_dir / name).exists(), name
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    assert verdict["valid"] is True and set(verdict["checkers"]) >= {"committed-data-loss", "election-safety"}
+    history = load_history(run_dir)
+    nemesis = history[history["process"] == -1]
+    assert (nemesis["type"] == "invoke").sum() == (nemesis["type"] != "invoke").sum() >= 3
+    assert (history[history["process"] >= 0]["type"] == "ok").sum() > 50
+    events = pd.read_parquet(run_dir / "events.parquet")
+    assert {"status", "transition", "commit"} <= set(events["event"])
+    assert f"run directory: {run_dir}" in result.stderr and "valid: True" in result.stdout
+    assert leftovers(tmp_path) == ""
+
+
+def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path):
+    process = subprocess.Popen(
+        run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,pause"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    fault_in_force(tmp_path)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2, err
+    [run_dir] = tmp_path.iterdir()
+    history = load_history(run_dir)
+    assert (run_dir / "history.parquet").exists()
+    assert len(history) > 20
+    nemesis = history[history["process"] == -1]
+    assert nemesis.iloc[-1]["f"] == "heal-all" and nemesis.iloc[-1]["type"] == "ok"
+    assert "interrupted" in err
+    assert leftovers(tmp_path) == ""
