@@ -74,4 +74,7 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
              "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
         )
     stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": len(records)}
-    return result(anomalies, stats)
+    verdict = result(anomalies, stats)
+    if not anomalies and len(acked) and not nodes:
+        verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
+    return verdict

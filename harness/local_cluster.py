@@ -46,6 +46,7 @@ class LocalCluster:
         )
         self.routes: dict[tuple[str, str], tuple[str, int]] = {}
         self.processes: dict[str, subprocess.Popen] = {}
+        self.stopped: set[str] = set()
 
     def __enter__(self) -> "LocalCluster":
         return self
@@ -84,6 +85,7 @@ class LocalCluster:
             return
         log_dir = self.root / node
         log_dir.mkdir(parents=True, exist_ok=True)
+        self.stopped.discard(node)
         with open(log_dir / "node.log", "ab") as output:
             self.processes[node] = subprocess.Popen(
                 self.command(node),
@@ -139,6 +141,14 @@ class LocalCluster:
         for node in list(self.processes):
             self.kill(node)
 
+    def check_alive(self) -> None:
+        """Raise if a node exited that nobody stopped, with the last line it logged."""
+        for node, process in self.processes.items():
+            if node not in self.stopped and process.poll() is not None:
+                lines = (self.root / node / "node.log").read_text(errors="replace").strip().splitlines()
+                last = lines[-1] if lines else "(no output)"
+                raise RuntimeError(f"node {node} exited with code {process.returncode}: {last}")
+
     def _signal(self, node: str, sig: int) -> None:
         if self.running(node):
             os.kill(self.processes[node].pid, sig)
@@ -147,6 +157,7 @@ class LocalCluster:
         process = self.processes.get(node)
         if process is None:
             return
+        self.stopped.add(node)
         try:
             process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -166,6 +177,7 @@ class LocalCluster:
         """The leader that every running node (but `exclude`) agrees on."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
+            self.check_alive()
             statuses = [self.status(node) for node in self.ids if node not in exclude and self.running(node)]
             leaders = {s["leader"] for s in statuses if s is not None}
             if len(leaders) == 1 and None not in leaders and all(statuses):

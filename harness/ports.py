@@ -1,11 +1,28 @@
-"""Free TCP ports on 127.0.0.1 for the processes a run starts."""
+"""Free TCP ports on 127.0.0.1 for the processes a run starts.
+
+Ports are handed out from below the kernel's ephemeral range, walking from a
+random start: a port the kernel gives to some `bind(0)` or outgoing
+connection can then never be one we chose for a node or proxy that has not
+started yet (binding port 0 to find a port had exactly that race).
+"""
 
 from __future__ import annotations
 
+import itertools
+import random
 import socket
+
+LOW, HIGH = 10_000, 32_000
+_next = itertools.count(random.randrange(LOW, HIGH))
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    for _ in range(HIGH - LOW):
+        port = LOW + (next(_next) - LOW) % (HIGH - LOW)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free TCP port in {LOW}-{HIGH} on 127.0.0.1")

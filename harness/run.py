@@ -148,7 +148,7 @@ class Run:
             cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
             self._wait_converged(cluster)
             final = self.final_logs(cluster)
-        except TimeoutError as error:
+        except (TimeoutError, RuntimeError) as error:
             print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
         cluster.collect(self.dir / "nodes")
         self.events += self.node_log_events(cluster)

@@ -134,3 +134,8 @@ def test_merge_is_false_over_unknown_over_true():
     assert merge({"a": ok, "b": unknown, "c": bad})["valid"] is False
     assert merge({"a": ok, "b": unknown})["valid"] == "unknown"
     assert merge({"a": ok})["valid"] is True
+
+
+def test_no_final_log_means_unknown_not_valid():
+    verdict = committed_data_loss(APPENDS, final({}), events())
+    assert verdict["valid"] == "unknown" and "final" in verdict["error"]
