@@ -73,6 +73,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise UsageError(f"--nemesis: unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
+    if args.net == "iptables" and args.backend != "docker":
+        raise UsageError("--net iptables needs --backend docker")
+    if args.net == "iptables" and "latency" in kinds:
+        raise UsageError("--nemesis latency needs the link proxies, not --net iptables")
     for name in ("nodes", "concurrency"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1")
@@ -92,6 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_quorum=args.check_quorum,
         results=args.results,
         toxiproxy=args.toxiproxy,
+        net=args.net,
         progress=not args.quiet,
     )
     run = Run(config)
@@ -137,7 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.set_defaults(func=cmd_simulate)
     run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
     run.add_argument("--target", default="kraft", choices=["kraft"])
-    run.add_argument("--backend", default="local", choices=["local"])
+    run.add_argument("--backend", default="local", choices=["local", "docker"])
+    run.add_argument(
+        "--net", default="proxy", choices=["proxy", "iptables"], help="cut links with link proxies or iptables (docker)"
+    )
     run.add_argument("--nodes", type=int, default=3)
     run.add_argument("--workload", default="append", choices=list(WORKLOADS))
     run.add_argument(

@@ -45,6 +45,19 @@ class ToxiproxyServer:
         return APIConsumer.post(f"/proxies/{proxy}/toxics/{toxic}", json=changes).json()
 
 
+def wait_for_api(server: ToxiproxyServer, timeout_s: float = START_TIMEOUT_S) -> None:
+    """Wait until the server answers its API (a container takes a moment)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if server.use().version():
+                return
+        except OSError:  # requests' connection errors are OSErrors
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"no Toxiproxy API at {server.host}:{server.port} within {timeout_s} s")
+
+
 class OwnToxiproxy:
     """splitbrain's server as a child process on 127.0.0.1, for the local backend."""
 

@@ -2,7 +2,8 @@
 
 Each node is `python -m targets.kraft.node` in its own session (so a Ctrl-C
 meant for the harness reaches only the harness, which then stops the nodes
-itself). `close()` kills every node it started; use it as a context manager.
+itself); pause is SIGSTOP, kill is SIGKILL. `close()` kills every node it
+started; use it as a context manager.
 """
 
 from __future__ import annotations
@@ -12,19 +13,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from harness.cluster import ClusterBase
 from harness.ports import free_port
-from targets.kraft.client import call
 
 STOP_TIMEOUT_S = 5.0
 
 
-class LocalCluster:
-    """`peer_address(src, dst)` says where node src dials node dst: the node
-    itself by default, a link proxy when the harness puts one in between."""
-
+class LocalCluster(ClusterBase):
     def __init__(
         self,
         root: Path,
@@ -33,50 +30,15 @@ class LocalCluster:
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
     ) -> None:
-        self.root = Path(root)
-        self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms)
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
-        self.node_args = (
-            "--election-timeout-ms",
-            str(election_timeout_ms),
-            "--fetch-timeout-ms",
-            str(fetch_timeout_ms),
-            *node_args,
-        )
-        self.routes: dict[tuple[str, str], tuple[str, int]] = {}
         self.processes: dict[str, subprocess.Popen] = {}
-        self.stopped: set[str] = set()
-
-    def __enter__(self) -> "LocalCluster":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def data_dir(self, node: str) -> Path:
-        return self.root / node / "data"
-
-    def peer_address(self, src: str, dst: str) -> tuple[str, int]:
-        return self.routes.get((src, dst), self.raft[dst])
 
     def command(self, node: str) -> list[str]:
-        peers = [f"--peer={peer}={':'.join(map(str, self.peer_address(node, peer)))}" for peer in self.ids if peer != node]
-        return [
-            sys.executable,
-            "-m",
-            "targets.kraft.node",
-            "--id",
-            node,
-            "--data-dir",
-            str(self.data_dir(node)),
-            "--raft-listen",
-            "{}:{}".format(*self.raft[node]),
-            "--client-listen",
-            "{}:{}".format(*self.client[node]),
-            *peers,
-            *self.node_args,
-        ]
+        raft = "{}:{}".format(*self.raft[node])
+        client = "{}:{}".format(*self.client[node])
+        return [sys.executable, *self.node_command(node, str(self.data_dir(node)), raft, client)]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -119,15 +81,6 @@ class LocalCluster:
     def resume(self, node: str) -> None:
         self._signal(node, signal.SIGCONT)
 
-    def wipe(self, node: str) -> None:
-        """Lose the node's data directory (it must be stopped): a disk loss."""
-        if self.running(node):
-            raise RuntimeError(f"wipe {node}: the node is running")
-        shutil.rmtree(self.data_dir(node), ignore_errors=True)
-
-    def event_log(self, node: str) -> Path:
-        return self.data_dir(node) / "events.jsonl"
-
     def collect(self, dest: Path) -> None:
         """Copy each node's process log and event log to `dest/<node>/`."""
         for node in self.ids:
@@ -164,25 +117,3 @@ class LocalCluster:
             os.kill(process.pid, signal.SIGCONT)
             process.kill()
             process.wait()
-
-    # ------------------------------------------------------------------ queries
-
-    def status(self, node: str, timeout_s: float = 0.5) -> dict | None:
-        try:
-            return call(self.client[node], "status", timeout_s)
-        except (OSError, ValueError):
-            return None
-
-    def wait_for_leader(self, timeout_s: float = 10.0, exclude: tuple[str, ...] = ()) -> str:
-        """The leader that every running node (but `exclude`) agrees on."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            self.check_alive()
-            statuses = [self.status(node) for node in self.ids if node not in exclude and self.running(node)]
-            leaders = {s["leader"] for s in statuses if s is not None}
-            if len(leaders) == 1 and None not in leaders and all(statuses):
-                leader = leaders.pop()
-                if leader not in exclude and any(s["state"] == "leader" for s in statuses):
-                    return leader
-            time.sleep(0.05)
-        raise TimeoutError(f"no agreed leader within {timeout_s} s")

@@ -19,9 +19,17 @@ def proxy_name(link: Link) -> str:
 
 class LinkMesh:
     """`upstream(j)` is node j's raft address as the proxy server reaches it;
-    `listen_host` is where proxies listen, as the nodes reach them."""
+    proxies listen on `listen_host`, and nodes reach them at `route_host`
+    (the same on one machine; the proxy container's name on Docker)."""
 
-    def __init__(self, server: ToxiproxyServer, nodes: Iterable[str], upstream, listen_host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        server: ToxiproxyServer,
+        nodes: Iterable[str],
+        upstream,
+        listen_host: str = "127.0.0.1",
+        route_host: str | None = None,
+    ) -> None:
         self.server = server
         self.nodes = tuple(nodes)
         self.links = [(i, j) for i in self.nodes for j in self.nodes if i != j]
@@ -31,10 +39,10 @@ class LinkMesh:
         ]
         created = {p["name"]: p for p in server.populate(specs)}
         self.listen = {link: created[proxy_name(link)]["listen"] for link in self.links}
+        self.route_host = route_host or listen_host
 
     def route(self, link: Link) -> tuple[str, int]:
-        host, port = self.listen[link].rsplit(":", 1)
-        return host, int(port)
+        return self.route_host, int(self.listen[link].rsplit(":", 1)[1])
 
     def _proxy(self, link: Link):
         proxy = self.server.use().get_proxy(proxy_name(link))

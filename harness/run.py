@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import random
 import signal
 import subprocess
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.links import OwnToxiproxy, ToxiproxyServer
+from harness.iptables_links import IptablesLinks
+from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.local_cluster import LocalCluster
 from harness.mesh import LinkMesh
 from nemesis.executor import Nemesis
@@ -53,6 +55,7 @@ class RunConfig:
     probe_interval_s: float = 0.2
     results: Path = Path("runs")
     toxiproxy: str | None = None
+    net: str = "proxy"
     progress: bool = True
 
     def node_args(self) -> tuple[str, ...]:
@@ -78,7 +81,7 @@ class Run:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.rng = random.Random(config.seed)
-        run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}"
+        run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
         self.dir = Path(config.results) / run_id
         self.dir.mkdir(parents=True, exist_ok=False)
         self.recorder = HistoryRecorder(self.dir)
@@ -109,25 +112,9 @@ class Run:
         with contextlib.ExitStack() as stack:
             stack.callback(recover, self.dir)
             stack.callback(self.recorder.close)
-            if config.toxiproxy:
-                server = ToxiproxyServer(config.toxiproxy)
-            else:
-                own = OwnToxiproxy().start(self.dir / "toxiproxy.log")
-                stack.callback(own.stop)
-                server = ToxiproxyServer(own.url)
-            cluster = LocalCluster(
-                self.dir / "cluster",
-                config.nodes,
-                node_args=config.node_args(),
-                election_timeout_ms=config.election_timeout_ms,
-                fetch_timeout_ms=config.fetch_timeout_ms,
-            )
-            stack.callback(cluster.close)
-            mesh = LinkMesh(server, cluster.ids, upstream=lambda node: "{}:{}".format(*cluster.raft[node]))
-            stack.callback(mesh.remove)
-            cluster.routes = {link: mesh.route(link) for link in mesh.links}
+            cluster, links = self.bring_up(stack)
             self.cluster = cluster
-            self.nemesis = Nemesis(cluster, mesh, self.recorder, random.Random(config.seed))
+            self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))
             cluster.start_all()
             cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
             try:
@@ -139,7 +126,41 @@ class Run:
                 finally:
                     signal.signal(signal.SIGINT, previous)
 
-    def finish(self, cluster: LocalCluster) -> None:
+    def bring_up(self, stack: contextlib.ExitStack):
+        """The cluster and its link applier, each torn down by `stack`."""
+        config = self.config
+        options = dict(
+            nodes=config.nodes,
+            node_args=config.node_args(),
+            election_timeout_ms=config.election_timeout_ms,
+            fetch_timeout_ms=config.fetch_timeout_ms,
+        )
+        if config.backend == "docker":
+            from harness.docker_cluster import DockerCluster
+
+            cluster = DockerCluster(self.dir / "cluster", self.dir.name, **options)
+            stack.callback(cluster.close)
+            if config.net == "iptables":
+                return cluster, IptablesLinks(cluster)
+            url = config.toxiproxy or cluster.start_toxiproxy()
+            server = ToxiproxyServer(url)
+            wait_for_api(server)
+            mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
+        else:
+            if config.toxiproxy:
+                server = ToxiproxyServer(config.toxiproxy)
+            else:
+                own = OwnToxiproxy().start(self.dir / "toxiproxy.log")
+                stack.callback(own.stop)
+                server = ToxiproxyServer(own.url)
+            cluster = LocalCluster(self.dir / "cluster", **options)
+            stack.callback(cluster.close)
+            mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
+        stack.callback(mesh.remove)
+        cluster.routes = {link: mesh.route(link) for link in mesh.links}
+        return cluster, mesh
+
+    def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
         if self.nemesis.paused or self.nemesis.down or self.nemesis.faulty_links:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
@@ -155,7 +176,7 @@ class Run:
         frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
         frame(self.events, EVENTS_COLUMNS).sort_values("time_ns").to_parquet(self.dir / "events.parquet", index=False)
 
-    def _wait_converged(self, cluster: LocalCluster) -> None:
+    def _wait_converged(self, cluster) -> None:
         deadline = time.monotonic() + QUIESCE_TIMEOUT_S
         while time.monotonic() < deadline:
             statuses = [cluster.status(node) for node in cluster.ids]
@@ -253,7 +274,7 @@ class Run:
                     self.events.append(status_event(status, self.recorder.now_ns()))
             await asyncio.sleep(self.config.probe_interval_s)
 
-    def node_log_events(self, cluster: LocalCluster) -> list[dict]:
+    def node_log_events(self, cluster) -> list[dict]:
         rows = []
         for node in cluster.ids:
             path = self.dir / "nodes" / node / "events.jsonl"
@@ -264,7 +285,7 @@ class Run:
                 rows.append(log_event(record, self.recorder.wall_to_run_ns(record["ts_ns"])))
         return rows
 
-    def final_logs(self, cluster: LocalCluster) -> list[dict]:
+    def final_logs(self, cluster) -> list[dict]:
         rows = []
         for node in cluster.ids:
             start = 0

@@ -103,12 +103,12 @@ class Nemesis:
             self.down.discard(node)
 
     def heal_all(self) -> list[str]:
-        """Links healed, paused nodes resumed, dead nodes started."""
-        self.links.heal()
-        self.faulty_links = False
+        """Paused nodes resumed (iptables rules live in them), links healed, dead nodes started."""
         touched = sorted(self.paused | self.down)
         for node in sorted(self.paused):
             self.fault_node("resume", node)
+        self.links.heal()
+        self.faulty_links = False
         for node in sorted(self.down):
             self.fault_node("start", node)
         return touched

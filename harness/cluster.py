@@ -1,0 +1,106 @@
+"""What every cluster backend shares: node ids, the node command line, and
+the queries the harness makes through each node's client port.
+
+A backend adds the lifecycle: start, stop (SIGTERM), kill (SIGKILL), pause,
+resume, wipe (lose the data directory), running, check_alive, collect, close.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from targets.kraft.client import call
+
+
+class ClusterBase:
+    """`routes[(src, dst)]` says where node src dials node dst: a link proxy
+    when the mesh is in between, else the node itself (`raft[dst]`)."""
+
+    def __init__(
+        self,
+        root: Path,
+        nodes: int,
+        node_args: tuple[str, ...],
+        election_timeout_ms: int,
+        fetch_timeout_ms: int,
+    ) -> None:
+        self.root = Path(root)
+        self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
+        self.node_args = (
+            f"--election-timeout-ms={election_timeout_ms}",
+            f"--fetch-timeout-ms={fetch_timeout_ms}",
+            *node_args,
+        )
+        self.routes: dict[tuple[str, str], tuple[str, int]] = {}
+        self.raft: dict[str, tuple[str, int]] = {}
+        self.client: dict[str, tuple[str, int]] = {}
+        self.stopped: set[str] = set()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def running(self, node: str) -> bool:
+        raise NotImplementedError
+
+    def check_alive(self) -> None:
+        raise NotImplementedError
+
+    def data_dir(self, node: str) -> Path:
+        """The node's data directory on this machine."""
+        return self.root / node / "data"
+
+    def peer_address(self, src: str, dst: str) -> tuple[str, int]:
+        return self.routes.get((src, dst), self.raft[dst])
+
+    def node_command(self, node: str, data_dir: str, raft_listen: str, client_listen: str) -> list[str]:
+        peers = [f"--peer={peer}={':'.join(map(str, self.peer_address(node, peer)))}" for peer in self.ids if peer != node]
+        return [
+            "-m",
+            "targets.kraft.node",
+            f"--id={node}",
+            f"--data-dir={data_dir}",
+            f"--raft-listen={raft_listen}",
+            f"--client-listen={client_listen}",
+            *peers,
+            *self.node_args,
+        ]
+
+    def wipe(self, node: str) -> None:
+        """Lose the node's data directory (it must be stopped): a disk loss."""
+        if self.running(node):
+            raise RuntimeError(f"wipe {node}: the node is running")
+        shutil.rmtree(self.data_dir(node), ignore_errors=True)
+        self.data_dir(node).mkdir(parents=True)
+
+    def event_log(self, node: str) -> Path:
+        return self.data_dir(node) / "events.jsonl"
+
+    # ------------------------------------------------------------------ queries
+
+    def status(self, node: str, timeout_s: float = 0.5) -> dict | None:
+        try:
+            return call(self.client[node], "status", timeout_s)
+        except (OSError, ValueError):
+            return None
+
+    def wait_for_leader(self, timeout_s: float = 10.0, exclude: tuple[str, ...] = ()) -> str:
+        """The leader that every running node (but `exclude`) agrees on."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.check_alive()
+            statuses = [self.status(node) for node in self.ids if node not in exclude and self.running(node)]
+            leaders = {s["leader"] for s in statuses if s is not None}
+            if len(leaders) == 1 and None not in leaders and all(statuses):
+                leader = leaders.pop()
+                if leader not in exclude and any(s["state"] == "leader" for s in statuses):
+                    return leader
+            time.sleep(0.05)
+        raise TimeoutError(f"no agreed leader within {timeout_s} s")

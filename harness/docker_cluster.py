@@ -1,0 +1,201 @@
+"""The Docker backend: each node a container of the locally built node image
+on a network the run creates, the project source mounted read-only, node data
+in a per-node host directory (kept across restarts, lost by `wipe`). The
+harness reaches nodes only through client ports published on 127.0.0.1.
+
+Everything created carries the label `splitbrain.run=<run id>`, which is how
+`splitbrain cluster down` finds leftovers of a crashed run.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, NotFound
+
+from harness.cluster import ClusterBase
+from harness.docker_image import ROOT, ensure_image
+from harness.ports import free_port
+
+LABEL = "splitbrain.run"
+SOURCE_MOUNT = "/opt/splitbrain"
+RAFT_PORT = 9000
+CLIENT_PORT = 9100
+TOXIPROXY_PORT = 8474
+STOP_TIMEOUT_S = 5
+
+
+class DockerCluster(ClusterBase):
+    def __init__(
+        self,
+        root: Path,
+        run_id: str,
+        nodes: int = 3,
+        node_args: tuple[str, ...] = (),
+        election_timeout_ms: int = 300,
+        fetch_timeout_ms: int = 600,
+    ) -> None:
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms)
+        self.image = ensure_image()
+        self.docker = docker.from_env()
+        self.run_id = run_id
+        self.labels = {LABEL: run_id}
+        self.prefix = f"splitbrain-{run_id}"
+        self.network = self.docker.networks.create(self.prefix, driver="bridge", labels=self.labels)
+        self.raft = {node: (node, RAFT_PORT) for node in self.ids}
+        self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
+        self.containers: dict[str, object] = {}
+
+    def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict):
+        container = self.docker.containers.create(
+            self.image,
+            ["python3", *command],
+            name=f"{self.prefix}-{name}",
+            hostname=alias,
+            labels=self.labels,
+            environment={"PYTHONPATH": SOURCE_MOUNT, "PYTHONUNBUFFERED": "1"},
+            working_dir=SOURCE_MOUNT,
+            volumes={str(ROOT): {"bind": SOURCE_MOUNT, "mode": "ro"}, **volumes},
+            ports=ports,
+            cap_add=["NET_ADMIN"],
+            network=self.network.name,
+            networking_config={self.network.name: self.docker.api.create_endpoint_config(aliases=[alias])},
+        )
+        return container
+
+    def start_toxiproxy(self) -> str:
+        """Run splitbrain's link proxy server in its own container on the
+        run's network; returns its API URL on 127.0.0.1."""
+        port = free_port()
+        container = self._create(
+            "toxiproxy",
+            "toxiproxy",
+            ["-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"],
+            {f"{TOXIPROXY_PORT}/tcp": ("127.0.0.1", port)},
+            {},
+        )
+        container.start()
+        self.containers["toxiproxy"] = container
+        return f"http://127.0.0.1:{port}"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, node: str) -> None:
+        container = self.containers.get(node)
+        if container is None:
+            data = self.data_dir(node)
+            data.mkdir(parents=True, exist_ok=True)
+            command = self.node_command(
+                node, "/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}"
+            )
+            container = self._create(
+                node,
+                node,
+                command,
+                {f"{CLIENT_PORT}/tcp": self.client[node]},
+                {str(data): {"bind": "/data", "mode": "rw"}},
+            )
+            self.containers[node] = container
+        if not self.running(node):
+            self.stopped.discard(node)
+            container.start()
+
+    def start_all(self) -> None:
+        for node in self.ids:
+            self.start(node)
+
+    def _state(self, node: str) -> dict:
+        container = self.containers.get(node)
+        if container is None:
+            return {}
+        container.reload()
+        return container.attrs["State"]
+
+    def running(self, node: str) -> bool:
+        return bool(self._state(node).get("Running"))
+
+    def kill(self, node: str) -> None:
+        if self.running(node):
+            self._unpause(node)
+            self.containers[node].kill()
+            self.containers[node].wait(timeout=STOP_TIMEOUT_S)
+        self.stopped.add(node)
+
+    def stop(self, node: str) -> None:
+        if self.running(node):
+            self._unpause(node)
+            self.containers[node].stop(timeout=STOP_TIMEOUT_S)
+        self.stopped.add(node)
+
+    def pause(self, node: str) -> None:
+        if self.running(node) and not self._state(node).get("Paused"):
+            self.containers[node].pause()
+
+    def resume(self, node: str) -> None:
+        self._unpause(node)
+
+    def _unpause(self, node: str) -> None:
+        if self._state(node).get("Paused"):
+            self.containers[node].unpause()
+
+    def ip(self, node: str) -> str:
+        container = self.containers[node]
+        container.reload()
+        return container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
+
+    def exec(self, node: str, command: list[str]) -> str:
+        result = self.containers[node].exec_run(command)
+        if result.exit_code != 0:
+            raise RuntimeError(f"{node}: {' '.join(command)}: {result.output.decode(errors='replace').strip()}")
+        return result.output.decode(errors="replace")
+
+    def check_alive(self) -> None:
+        for node in self.ids:
+            state = self._state(node)
+            if state and node not in self.stopped and not state.get("Running"):
+                lines = self.containers[node].logs(tail=1).decode(errors="replace").strip()
+                raise RuntimeError(f"node {node} exited with code {state.get('ExitCode')}: {lines or '(no output)'}")
+
+    def collect(self, dest: Path) -> None:
+        for node in self.ids:
+            target = Path(dest) / node
+            target.mkdir(parents=True, exist_ok=True)
+            container = self.containers.get(node)
+            if container is not None:
+                (target / "node.log").write_bytes(container.logs())
+            if self.event_log(node).exists():
+                (target / "events.jsonl").write_bytes(self.event_log(node).read_bytes())
+
+    def close(self) -> None:
+        for container in self.containers.values():
+            try:
+                container.remove(force=True)
+            except NotFound:
+                pass
+        self.containers.clear()
+        try:
+            self.network.remove()
+        except NotFound:
+            pass
+
+
+def down(run_id: str | None = None) -> list[str]:
+    """Remove every container and network splitbrain created (of one run, or
+    all); returns their names. Works after a crashed run."""
+    client = docker.from_env()
+    selector = {"label": f"{LABEL}={run_id}" if run_id else LABEL}
+    removed = []
+    for container in client.containers.list(all=True, filters=selector):
+        container.remove(force=True)
+        removed.append(container.name)
+    for network in client.networks.list(filters=selector):
+        for attempt in range(5):
+            try:
+                network.remove()
+                break
+            except APIError:
+                time.sleep(0.2 * (attempt + 1))
+        removed.append(network.name)
+    return removed

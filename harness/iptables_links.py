@@ -1,0 +1,38 @@
+"""Jepsen's way to cut links (`--net iptables`, Docker backend): DROP rules
+inside the containers, which run with NET_ADMIN. Cutting i->j drops, in j,
+every packet from i: client traffic is cut too, and no proxy is needed.
+Latency and other toxics need the link proxies; this applier refuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+Link = tuple[str, str]
+CHAIN = "INPUT"
+
+
+class IptablesLinks:
+    def __init__(self, cluster) -> None:
+        self.cluster = cluster
+        self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
+
+    def cut(self, links: Iterable[Link]) -> list[Link]:
+        done = []
+        for src, dst in sorted(links):
+            self.cluster.exec(dst, ["iptables", "-A", CHAIN, "-s", self.cluster.ip(src), "-j", "DROP"])
+            done.append((src, dst))
+        return done
+
+    def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
+        raise ValueError(f"--net iptables cannot add a {type} toxic: use the link proxies (--net proxy)")
+
+    def heal(self) -> None:
+        """Flush the rules of every running container (a stopped one lost its
+        network namespace, and its rules with it)."""
+        for node in self.cluster.ids:
+            if self.cluster.running(node):
+                self.cluster.exec(node, ["iptables", "-F", CHAIN])
+
+    def remove(self) -> None:
+        """Nothing outlives the containers."""

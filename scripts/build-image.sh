@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the node image (no registry here): debootstrap a minimal Debian root
+# filesystem from this machine's configured apt mirror and `docker import` it.
+# Does nothing when the image already exists; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tag=$(.venv/bin/python -c 'from harness.docker_image import IMAGE; print(IMAGE)' 2>/dev/null || echo "")
+[ -n "$tag" ] || { echo "build-image: run scripts/bootstrap.sh first" >&2; exit 2; }
+if docker image inspect "$tag" >/dev/null 2>&1; then
+    exit 0
+fi
+if ! command -v debootstrap >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+fi
+mirror=$(.venv/bin/python -c 'from harness.docker_image import apt_mirror; print(apt_mirror())')
+packages=$(.venv/bin/python -c 'from harness.docker_image import PACKAGES; print(",".join(PACKAGES))')
+root=$(mktemp -d /tmp/splitbrain-rootfs.XXXXXX)
+trap 'rm -rf "$root"' EXIT
+echo "build-image: debootstrap bookworm from $mirror into $root" >&2
+debootstrap --variant=minbase --include="$packages" bookworm "$root" "$mirror" >"$root.log" 2>&1 \
+    || { tail -20 "$root.log" >&2; exit 2; }
+rm -f "$root.log"
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+tar -C "$root" -c . | docker import --change 'CMD ["/bin/bash"]' - "$tag" >/dev/null
+echo "build-image: built $tag" >&2
