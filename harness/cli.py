@@ -107,6 +107,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return report(run.dir)
 
 
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from harness import manual_cluster
+
+    if args.action == "up":
+        args.state_dir.mkdir(parents=True, exist_ok=True)
+        node_args = tuple(f"--bug={bug}" for bug in args.bug)
+        node_args += ("--no-pre-vote",) * (not args.pre_vote) + ("--no-check-quorum",) * (not args.check_quorum)
+        try:
+            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args)
+        except FileExistsError as error:
+            raise UsageError(str(error)) from None
+        print(json.dumps(state, indent=2))
+    elif args.action == "status":
+        try:
+            rows = manual_cluster.status(args.state_dir)
+        except FileNotFoundError as error:
+            raise UsageError(str(error)) from None
+        for row in rows:
+            print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
+    else:
+        for name in manual_cluster.down(args.state_dir):
+            print(f"removed {name}")
+    return EXIT_VALID
+
+
 def report(run_dir: Path) -> int:
     """Check a run directory, write its verdict, print the summary; the exit code by verdict."""
     from checkers.verdict import check_run
@@ -161,6 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(run)
     run.set_defaults(func=cmd_run)
+
+    cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
+    cluster.add_argument("action", choices=["up", "status", "down"])
+    cluster.add_argument("--backend", default="local", choices=["local", "docker"])
+    cluster.add_argument("--nodes", type=int, default=3)
+    cluster.add_argument("--state-dir", type=Path, default=Path("runs/cluster"), help="where `up` records the cluster")
+    add_quorum_options(cluster)
+    cluster.set_defaults(func=cmd_cluster)
 
     commands.add_parser("node", help="run one reference quorum node (see `splitbrain node --help`)", add_help=False)
     commands.add_parser("toxiproxy", help="serve the Toxiproxy-compatible link proxy API", add_help=False)

@@ -1,0 +1,57 @@
+"""`splitbrain cluster up|status|down` by hand, on Docker: `down` removes
+everything, also what a crashed run left behind."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import docker
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def splitbrain(*args):
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=180)
+
+
+def ours():
+    client = docker.from_env()
+    return client.containers.list(all=True, filters={"label": "splitbrain.run"}) + client.networks.list(
+        filters={"label": "splitbrain.run"}
+    )
+
+
+def test_up_status_down_on_docker(tmp_path):
+    state = str(tmp_path / "state")
+    up = splitbrain("cluster", "up", "--backend", "docker", "--nodes", "3", "--state-dir", state)
+    try:
+        assert up.returncode == 0, up.stderr
+        assert len(ours()) == 5  # 3 nodes, the link proxy server, the network
+        status = splitbrain("cluster", "status", "--state-dir", state)
+        assert status.returncode == 0 and status.stdout.count("state=leader") == 1
+        again = splitbrain("cluster", "up", "--backend", "docker", "--state-dir", state)
+        assert again.returncode == 2 and "already up" in again.stderr
+    finally:
+        down = splitbrain("cluster", "down", "--state-dir", state)
+    assert down.returncode == 0 and "removed" in down.stdout
+    assert ours() == []
+    missing = splitbrain("cluster", "status", "--state-dir", state)
+    assert missing.returncode == 2 and "no cluster is up" in missing.stderr
+
+
+def test_down_cleans_up_after_a_crashed_harness(tmp_path):
+    client = docker.from_env()
+    network = client.networks.create("splitbrain-crashed-test", labels={"splitbrain.run": "crashed-test"})
+    stray = subprocess.Popen([sys.executable, "-m", "harness.toxiproxy", "--listen", "127.0.0.1:0"])
+    try:
+        down = splitbrain("cluster", "down", "--state-dir", str(tmp_path))
+        assert down.returncode == 0
+        assert stray.wait(10) == -9
+        assert "splitbrain-crashed-test" in down.stdout and ours() == []
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+        if client.networks.list(names=["splitbrain-crashed-test"]):
+            network.remove()
