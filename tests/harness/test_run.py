@@ -1,5 +1,6 @@
-"""`splitbrain run` as a user runs it, on the local backend: a verdict and a
-complete run directory; Ctrl-C heals, tears down and keeps the history."""
+"""`splitbrain run` as a user runs it: a verdict and a complete run directory
+(local processes, and 5 Docker containers); Ctrl-C heals, tears down and
+keeps the history."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import docker
 import pandas as pd
 import pytest
 
@@ -17,9 +19,9 @@ from results.history import load_history
 pytestmark = pytest.mark.slow
 
 
-def run_command(results, *extra):
+def run_command(results, *extra, backend="local", nodes="3"):
     return [
-        sys.executable, "-m", "harness.cli", "run", "--backend", "local", "--nodes", "3", "--quiet",
+        sys.executable, "-m", "harness.cli", "run", "--backend", backend, "--nodes", nodes, "--quiet",
         "--results", str(results), "--interval", "1.5", *extra,
     ]  # fmt: skip
 
@@ -44,10 +46,12 @@ def fault_in_force(results, timeout_s=30.0) -> None:
     raise AssertionError("no fault came into force")
 
 
-def test_a_campaign_writes_a_checked_run_directory(tmp_path):
+@pytest.mark.parametrize("backend, nodes", [("local", "3"), ("docker", "5")])
+def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes):
+    faults = "partition,kill,pause,bounce,latency,restart"
     result = subprocess.run(
-        run_command(tmp_path, "--time-limit", "8", "--nemesis", "partition,kill,pause,bounce,latency"),
-        capture_output=True, text=True, timeout=120,
+        run_command(tmp_path, "--time-limit", "10", "--nemesis", faults, backend=backend, nodes=nodes),
+        capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     [run_dir] = tmp_path.iterdir()
@@ -63,6 +67,7 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path):
     assert {"status", "transition", "commit"} <= set(events["event"])
     assert f"run directory: {run_dir}" in result.stderr and "valid: True" in result.stdout
     assert leftovers(tmp_path) == ""
+    assert docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"}) == []
 
 
 def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path):
