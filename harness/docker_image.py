@@ -1,6 +1,7 @@
 """The node image: a debootstrapped Debian root filesystem, imported into
 Docker under a tag that changes with its package list (so a changed list
-builds a new image). `scripts/build-image.sh` builds it; `ensure_image` runs
+builds a new image). The image holds no SSH host keys: each container that
+runs sshd makes its own. `scripts/build-image.sh` builds it; `ensure_image` runs
 that script when the image is missing."""
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 PACKAGES = ("python3", "iproute2", "iptables", "procps", "openssh-server")
-IMAGE = "splitbrain-node:bookworm-" + hashlib.sha256(",".join(PACKAGES).encode()).hexdigest()[:8]
+# Bump when scripts/build-image.sh changes what goes into the image.
+RECIPE = 2
+IMAGE = "splitbrain-node:bookworm-" + hashlib.sha256(f"{RECIPE}:{','.join(PACKAGES)}".encode()).hexdigest()[:8]
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = (Path("/etc/apt/sources.list.d"), Path("/etc/apt/sources.list"))
 

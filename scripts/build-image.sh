@@ -22,5 +22,9 @@ debootstrap --variant=minbase --include="$packages" bookworm "$root" "$mirror" >
     || { tail -20 "$root.log" >&2; exit 2; }
 rm -f "$root.log"
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+# Host keys made at install time would be shared by every container.
+rm -f "$root"/etc/ssh/ssh_host_*
 tar -C "$root" -c . | docker import --change 'CMD ["/bin/bash"]' - "$tag" >/dev/null
 echo "build-image: built $tag" >&2
+# Older recipes of the image are of no further use.
+docker images splitbrain-node --format '{{.Repository}}:{{.Tag}}' | grep -vx "$tag" | xargs -r docker rmi >/dev/null

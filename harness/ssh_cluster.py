@@ -1,0 +1,216 @@
+"""The SSH backend: nodes on hosts reached with paramiko, key authentication
+and host-key checking on (a host whose key is not the one in known_hosts is
+refused). The node code (`targets/`, standard library only) is copied over
+SFTP; nodes run under nohup and are signalled by pid like local processes.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import paramiko
+
+from harness.cluster import ClusterBase
+from harness.docker_image import ROOT
+
+REMOTE_DIR = "splitbrain"  # under the remote user's home
+COMMAND_TIMEOUT_S = 20.0
+
+
+class SshError(RuntimeError):
+    """An SSH host could not be reached or trusted, or a command failed there."""
+
+
+@dataclass(frozen=True)
+class SshHost:
+    host: str
+    port: int
+    user: str
+    key_file: Path
+    known_hosts: Path
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.host}:{self.port}"
+
+
+class SshConnection:
+    def __init__(self, target: SshHost, timeout_s: float = 10.0) -> None:
+        self.target = target
+        self.client = paramiko.SSHClient()
+        try:
+            self.client.load_host_keys(str(target.known_hosts))
+        except OSError as error:
+            raise SshError(f"{target}: cannot read known_hosts {target.known_hosts}: {error}") from None
+        self.client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            self.client.connect(
+                target.host,
+                target.port,
+                username=target.user,
+                key_filename=str(target.key_file),
+                timeout=timeout_s,
+                banner_timeout=timeout_s,
+                auth_timeout=timeout_s,
+                allow_agent=False,
+                look_for_keys=False,
+            )
+        except paramiko.BadHostKeyException as error:
+            raise SshError(
+                f"{target}: host key mismatch: the server offers a {error.key.get_name()} key"
+                f" {error.key.fingerprint} that differs from {target.known_hosts}; refusing to connect"
+            ) from None
+        except paramiko.SSHException as error:
+            raise SshError(f"{target}: {error}") from None
+        except (OSError, socket.timeout) as error:
+            raise SshError(f"{target}: cannot connect: {error}") from None
+
+    def run(self, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> str:
+        _, stdout, stderr = self.client.exec_command(command, timeout=timeout_s)
+        out = stdout.read().decode(errors="replace")
+        code = stdout.channel.recv_exit_status()
+        if code != 0:
+            raise SshError(f"{self.target}: `{command}` exited {code}: {stderr.read().decode(errors='replace').strip()}")
+        return out
+
+    def put_tree(self, local: Path, remote: str, pattern: str = "*.py") -> int:
+        """Copy the files matching `pattern` under `local` to `remote`."""
+        sftp = self.client.open_sftp()
+        copied = 0
+        try:
+            for path in sorted(local.rglob(pattern)):
+                target = f"{remote}/{path.relative_to(local.parent).as_posix()}"
+                self.run(f"mkdir -p {shlex.quote(target.rsplit('/', 1)[0])}")
+                sftp.put(str(path), target)
+                copied += 1
+        finally:
+            sftp.close()
+        return copied
+
+    def read(self, remote: str) -> bytes:
+        sftp = self.client.open_sftp()
+        try:
+            with sftp.open(remote, "rb") as f:
+                return f.read()
+        except OSError:
+            return b""
+        finally:
+            sftp.close()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+@dataclass(frozen=True)
+class SshNode:
+    """Where a node runs (`ssh`); where its peers reach its raft port
+    (`raft`, also the port it listens on); the port its client API listens
+    on there (`client_port`) and where the harness reaches it (`client`)."""
+
+    ssh: SshHost
+    raft: tuple[str, int]
+    client_port: int
+    client: tuple[str, int]
+
+
+class SshCluster(ClusterBase):
+    def __init__(
+        self,
+        root: Path,
+        nodes: dict[str, SshNode],
+        node_args: tuple[str, ...] = (),
+        election_timeout_ms: int = 300,
+        fetch_timeout_ms: int = 600,
+    ) -> None:
+        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms)
+        self.ids = tuple(nodes)
+        self.specs = nodes
+        self.raft = {node: spec.raft for node, spec in nodes.items()}
+        self.client = {node: spec.client for node, spec in nodes.items()}
+        self.connections = {node: SshConnection(spec.ssh) for node, spec in nodes.items()}
+        self.pids: dict[str, int] = {}
+        self.base: dict[str, str] = {}
+        for node, connection in self.connections.items():
+            self.base[node] = connection.run("echo $HOME").strip() + "/" + REMOTE_DIR
+            connection.run(f"mkdir -p {shlex.quote(self.base[node])}/{node}")
+            connection.put_tree(ROOT / "targets", self.base[node])
+
+    def _remote(self, node: str, path: str) -> str:
+        return f"{self.base[node]}/{node}/{path}"
+
+    def start(self, node: str) -> None:
+        if self.running(node):
+            return
+        self.stopped.discard(node)
+        raft = f"0.0.0.0:{self.raft[node][1]}"
+        client = f"0.0.0.0:{self.specs[node].client_port}"
+        command = self.node_command(node, self._remote(node, "data"), raft, client)
+        line = " ".join(shlex.quote(word) for word in ["python3", *command])
+        log = shlex.quote(self._remote(node, "node.log"))
+        script = f"cd {shlex.quote(self.base[node])} || exit 1; nohup {line} >> {log} 2>&1 < /dev/null & echo $!"
+        self.pids[node] = int(self.connections[node].run(script).strip())
+
+    def start_all(self) -> None:
+        for node in self.ids:
+            self.start(node)
+
+    def _signal(self, node: str, sig: str) -> None:
+        if node in self.pids:
+            self.connections[node].run(f"kill -{sig} {self.pids[node]} 2>/dev/null || true")
+
+    def running(self, node: str) -> bool:
+        if node not in self.pids:
+            return False
+        out = self.connections[node].run(f"kill -0 {self.pids[node]} 2>/dev/null && echo yes || echo no")
+        return out.strip() == "yes"
+
+    def kill(self, node: str) -> None:
+        self._signal(node, "KILL")
+        self._wait_gone(node)
+
+    def stop(self, node: str) -> None:
+        self._signal(node, "CONT")
+        self._signal(node, "TERM")
+        self._wait_gone(node)
+
+    def _wait_gone(self, node: str) -> None:
+        self.stopped.add(node)
+        if node in self.pids:
+            pid = self.pids[node]
+            self.connections[node].run(
+                f"for i in $(seq 50); do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.1; done; kill -9 {pid}; true"
+            )
+
+    def pause(self, node: str) -> None:
+        self._signal(node, "STOP")
+
+    def resume(self, node: str) -> None:
+        self._signal(node, "CONT")
+
+    def wipe(self, node: str) -> None:
+        if self.running(node):
+            raise RuntimeError(f"wipe {node}: the node is running")
+        self.connections[node].run(f"rm -rf {shlex.quote(self._remote(node, 'data'))}")
+
+    def check_alive(self) -> None:
+        for node in self.pids:
+            if node not in self.stopped and not self.running(node):
+                lines = self.connections[node].read(self._remote(node, "node.log")).decode(errors="replace")
+                last = lines.strip().splitlines()[-1:] or ["(no output)"]
+                raise RuntimeError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
+
+    def collect(self, dest: Path) -> None:
+        for node, connection in self.connections.items():
+            target = Path(dest) / node
+            target.mkdir(parents=True, exist_ok=True)
+            (target / "node.log").write_bytes(connection.read(self._remote(node, "node.log")))
+            events = connection.read(self._remote(node, "data/events.jsonl"))
+            (target / "events.jsonl").write_bytes(events)
+
+    def close(self) -> None:
+        for node in list(self.pids):
+            self.kill(node)
+        for connection in self.connections.values():
+            connection.close()

@@ -1,0 +1,132 @@
+"""The SSH backend against real sshd servers (in the project's node image):
+it copies the node code over, starts, kills and restarts nodes there; a host
+whose key does not match known_hosts is refused with a clear error."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import docker
+import paramiko
+import pytest
+
+from harness.docker_image import ensure_image
+from harness.ports import free_port
+from harness.ssh_cluster import SshCluster, SshConnection, SshError, SshHost, SshNode
+
+pytestmark = pytest.mark.slow
+
+SSHD = (
+    "mkdir -p /run/sshd /root/.ssh && ssh-keygen -A -q && echo {key} > /root/.ssh/authorized_keys"
+    " && chmod 600 /root/.ssh/authorized_keys && exec /usr/sbin/sshd -D -e"
+)
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    """Three sshd containers on one network; yields (SshNode per node, paths)."""
+    root = tmp_path_factory.mktemp("ssh")
+    key = paramiko.RSAKey.generate(2048)
+    key_file = root / "id_rsa"
+    key.write_private_key_file(str(key_file))
+    client = docker.from_env()
+    tag = f"splitbrain-ssh-{uuid.uuid4().hex[:6]}"
+    labels = {"splitbrain.run": tag}
+    network = client.networks.create(tag, labels=labels)
+    containers, nodes = [], {}
+    known_hosts = root / "known_hosts"
+    try:
+        for node in ("n1", "n2", "n3"):
+            ssh_port, client_port = free_port(), free_port()
+            container = client.containers.create(
+                ensure_image(),
+                ["bash", "-c", SSHD.format(key=f"'ssh-rsa {key.get_base64()}'")],
+                name=f"{tag}-{node}",
+                hostname=node,
+                labels=labels,
+                ports={"22/tcp": ("127.0.0.1", ssh_port), "9100/tcp": ("127.0.0.1", client_port)},
+                network=network.name,
+                networking_config={network.name: client.api.create_endpoint_config(aliases=[node])},
+            )
+            container.start()
+            containers.append(container)
+            ssh = SshHost("127.0.0.1", ssh_port, "root", key_file, known_hosts)
+            nodes[node] = SshNode(ssh, (node, 9000), 9100, ("127.0.0.1", client_port))
+        lines = []
+        for container, spec in zip(containers, nodes.values()):
+            for _ in range(100):
+                result = container.exec_run(["cat", "/etc/ssh/ssh_host_ed25519_key.pub"])
+                if result.exit_code == 0:
+                    break
+                time.sleep(0.1)
+            kind, blob = result.output.decode().split()[:2]
+            lines.append(f"[127.0.0.1]:{spec.ssh.port} {kind} {blob}")
+        known_hosts.write_text("\n".join(lines) + "\n")
+        _wait_for_sshd(nodes)
+        yield nodes, root
+    finally:
+        for container in containers:
+            container.remove(force=True)
+        network.remove()
+
+
+def _wait_for_sshd(nodes):
+    for spec in nodes.values():
+        for attempt in range(50):
+            try:
+                SshConnection(spec.ssh).close()
+                break
+            except SshError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
+
+
+def test_a_cluster_over_ssh_elects_survives_a_kill_and_restarts(hosts, tmp_path):
+    nodes, _ = hosts
+    with SshCluster(tmp_path, nodes) as cluster:
+        cluster.start_all()
+        leader = cluster.wait_for_leader(20)
+        cluster.kill(leader)
+        assert not cluster.running(leader)
+        new = cluster.wait_for_leader(20, exclude=(leader,))
+        assert new != leader
+        cluster.start(leader)
+        deadline = time.monotonic() + 10
+        while (cluster.status(leader) or {}).get("leader") != new and time.monotonic() < deadline:
+            time.sleep(0.1)
+        status = cluster.status(leader)
+        assert status["generation"] == 2 and status["leader"] == new
+        cluster.collect(tmp_path / "nodes")
+        assert b'"event": "transition"' in (tmp_path / "nodes" / leader / "events.jsonl").read_bytes()
+    with SshCluster(tmp_path, nodes) as check:
+        check.pids = dict(cluster.pids)
+        assert not any(check.running(node) for node in nodes), "close() left a node running"
+
+
+def test_a_wrong_host_key_is_refused(hosts, tmp_path):
+    nodes, _ = hosts
+    spec = nodes["n1"].ssh
+    wrong = tmp_path / "known_hosts"
+    wrong.write_text(f"[127.0.0.1]:{spec.port} ssh-ed25519 {_other_ed25519(hosts)}\n")
+    with pytest.raises(SshError, match=r"host key mismatch.*refusing to connect"):
+        SshConnection(SshHost(spec.host, spec.port, spec.user, spec.key_file, wrong))
+
+
+def _other_ed25519(hosts) -> str:
+    """n2's host key: a real key, but not n1's."""
+    nodes, _ = hosts
+    for line in nodes["n2"].ssh.known_hosts.read_text().splitlines():
+        if line.startswith(f"[127.0.0.1]:{nodes['n2'].ssh.port} "):
+            return line.split()[2]
+    raise AssertionError("n2 has no known host key")
+
+
+def test_an_unknown_host_is_refused(hosts, tmp_path):
+    nodes, _ = hosts
+    spec = nodes["n1"].ssh
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    with pytest.raises(SshError, match="not found in known_hosts"):
+        SshConnection(SshHost(spec.host, spec.port, spec.user, spec.key_file, empty))
