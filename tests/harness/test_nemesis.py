@@ -157,3 +157,21 @@ def test_iptables_isolation_of_the_leader_elects_another_and_heals(tmp_path):
         assert new != old and epoch > old_epoch
         rig.nemesis.invoke(NemesisOp(0, "heal"))
         wait_until(lambda: (rig.cluster.status(old) or {}).get("leader") == new, what="the old leader to follow")
+
+
+def test_every_topology_cuts_exactly_its_links_on_docker(tmp_path):
+    from nemesis import topologies
+
+    with make_rig(tmp_path, "docker", 5) as rig:
+        server = rig.links.server.use()
+        for topology in ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "flip-flop", "one-way"):
+            done = rig.nemesis.invoke(NemesisOp(0, "partition", {"topology": topology, "seed": 3}))
+            cut = {tuple(link) for link in json.loads(done["node"])}
+            disabled = {tuple(name.split("-")) for name, proxy in server.proxies().items() if not proxy.enabled}
+            assert cut and disabled == cut, topology
+            if topology == "flip-flop":
+                leader = leader_epoch(rig)
+                assert len(cut) == 4 and (leader is None or any(leader[1] in link for link in cut))
+            rig.nemesis.invoke(NemesisOp(0, "heal"))
+            assert all(proxy.enabled for proxy in server.proxies().values())
+        assert topologies.links(topologies.one_way("n1", "n2")) == {("n1", "n2")}

@@ -70,6 +70,23 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes):
     assert docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"}) == []
 
 
+def test_register_campaign_and_jepsens_process_rule(tmp_path):
+    result = subprocess.run(
+        run_command(tmp_path, "--time-limit", "8", "--workload", "register", "--nemesis", "partition,pause"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run_dir] = tmp_path.iterdir()
+    clients = load_history(run_dir).query("process >= 0")
+    assert set(clients["f"]) == {"read", "write", "cas"}
+    assert (clients["type"] == "ok").sum() > 30
+    for process, ops in clients.groupby("process"):
+        kinds = ops["type"].tolist()
+        # invoke/completion alternate, and a process ends at its first `info`.
+        assert kinds[::2] == ["invoke"] * len(kinds[::2]) and "invoke" not in kinds[1::2], process
+        assert "info" not in kinds[:-1], process
+
+
 def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,pause"),
