@@ -84,20 +84,14 @@ class Nemesis:
         elif f == "start":
             cluster.start(node)
             self.down.discard(node)
-        elif f == "restart":
-            cluster.resume(node)
-            cluster.stop(node)
-            cluster.start(node)
-            self.paused.discard(node)
-            self.down.discard(node)
-        elif f == "bounce":
-            cluster.kill(node)
-            cluster.start(node)
-            self.paused.discard(node)
-            self.down.discard(node)
-        elif f == "wipe":
-            cluster.kill(node)
-            cluster.wipe(node)
+        elif f in ("restart", "bounce", "wipe"):
+            if f == "restart":
+                cluster.resume(node)
+                cluster.stop(node)
+            else:
+                cluster.kill(node)
+            if f == "wipe":
+                cluster.wipe(node)
             cluster.start(node)
             self.paused.discard(node)
             self.down.discard(node)

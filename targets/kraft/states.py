@@ -43,8 +43,22 @@ class ProspectiveState:
     name: str = "prospective"
 
 
+class _VotedForItself:
+    """Candidate and Resigned: the vote of the epoch went to the node itself, and no leader is known."""
+
+    node_id: str
+
+    @property
+    def voted_for(self) -> str:
+        return self.node_id
+
+    @property
+    def leader(self) -> str | None:
+        return None
+
+
 @dataclass
-class CandidateState:
+class CandidateState(_VotedForItself):
     """Asking for standard votes at a bumped epoch; it voted for itself."""
 
     epoch: int
@@ -54,14 +68,6 @@ class CandidateState:
     rejected: set[str] = field(default_factory=set)
     requests_sent_ms: int = 0
     name: str = "candidate"
-
-    @property
-    def voted_for(self) -> str:
-        return self.node_id
-
-    @property
-    def leader(self) -> str | None:
-        return None
 
 
 @dataclass
@@ -112,7 +118,7 @@ class FollowerState:
 
 
 @dataclass
-class ResignedState:
+class ResignedState(_VotedForItself):
     """A leader that gave up `epoch` (check-quorum or shutdown). After
     `election_deadline_ms` it becomes Unattached at epoch + 1 (KIP-996)."""
 
@@ -121,14 +127,6 @@ class ResignedState:
     election_deadline_ms: int
     successors: tuple[str, ...] = ()
     name: str = "resigned"
-
-    @property
-    def voted_for(self) -> str:
-        return self.node_id
-
-    @property
-    def leader(self) -> str | None:
-        return None
 
 
 QuorumRole = UnattachedState | ProspectiveState | CandidateState | LeaderState | FollowerState | ResignedState
