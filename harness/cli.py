@@ -73,6 +73,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise UsageError(f"--nemesis: unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
+    if args.backend == "ssh":
+        from harness.ssh_hosts import HostsFileError, load_hosts
+
+        if args.hosts is None:
+            raise UsageError("--backend ssh needs --hosts FILE")
+        try:
+            hosts = load_hosts(args.hosts)
+        except HostsFileError as error:
+            raise UsageError(str(error)) from None
+        if hosts.toxiproxy_url is None and {"partition", "latency"} & set(kinds):
+            raise UsageError(f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}")
+        args.nodes = len(hosts.nodes)
     if args.net == "iptables" and args.backend != "docker":
         raise UsageError("--net iptables needs --backend docker")
     if args.net == "iptables" and "latency" in kinds:
@@ -97,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         results=args.results,
         toxiproxy=args.toxiproxy,
         net=args.net,
+        hosts=args.hosts,
         progress=not args.quiet,
     )
     run = Run(config)
@@ -167,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.set_defaults(func=cmd_simulate)
     run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
     run.add_argument("--target", default="kraft", choices=["kraft"])
-    run.add_argument("--backend", default="local", choices=["local", "docker"])
+    run.add_argument("--backend", default="local", choices=["local", "docker", "ssh"])
+    run.add_argument("--hosts", type=Path, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
     run.add_argument(
         "--net", default="proxy", choices=["proxy", "iptables"], help="cut links with link proxies or iptables (docker)"
     )

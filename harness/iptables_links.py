@@ -1,4 +1,6 @@
-"""Jepsen's way to cut links (`--net iptables`, Docker backend): DROP rules
+"""Link appliers that are not the proxy mesh.
+
+Jepsen's way to cut links (`--net iptables`, Docker backend): DROP rules
 inside the containers, which run with NET_ADMIN. Cutting i->j drops, in j,
 every packet from i: client traffic is cut too, and no proxy is needed.
 Latency and other toxics need the link proxies; this applier refuses them.
@@ -36,3 +38,23 @@ class IptablesLinks:
 
     def remove(self) -> None:
         """Nothing outlives the containers."""
+
+
+class DirectLinks:
+    """Nodes that dial each other directly (SSH hosts without a link proxy):
+    there are no links to cut, and saying so is the only thing it does."""
+
+    def __init__(self, cluster) -> None:
+        self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
+
+    def cut(self, links) -> list[Link]:
+        raise ValueError("link faults need a link proxy: add toxiproxy to the hosts file")
+
+    def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
+        raise ValueError("link faults need a link proxy: add toxiproxy to the hosts file")
+
+    def heal(self) -> None:
+        """No link was ever cut."""
+
+    def remove(self) -> None:
+        """Nothing was made."""

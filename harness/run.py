@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.iptables_links import IptablesLinks
+from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.local_cluster import LocalCluster
 from harness.mesh import LinkMesh
@@ -56,6 +56,7 @@ class RunConfig:
     results: Path = Path("runs")
     toxiproxy: str | None = None
     net: str = "proxy"
+    hosts: Path | None = None
     progress: bool = True
 
     def node_args(self) -> tuple[str, ...]:
@@ -135,7 +136,20 @@ class Run:
             election_timeout_ms=config.election_timeout_ms,
             fetch_timeout_ms=config.fetch_timeout_ms,
         )
-        if config.backend == "docker":
+        if config.backend == "ssh":
+            from harness.ssh_cluster import SshCluster
+            from harness.ssh_hosts import load_hosts
+
+            hosts = load_hosts(config.hosts)
+            cluster = SshCluster(self.dir / "cluster", hosts.nodes, **{k: v for k, v in options.items() if k != "nodes"})
+            stack.callback(cluster.close)
+            if hosts.toxiproxy_url is None:
+                return cluster, DirectLinks(cluster)
+            server = ToxiproxyServer(hosts.toxiproxy_url)
+            wait_for_api(server)
+            mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]),
+                            hosts.listen_host, hosts.route_host)  # fmt: skip
+        elif config.backend == "docker":
             from harness.docker_cluster import DockerCluster
 
             cluster = DockerCluster(self.dir / "cluster", self.dir.name, **options)

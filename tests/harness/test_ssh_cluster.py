@@ -4,6 +4,9 @@ whose key does not match known_hosts is refused with a clear error."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import uuid
 
@@ -130,3 +133,29 @@ def test_an_unknown_host_is_refused(hosts, tmp_path):
     empty.write_text("")
     with pytest.raises(SshError, match="not found in known_hosts"):
         SshConnection(SshHost(spec.host, spec.port, spec.user, spec.key_file, empty))
+
+
+def test_splitbrain_run_over_ssh(hosts, tmp_path):
+    nodes, root = hosts
+    spec = next(iter(nodes.values())).ssh
+    hosts_file = tmp_path / "hosts.json"
+    hosts_file.write_text(json.dumps({
+        "user": "root", "key_file": str(spec.key_file), "known_hosts": str(spec.known_hosts),
+        "nodes": {
+            node: {"ssh": f"{n.ssh.host}:{n.ssh.port}", "raft": "{}:{}".format(*n.raft), "client_port": n.client_port,
+                   "client": "{}:{}".format(*n.client)}
+            for node, n in nodes.items()
+        },
+    }))  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file), "--quiet",
+         "--results", str(tmp_path / "runs"), "--time-limit", "6", "--interval", "1", "--nemesis", "kill,pause,bounce"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "committed-data-loss: True" in result.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file), "--nemesis", "partition"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "need a link proxy" in refused.stderr
