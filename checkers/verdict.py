@@ -10,6 +10,7 @@ from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, frame, load_history
 
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
+from .linearizable import linearizable
 from .result import merge, run_checker
 
 
@@ -24,6 +25,8 @@ def check_tables(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFram
     }
     if (history["f"] == "append").any():
         results["committed-data-loss"] = run_checker(committed_data_loss, history, final, events)
+    if history["f"].isin(["read", "write", "cas"]).any():
+        results["linearizable"] = run_checker(linearizable, history)
     return merge(results)
 
 

@@ -120,6 +120,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return report(run.dir)
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from results.history import HistoryError
+
+    if not args.run_dir.is_dir():
+        raise UsageError(f"{args.run_dir}: not a run directory")
+    try:
+        return report(args.run_dir)
+    except HistoryError as error:
+        raise UsageError(str(error)) from None
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     from harness import manual_cluster
 
@@ -200,6 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(run)
     run.set_defaults(func=cmd_run)
+
+    check = commands.add_parser("check", help="check a run directory (also one left by a crashed run)")
+    check.add_argument("run_dir", type=Path)
+    check.set_defaults(func=cmd_check)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
     cluster.add_argument("action", choices=["up", "status", "down"])

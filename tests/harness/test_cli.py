@@ -39,3 +39,25 @@ def test_node_reports_an_unusable_data_dir(tmp_path):
     )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "generation: corrupt" in result.stderr
+
+
+def test_check_reads_a_crashed_runs_jsonl_and_finds_a_stale_read(tmp_path):
+    from results.history import HistoryRecorder
+
+    recorder = HistoryRecorder(tmp_path)
+    for process, f, value, result in ((0, "write", 1, 1), (0, "write", 2, 2), (1, "read", None, 1)):
+        recorder.record(process, "invoke", f, key="k", value=value)
+        recorder.record(process, "ok", f, key="k", value=result)
+    recorder.file.flush()  # no close, no parquet: the harness "crashed"
+    result = splitbrain("check", str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "linearizable: False" in result.stdout
+    assert json.loads((tmp_path / "verdict.json").read_text())["valid"] is False
+
+
+def test_check_names_a_corrupt_history_line(tmp_path):
+    (tmp_path / "history.jsonl").write_text('{"index": 0}\n{oops\n{"index": 2}\n')
+    result = splitbrain("check", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"splitbrain: {tmp_path / 'history.jsonl'}: line 2: ")

@@ -111,8 +111,8 @@ def test_latency_is_added_within_tolerance(proxy):
         delayed = min(round_trip(sock) for _ in range(3))
         proxy.add_toxic(type="latency", stream="upstream", attributes={"latency": 100, "jitter": 20})
         both = [round_trip(sock) for _ in range(5)]
-    assert 0.150 <= delayed - base < 0.150 + 0.05
-    assert all(0.150 + 0.080 <= t < 0.150 + 0.120 + 0.05 for t in both), both
+    assert 0.150 <= delayed - base < 0.150 + 0.1
+    assert all(0.150 + 0.080 <= t < 0.150 + 0.120 + 0.1 for t in both), both
 
 
 def test_bandwidth_caps_the_rate(proxy):
