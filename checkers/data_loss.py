@@ -23,20 +23,20 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     # Every acknowledged append sits at its offset with its value on every node.
     by_node = records.set_index(["node", "offset"])["value"]
     for node in nodes:
-        have = by_node.loc[node].reindex(acked["offset"].astype("int64").to_numpy())
-        lost = acked[have.to_numpy() != acked["value"].to_numpy()]
-        for _, row in lost.head(20).iterrows():
-            found = have.loc[int(row["offset"])]
+        have = by_node.loc[node].reindex(acked["offset"].astype("int64").to_numpy()).to_numpy()
+        differs = have != acked["value"].to_numpy()
+        for row, found in list(zip(acked[differs].itertuples(index=False), have[differs]))[:20]:
+            found = None if pd.isna(found) else found
             anomalies.append(
                 {
                     "kind": "lost-acknowledged-append",
                     "node": node,
-                    "index": int(row["index"]),
-                    "offset": int(row["offset"]),
-                    "value": row["value"],
-                    "found": None if pd.isna(found) else found,
-                    "summary": f"append {row['value']} acknowledged at offset {row['offset']} (row {row['index']})"
-                    f" but {node} has {'nothing' if pd.isna(found) else found} there",
+                    "index": int(row.index),
+                    "offset": int(row.offset),
+                    "value": row.value,
+                    "found": found,
+                    "summary": f"append {row.value} acknowledged at offset {row.offset} (row {row.index})"
+                    f" but {node} has {found or 'nothing'} there",
                 }
             )
 

@@ -139,3 +139,12 @@ def test_merge_is_false_over_unknown_over_true():
 def test_no_final_log_means_unknown_not_valid():
     verdict = committed_data_loss(APPENDS, final({}), events())
     assert verdict["valid"] == "unknown" and "final" in verdict["error"]
+
+
+def test_two_acks_at_one_offset_lose_one_of_them():
+    twice = history(
+        {"process": 0, "type": "ok", "f": "append", "value": "1", "offset": 1, "epoch": 1},
+        {"process": 1, "type": "ok", "f": "append", "value": "2", "offset": 1, "epoch": 2},
+    )
+    verdict = committed_data_loss(twice, final({"n1": [LEADER, "2"]}), events())
+    assert [(a["kind"], a["index"]) for a in verdict["anomalies"]] == [("lost-acknowledged-append", 0)]
