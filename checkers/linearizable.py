@@ -7,8 +7,9 @@ already seen. The history is split per key first: keys are independent.
 
 Operations that definitely did not happen (`fail`, except `cas-mismatch`)
 are dropped; `info` writes and compare-and-sets may have happened at any time
-after their call, so their return is put at the end of the history; `info`
-reads constrain nothing and are dropped. A `cas-mismatch` is an observation:
+after their call, so their return is put at the end of the history (an
+`info` compare-and-set may also have found another value and changed
+nothing); `info` reads constrain nothing and are dropped. A `cas-mismatch` is an observation:
 the compare ran and saw another value. Past `budget_s` the answer is
 `unknown`, never a guess.
 """
@@ -35,6 +36,7 @@ class _Op:
     mismatch: bool
     call: int
     ret: int
+    unknown: bool = False  # info: may or may not have taken effect
 
 
 def _step(state, op: _Op):
@@ -46,7 +48,10 @@ def _step(state, op: _Op):
     expected, new = op.value
     if op.mismatch:
         return state != expected, state
-    return (True, new) if state == expected else (False, state)
+    if state == expected:
+        return True, new
+    # An unacknowledged compare-and-set that found another value changed nothing.
+    return op.unknown, state
 
 
 def operations(history: pd.DataFrame) -> dict[str, list[_Op]]:
@@ -69,13 +74,13 @@ def operations(history: pd.DataFrame) -> dict[str, list[_Op]]:
         value = None if pd.isna(source.value) else json.loads(source.value)
         ret = end if row.type == "info" else int(row.time_ns)
         by_key.setdefault(call.key, []).append(
-            _Op(int(call.index), int(call.process), row.f, value, mismatch, int(call.time_ns), ret)
+            _Op(int(call.index), int(call.process), row.f, value, mismatch, int(call.time_ns), ret, row.type == "info")
         )
     for process, call in pending.items():  # invoked, never completed: like info
         if call.f != "read":
             value = None if pd.isna(call.value) else json.loads(call.value)
             by_key.setdefault(call.key, []).append(
-                _Op(int(call.index), int(process), call.f, value, False, int(call.time_ns), end)
+                _Op(int(call.index), int(process), call.f, value, False, int(call.time_ns), end, True)
             )
     return by_key
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, frame, load_history
 
+from .availability import availability
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
@@ -27,6 +28,7 @@ def check_tables(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFram
         results["committed-data-loss"] = run_checker(committed_data_loss, history, final, events)
     if history["f"].isin(["read", "write", "cas"]).any():
         results["linearizable"] = run_checker(linearizable, history)
+    results["availability"] = run_checker(availability, history, events)
     return merge(results)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from nemesis.schedule import FAULTS
+from nemesis.schedule import FAULTS, TOPOLOGIES, generate
 from targets.kraft.core import BUGS
 from workloads.generators import WORKLOADS
 
@@ -70,9 +70,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.run import Run, RunConfig
 
     kinds = [] if args.nemesis in ("", "none") else [k.strip() for k in args.nemesis.split(",")]
-    unknown = sorted(set(kinds) - set(FAULTS))
-    if unknown:
-        raise UsageError(f"--nemesis: unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
     if args.backend == "ssh":
         from harness.ssh_hosts import HostsFileError, load_hosts
 
@@ -92,7 +89,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in ("nodes", "concurrency"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1")
+    topologies = [t.strip() for t in args.topologies.split(",")] if args.topologies else None
+    try:
+        generate(random.Random(0), kinds, 0, 1, args.nodes, topologies)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     config = RunConfig(
+        topologies=topologies,
         target=args.target,
         backend=args.backend,
         nodes=args.nodes,
@@ -201,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
     )
+    run.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
     run.add_argument("--time-limit", type=float, default=20.0, help="seconds of load and faults")
     run.add_argument("--interval", type=float, default=3.0, help="seconds each fault lasts, and between faults")
     run.add_argument("--rate", type=float, default=50.0, help="client operations per second, all clients together")

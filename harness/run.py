@@ -56,6 +56,7 @@ class RunConfig:
     results: Path = Path("runs")
     toxiproxy: str | None = None
     net: str = "proxy"
+    topologies: list[str] | None = None
     hosts: Path | None = None
     progress: bool = True
 
@@ -92,7 +93,12 @@ class Run:
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed))
         self.schedule = generate(
-            random.Random(config.seed), config.nemesis, config.time_limit_s, config.interval_s, config.nodes
+            random.Random(config.seed),
+            config.nemesis,
+            config.time_limit_s,
+            config.interval_s,
+            config.nodes,
+            config.topologies,
         )
         meta = {
             "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},

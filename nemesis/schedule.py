@@ -19,7 +19,7 @@ FAULTS = {
     "wipe": ("wipe", None),
     "latency": ("latency", "heal"),
 }
-TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way")
+TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop")
 TARGETS = ("one", "leader", "minority")
 
 
@@ -36,13 +36,21 @@ def generate(
     time_limit_s: float,
     interval_s: float,
     nodes: int,
+    topologies: list[str] | None = None,
 ) -> list[NemesisOp]:
     """Alternate quiet and faulty intervals of `interval_s` until the time
     limit; every fault is undone before the next one, and the schedule ends
-    with `heal-all`."""
+    with `heal-all`. Partitions draw from `topologies` (default: all that fit
+    the cluster size)."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise ValueError(f"--nemesis: unknown fault(s) {unknown}; known: {sorted(FAULTS)}")
+    allowed = [t for t in TOPOLOGIES if t != "flip-flop" or nodes == 5]
+    if topologies:
+        wrong = sorted(set(topologies) - set(allowed))
+        if wrong:
+            raise ValueError(f"--topologies: {wrong} not available for {nodes} nodes; available: {allowed}")
+        allowed = list(topologies)
     ops: list[NemesisOp] = []
     at = interval_s
     while kinds and at + interval_s <= time_limit_s:
@@ -50,10 +58,7 @@ def generate(
         fault, recovery = FAULTS[kind]
         args: dict = {}
         if kind == "partition":
-            topologies = [t for t in TOPOLOGIES if t != "bridge" or nodes >= 3]
-            if nodes == 5:
-                topologies.append("flip-flop")
-            args = {"topology": rng.choice(topologies), "seed": rng.randrange(2**31)}
+            args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
         elif kind == "latency":
             args = {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
         else:

@@ -26,11 +26,22 @@ def run_command(results, *extra, backend="local", nodes="3"):
     ]  # fmt: skip
 
 
-def leftovers(results) -> str:
-    """Processes still running from this results root (nodes and link proxies)."""
-    out = subprocess.run(["pgrep", "-af", str(results)], capture_output=True, text=True)
-    proxies = subprocess.run(["pgrep", "-af", "harness.toxiproxy"], capture_output=True, text=True)
-    return out.stdout + proxies.stdout
+def proxy_servers() -> set[str]:
+    found = subprocess.run(["pgrep", "-f", "harness.toxiproxy"], capture_output=True, text=True)
+    return set(found.stdout.split())
+
+
+@pytest.fixture
+def leftovers(tmp_path):
+    """Processes still running from this test's results root (nodes) and
+    link proxy servers that were not running before the test."""
+    before = proxy_servers()
+
+    def still_running() -> str:
+        nodes = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout
+        return nodes + " ".join(sorted(proxy_servers() - before))
+
+    return still_running
 
 
 def fault_in_force(results, timeout_s=30.0) -> None:
@@ -47,7 +58,7 @@ def fault_in_force(results, timeout_s=30.0) -> None:
 
 
 @pytest.mark.parametrize("backend, nodes", [("local", "3"), ("docker", "5")])
-def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes):
+def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, leftovers):
     faults = "partition,kill,pause,bounce,latency,restart"
     result = subprocess.run(
         run_command(tmp_path, "--time-limit", "10", "--nemesis", faults, backend=backend, nodes=nodes),
@@ -66,7 +77,7 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes):
     events = pd.read_parquet(run_dir / "events.parquet")
     assert {"status", "transition", "commit"} <= set(events["event"])
     assert f"run directory: {run_dir}" in result.stderr and "valid: True" in result.stdout
-    assert leftovers(tmp_path) == ""
+    assert leftovers() == ""
     assert docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"}) == []
 
 
@@ -87,7 +98,7 @@ def test_register_campaign_and_jepsens_process_rule(tmp_path):
         assert "info" not in kinds[:-1], process
 
 
-def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path):
+def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path, leftovers):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,pause"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -103,4 +114,4 @@ def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path):
     nemesis = history[history["process"] == -1]
     assert nemesis.iloc[-1]["f"] == "heal-all" and nemesis.iloc[-1]["type"] == "ok"
     assert "interrupted" in err
-    assert leftovers(tmp_path) == ""
+    assert leftovers() == ""

@@ -1,0 +1,140 @@
+"""`availability`: liveness figures, split by nemesis window. Not a safety
+verdict: it is always `valid: true` and a release gate reads its stats.
+
+Figures: leader elections and epochs, time without a leader, client success
+rate and latency, and "disruptive elections": a candidacy for a new epoch
+while the leader of the old one was alive (answering status polls), still
+leading, and not cut off from a majority by an active partition, as when a
+healed follower forces an election that Pre-Vote exists to prevent.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from .result import result
+
+ALIVE_WINDOW_NS = 1_000_000_000
+RECOVERIES = {"heal": ("partition", "latency"), "resume": ("pause",), "start": ("kill",), "heal-all": None}
+# Faults over once confirmed: they open no window.
+INSTANT = {"restart", "bounce", "wipe"}
+
+
+def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
+    """One row per fault in force: f, start_ns, end_ns, node (what it touched, JSON)."""
+    nemesis = history[(history["process"] == -1) & (history["type"] == "ok")].sort_values("time_ns")
+    open_faults: list[dict] = []
+    windows = []
+    end_of_run = int(history["time_ns"].max()) if len(history) else 0
+    for row in nemesis.itertuples(index=False):
+        undoes = RECOVERIES.get(row.f, ())
+        if row.f in RECOVERIES:
+            still = []
+            for fault in open_faults:
+                if undoes is None or fault["f"] in undoes:
+                    windows.append({**fault, "end_ns": int(row.time_ns)})
+                else:
+                    still.append(fault)
+            open_faults = still
+        elif row.f not in INSTANT:
+            open_faults.append({"f": row.f, "start_ns": int(row.time_ns), "node": row.node})
+    windows += [{**fault, "end_ns": end_of_run} for fault in open_faults]
+    return pd.DataFrame(windows, columns=["f", "start_ns", "end_ns", "node"])
+
+
+def _window_label(times: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
+    labels = np.full(len(times), "quiet", dtype=object)
+    for w in windows.itertuples(index=False):
+        inside = (times >= w.start_ns) & (times < w.end_ns)
+        labels[inside] = w.f
+    return labels
+
+
+def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
+    ops = history[history["process"] >= 0]
+    invokes = ops[ops["type"] == "invoke"][["process", "index", "time_ns"]].rename(columns={"time_ns": "t0"})
+    done = ops[ops["type"] != "invoke"][["process", "index", "time_ns", "type"]]
+    # Each completion pairs with the latest invoke of its process before it.
+    paired = pd.merge_asof(
+        done.sort_values("index"), invokes.sort_values("index"), on="index", by="process", direction="backward"
+    )
+    paired["latency_ms"] = (paired["time_ns"] - paired["t0"]) / 1e6
+    paired["window"] = _window_label(paired["t0"].to_numpy(), windows)
+    figures = {}
+    for window, group in paired.groupby("window"):
+        ok = group[group["type"] == "ok"]
+        figures[window] = {
+            "operations": len(group),
+            "ok_rate": round(float((group["type"] == "ok").mean()), 4),
+            "latency_p50_ms": round(float(ok["latency_ms"].quantile(0.5)), 2) if len(ok) else None,
+            "latency_p99_ms": round(float(ok["latency_ms"].quantile(0.99)), 2) if len(ok) else None,
+        }
+    return figures
+
+
+def _leaderless_ms(events: pd.DataFrame, span_ns: int) -> float:
+    """Time in the run when no node's latest logged transition was to leader."""
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+    if transitions.empty:
+        return span_ns / 1e6
+    leading = set()
+    last, without = 0, 0
+    for row in transitions.itertuples(index=False):
+        if not leading:
+            without += max(0, row.time_ns - last)
+        last = row.time_ns
+        if row.state == "leader":
+            leading.add(row.node)
+        else:
+            leading.discard(row.node)
+    if not leading:
+        without += max(0, span_ns - last)
+    return without / 1e6
+
+
+def disruptive_elections(history: pd.DataFrame, events: pd.DataFrame) -> list[dict]:
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+    polls = events[events["event"] == "status"]
+    nodes = sorted(set(events["node"].dropna()))
+    majority = len(nodes) // 2 + 1
+    partitions = fault_windows(history)
+    partitions = partitions[partitions["f"] == "partition"]
+    state: dict[str, tuple[str, object, int]] = {}
+    found = []
+    for row in transitions.itertuples(index=False):
+        if row.state == "candidate":
+            leaders = [(s[2], n) for n, s in state.items() if s[0] == "leader" and s[2] < row.epoch]
+            if leaders:
+                epoch, leader = max(leaders)
+                alive = polls[(polls["node"] == leader) & (polls["time_ns"].between(row.time_ns - ALIVE_WINDOW_NS, row.time_ns))]
+                cut = set()
+                for w in partitions[(partitions["start_ns"] <= row.time_ns) & (partitions["end_ns"] > row.time_ns)].itertuples():
+                    cut |= {tuple(link) for link in json.loads(w.node or "[]")}
+                reach = [n for n in nodes if n == leader or ((leader, n) not in cut and (n, leader) not in cut)]
+                if len(alive) and len(reach) >= majority:
+                    found.append({"time_ns": int(row.time_ns), "candidate": row.node, "epoch": int(row.epoch),
+                                  "leader": leader, "leader_epoch": int(epoch)})  # fmt: skip
+        state[row.node] = (row.state, row.leader, int(row.epoch))
+    return found
+
+
+def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+    span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
+    windows = fault_windows(history)
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")]
+    disruptive = disruptive_elections(history, events)
+    stats = {
+        "leader_elections": int((transitions["state"] == "leader").sum()),
+        "epochs": int(events["epoch"].dropna().nunique()),
+        "leaderless_ms": round(_leaderless_ms(events, span_ns), 1),
+        "disruptive_elections": len(disruptive),
+        "disruptive": disruptive[:20],
+        "clients": _client_figures(history, windows) if (history["process"] >= 0).any() else {},
+        "fault_windows": len(windows),
+    }
+    verdict = result([], stats)
+    verdict["stats"].pop("anomalies")
+    return verdict
