@@ -57,7 +57,7 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
             {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(row["min"]), int(row["max"])],
              "summary": f"{node} holds append {value} {row['count']} times"}
         )
-    resurrected = failed[failed["value"].isin(appended["value"])]
+    resurrected = failed.merge(appended[["value"]].drop_duplicates(), on="value")
     for _, row in resurrected.head(20).iterrows():
         anomalies.append(
             {"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],

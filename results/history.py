@@ -16,37 +16,40 @@ from pathlib import Path
 
 import pandas as pd
 
+# Text columns are Arrow-backed: the checkers' string work stays vectorised.
+TEXT = "string[pyarrow]"
+
 HISTORY_COLUMNS = {
     "index": "int64",
     "time_ns": "int64",
     "process": "int64",
-    "type": "string",
-    "f": "string",
-    "key": "string",
-    "value": "string",
-    "node": "string",
+    "type": TEXT,
+    "f": TEXT,
+    "key": TEXT,
+    "value": TEXT,
+    "node": TEXT,
     "epoch": "Int64",
-    "leader": "string",
+    "leader": TEXT,
     "offset": "Int64",
-    "error": "string",
+    "error": TEXT,
 }
 EVENTS_COLUMNS = {
     "time_ns": "int64",
-    "node": "string",
+    "node": TEXT,
     "generation": "Int64",
-    "event": "string",
-    "state": "string",
+    "event": TEXT,
+    "state": TEXT,
     "epoch": "Int64",
-    "leader": "string",
-    "voted_for": "string",
-    "candidate": "string",
+    "leader": TEXT,
+    "voted_for": TEXT,
+    "candidate": TEXT,
     "offset": "Int64",
     "hwm": "Int64",
-    "directory_id": "string",
-    "voters": "string",
-    "source": "string",
+    "directory_id": TEXT,
+    "voters": TEXT,
+    "source": TEXT,
 }
-FINAL_COLUMNS = {"node": "string", "offset": "Int64", "epoch": "Int64", "value": "string"}
+FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")
 
 
@@ -58,7 +61,7 @@ def frame(rows: list[dict], columns: dict[str, str]) -> pd.DataFrame:
     """Rows as a DataFrame with exactly `columns`, typed (missing values are null)."""
     df = pd.DataFrame.from_records(rows, columns=list(columns))
     for name, dtype in columns.items():
-        if dtype == "string":
+        if dtype == TEXT:
             df[name] = df[name].map(_as_text)
         df[name] = df[name].astype(dtype)
     return df
@@ -102,7 +105,7 @@ class HistoryRecorder:
             if name not in HISTORY_COLUMNS:
                 raise ValueError(f"history has no column {name!r}")
             if value is not None:
-                row[name] = value if HISTORY_COLUMNS[name] != "string" or isinstance(value, str) else json.dumps(value)
+                row[name] = value if HISTORY_COLUMNS[name] != TEXT or isinstance(value, str) else json.dumps(value)
         self.file.write(json.dumps(row) + "\n")
         self.file.flush()
         self.rows += 1
