@@ -24,7 +24,9 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     by_node = records.set_index(["node", "offset"])["value"]
     for node in nodes:
         have = by_node.loc[node].reindex(acked["offset"].astype("int64").to_numpy()).to_numpy()
-        differs = have != acked["value"].to_numpy()
+        # A missing record (NA) is as lost as a different one.
+        same = pd.Series(have, index=acked.index, dtype=acked["value"].dtype) == acked["value"]
+        differs = ~same.fillna(False).to_numpy(dtype=bool)
         for row, found in list(zip(acked[differs].itertuples(index=False), have[differs]))[:20]:
             found = None if pd.isna(found) else found
             anomalies.append(

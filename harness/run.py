@@ -310,12 +310,15 @@ class Run:
         for node in cluster.ids:
             start = 0
             while batch := call(cluster.client[node], "log", 5.0, **{"from": start})["records"]:
-                for record in batch:
-                    data = record["data"]
-                    value = data.get("value") if data.get("op") == "append" else data
-                    rows.append({"node": node, "offset": record["offset"], "epoch": record["epoch"], "value": value})
+                rows += [final_row(node, r["offset"], r["epoch"], r["data"]) for r in batch]
                 start = batch[-1]["offset"] + 1
         return rows
+
+
+def final_row(node: str, offset: int, epoch: int, data: dict) -> dict:
+    """A `final` row: an append record shows its value, any other record its whole data."""
+    value = data.get("value") if data.get("op") == "append" else data
+    return {"node": node, "offset": offset, "epoch": epoch, "value": value}
 
 
 def status_event(status: dict, time_ns: int) -> dict:

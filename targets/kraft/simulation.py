@@ -49,6 +49,8 @@ class SimSettings:
     pre_vote: bool = True
     check_quorum: bool = True
     bugs: frozenset[str] = frozenset()
+    # Off: let violations happen unchecked, to see whether the history checkers catch them.
+    check_invariants: bool = True
 
 
 class Simulation:
@@ -67,6 +69,10 @@ class Simulation:
         self.delay_ms = (settings.min_delay_ms, settings.max_delay_ms)
         self.monitor = SafetyMonitor()
         self.replies: dict[Any, dict] = {}
+        # Client requests as a history needs them: request id -> (node, command, invoke ms),
+        # and request id -> answer ms.
+        self.requests: dict[Any, tuple[str, dict, int]] = {}
+        self.answered_ms: dict[Any, int] = {}
         self.events: list[tuple[int, str, dict]] = []
         self._queue: list[tuple[int, int, Message]] = []
         self._seq = itertools.count()
@@ -112,7 +118,7 @@ class Simulation:
         self.paused.discard(node)
         self.held[node].clear()
         for request_id, _ in self.held_commands[node]:
-            self.replies[request_id] = {"error": "unavailable"}
+            self._answer(request_id, {"error": "unavailable"})
         self.held_commands[node].clear()
 
     def pause(self, node: str) -> None:
@@ -166,9 +172,10 @@ class Simulation:
     def submit(self, node: str, command: dict) -> int:
         """Send a client command to `node`; its answer lands in `self.replies`."""
         request_id = next(self._request_ids)
+        self.requests[request_id] = (node, command, self.now_ms)
         core = self.nodes[node]
         if core is None:
-            self.replies[request_id] = {"error": "unavailable"}
+            self._answer(request_id, {"error": "unavailable"})
             return request_id
         if command.get("op") == "read":
             self.monitor.read_invoked(request_id, command["key"])
@@ -209,14 +216,19 @@ class Simulation:
         while core.has_ready():
             ready = core.ready()
             self._persist(core.node_id, ready)
-            self.monitor.observe(core, ready)
+            if self.settings.check_invariants:
+                self.monitor.observe(core, ready)
             for event in ready.events:
                 self.events.append((self.now_ms, core.node_id, event))
             for msg in ready.messages:
                 self._send(msg)
             for request_id, reply in ready.replies:
-                self.replies[request_id] = reply
+                self._answer(request_id, reply)
             core.advance(ready, self.now_ms)
+
+    def _answer(self, request_id: Any, reply: dict) -> None:
+        self.replies[request_id] = reply
+        self.answered_ms[request_id] = self.now_ms
 
     def _persist(self, node: str, ready: Ready) -> None:
         disk = self.disks[node]

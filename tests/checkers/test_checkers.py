@@ -148,3 +148,9 @@ def test_two_acks_at_one_offset_lose_one_of_them():
     )
     verdict = committed_data_loss(twice, final({"n1": [LEADER, "2"]}), events())
     assert [(a["kind"], a["index"]) for a in verdict["anomalies"]] == [("lost-acknowledged-append", 0)]
+
+
+def test_an_acked_offset_beyond_a_nodes_log_is_lost_not_a_crash():
+    verdict = committed_data_loss(APPENDS, final({"n1": [LEADER]}), events())
+    assert [a["kind"] for a in verdict["anomalies"]] == ["lost-acknowledged-append"]
+    assert verdict["anomalies"][0]["found"] is None

@@ -1,0 +1,54 @@
+"""Histories from the deterministic simulation, in the run directory's
+tables, so the checkers can be run on thousands of generated cluster
+histories: the correct node's must never be flagged, and a planted bug's
+must be."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from harness.run import final_row, log_event
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from targets.kraft.simulation import Simulation
+from workloads.generators import Operation, completion
+
+MS = 1_000_000
+
+
+def operation(command: dict) -> Operation:
+    op = command["op"]
+    if op == "append":
+        return Operation("append", None, command["value"])
+    if op == "write":
+        return Operation("write", command["key"], command["value"])
+    if op == "cas":
+        return Operation("cas", command["key"], [command["expected"], command["new"]])
+    return Operation("read", command["key"], None)
+
+
+def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(history, events, final) of a finished simulation; every request is its own process."""
+    end_ms = sim.now_ms + 1
+    rows = []
+    for request_id, (node, command, invoke_ms) in sim.requests.items():
+        op = operation(command)
+        rows.append(
+            (invoke_ms, 0, {"process": request_id, "type": "invoke", "f": op.f, "key": op.key, "value": op.value, "node": node})
+        )
+        answer = sim.replies.get(request_id)
+        fields = completion(op, answer, None if answer else "never answered")
+        fields.setdefault("value", op.value)
+        rows.append((sim.answered_ms.get(request_id, end_ms), 1, {"process": request_id, "f": op.f, "key": op.key,
+                                                                   "node": node, **fields}))  # fmt: skip
+    rows.sort(key=lambda r: (r[0], r[1]))
+    history = frame(
+        [{"index": i, "time_ns": ms * MS + i, **row} for i, (ms, _, row) in enumerate(rows)], HISTORY_COLUMNS
+    )
+    events_frame = frame([log_event({"node": node, **event}, ms * MS) for ms, node, event in sim.events], EVENTS_COLUMNS)
+    final = [
+        final_row(node, offset, entry.epoch, entry.data)
+        for node, core in sim.nodes.items()
+        if core is not None
+        for offset, entry in core.committed_entries()
+    ]
+    return history, events_frame, frame(final, FINAL_COLUMNS)
