@@ -18,7 +18,11 @@ FAULTS = {
     "bounce": ("bounce", None),
     "wipe": ("wipe", None),
     "latency": ("latency", "heal"),
+    # Elections under stress: slow links, the leader killed, then nodes
+    # bounced every few hundred milliseconds until the interval ends.
+    "churn": ("latency", "heal-all"),
 }
+CHURN_BOUNCE_S = (0.1, 0.4)
 TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop")
 TARGETS = ("one", "leader", "minority")
 
@@ -28,6 +32,21 @@ class NemesisOp:
     at_s: float
     f: str
     args: dict = field(default_factory=dict)
+
+
+def churn(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    """Slow links, then a leader kill, then a bounce of a random node every
+    CHURN_BOUNCE_S: restarts landing inside elections."""
+    tag = {"during": "churn"}
+    ops = [
+        NemesisOp(at, "latency", {"latency_ms": 50, "jitter_ms": 20, **tag}),
+        NemesisOp(at, "kill", {"target": "leader", **tag}),
+    ]
+    t = at + rng.uniform(*CHURN_BOUNCE_S)
+    while t < at + interval_s:
+        ops.append(NemesisOp(t, "bounce", {"target": "one", "seed": rng.randrange(2**31), **tag}))
+        t += rng.uniform(*CHURN_BOUNCE_S)
+    return ops
 
 
 def generate(
@@ -61,6 +80,11 @@ def generate(
             args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
         elif kind == "latency":
             args = {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
+        elif kind == "churn":
+            ops += churn(rng, at, interval_s)
+            ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))
+            at += 2 * interval_s
+            continue
         else:
             args = {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31)}
         ops.append(NemesisOp(at, fault, args))

@@ -54,3 +54,17 @@ def test_availability_shows_prevote_always_disrupting(tmp_path):
     assert correct["availability"]["stats"]["disruptive_elections"] == 0
     assert buggy["availability"]["stats"]["disruptive_elections"] >= 1
     assert all(c["valid"] is True for name, c in correct.items())
+
+
+@pytest.mark.parametrize("bug", [None, "forget-vote"])
+def test_election_safety_catches_forgotten_votes(tmp_path, bug):
+    """Split votes make double votes possible; Pre-Vote serialises candidacies
+    so well that they are rare, so this row runs without it (both ways)."""
+    checkers = campaign(
+        tmp_path, "--nodes", "5", "--nemesis", "churn", "--interval", "3", "--time-limit", "30", "--no-pre-vote",
+        *(["--bug", bug] if bug else []),
+    )  # fmt: skip
+    flagged = {name for name in ("election-safety", "single-leader-per-epoch") if checkers[name]["valid"] is False}
+    assert bool(flagged) is (bug is not None), {name: checkers[name]["anomalies"][:1] for name in flagged}
+    if bug is None:
+        assert all(result["valid"] is True for result in checkers.values())

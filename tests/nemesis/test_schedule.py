@@ -19,15 +19,18 @@ def test_faults_are_undone_in_order_and_the_schedule_ends_healed(kinds, seed, li
     assert ops[-1].f == "heal-all" and ops[-1].at_s == limit
     assert [op.at_s for op in ops] == sorted(op.at_s for op in ops)
     assert all(op.at_s <= limit for op in ops)
+    recovery = {kind: undo for kind, (_, undo) in FAULTS.items()}
     open_fault = None
     for op in ops[:-1]:
-        recovery = {fault: undo for fault, undo in FAULTS.values()}
-        if open_fault is None:
-            assert op.f in recovery, op
-            open_fault = op.f if recovery[op.f] else None
-        else:
-            assert op.f == recovery[open_fault] and op.args == {"of": open_fault}
+        if "of" in op.args:
+            assert op.args["of"] == open_fault and op.f == recovery[open_fault], op
             open_fault = None
+        elif op.args.get("during") == "churn":
+            assert open_fault in ("churn", None) and op.f in ("latency", "kill", "bounce"), op
+            open_fault = "churn"
+        else:
+            assert open_fault is None, (open_fault, op)
+            open_fault = op.f if recovery[op.f] else None
     assert generate(random.Random(seed), kinds, limit, interval, nodes) == ops
 
 
