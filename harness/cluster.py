@@ -28,9 +28,13 @@ class ClusterBase:
     ) -> None:
         self.root = Path(root)
         self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
+        # Requests (votes, fetches) are retried and long polls answered well
+        # within an election timeout, as KRaft's request manager does.
         self.node_args = (
             f"--election-timeout-ms={election_timeout_ms}",
             f"--fetch-timeout-ms={fetch_timeout_ms}",
+            f"--request-timeout-ms={election_timeout_ms // 2}",
+            f"--fetch-max-wait-ms={election_timeout_ms // 3}",
             *node_args,
         )
         self.routes: dict[tuple[str, str], tuple[str, int]] = {}

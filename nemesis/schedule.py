@@ -22,7 +22,7 @@ FAULTS = {
     # bounced every few hundred milliseconds until the interval ends.
     "churn": ("latency", "heal-all"),
 }
-CHURN_BOUNCE_S = (0.1, 0.4)
+CHURN_BOUNCE_S = (0.05, 0.25)
 TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop")
 TARGETS = ("one", "leader", "minority")
 
@@ -39,7 +39,7 @@ def churn(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
     CHURN_BOUNCE_S: restarts landing inside elections."""
     tag = {"during": "churn"}
     ops = [
-        NemesisOp(at, "latency", {"latency_ms": 50, "jitter_ms": 20, **tag}),
+        NemesisOp(at, "latency", {"latency_ms": 150, "jitter_ms": 20, **tag}),
         NemesisOp(at, "kill", {"target": "leader", **tag}),
     ]
     t = at + rng.uniform(*CHURN_BOUNCE_S)

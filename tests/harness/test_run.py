@@ -115,3 +115,33 @@ def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path, leftovers):
     assert nemesis.iloc[-1]["f"] == "heal-all" and nemesis.iloc[-1]["type"] == "ok"
     assert "interrupted" in err
     assert leftovers() == ""
+
+
+def test_isolating_the_leader_shows_in_the_history_on_docker(tmp_path, leftovers):
+    """From the run directory alone: in each isolate-leader window the isolated
+    node commits nothing more, and another node leads a newer epoch."""
+    result = subprocess.run(
+        run_command(tmp_path, "--time-limit", "9", "--interval", "2", "--nemesis", "partition",
+                    "--topologies", "isolate-leader", backend="docker", nodes="5"),
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    [run_dir] = tmp_path.iterdir()
+    history = load_history(run_dir)
+    events = pd.read_parquet(run_dir / "events.parquet")
+    logged = events[events["source"] == "log"]
+    nemesis = history[(history["process"] == -1) & (history["type"] == "ok")].reset_index(drop=True)
+    windows = [
+        (json.loads(row["node"]), row["time_ns"], nemesis.loc[i + 1, "time_ns"])
+        for i, row in nemesis.iterrows()
+        if row["f"] == "partition"
+    ]
+    assert len(windows) >= 2
+    for links, start, end in windows:
+        [isolated] = set.intersection(*({a, b} for a, b in links))
+        inside = logged[(logged["time_ns"] > start + 100_000_000) & (logged["time_ns"] < end)]
+        assert inside[(inside["node"] == isolated) & (inside["event"] == "commit")].empty
+        before = logged[logged["time_ns"] <= start]["epoch"].max()
+        new_leaders = inside[(inside["state"] == "leader") & (inside["event"] == "transition")]
+        assert (new_leaders["node"] != isolated).any() and (new_leaders["epoch"] > before).all()
+    assert leftovers() == ""
