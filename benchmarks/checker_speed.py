@@ -67,7 +67,7 @@ def status_events(rows: int) -> pd.DataFrame:
     node = NODES[i % len(NODES)]
     epoch = 1 + i // 200_000
     leader = NODES[(epoch - 1) % len(NODES)]
-    kinds = np.where(i % 1000 == 7, "vote", np.where(i % 1000 == 3, "transition", "status"))
+    kinds = np.where(np.isin(i % 1000, (7, 8, 9)), "vote", np.where(i % 1000 == 3, "transition", "status"))
     state = np.where(node == leader, "leader", "follower")
     return pd.DataFrame(
         {

@@ -45,7 +45,32 @@ def election_safety(events: pd.DataFrame) -> dict:
                     "summary": f"{row['node']} epoch went back from {previous[idx]} to {row['epoch']} ({source})",
                 }
             )
+    anomalies += _leaders_without_majority(events, votes)
     return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+
+
+def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict]:
+    """Leaders of epochs in which vote events exist, holding fewer granted votes
+    (their own included) than a majority of the nodes that logged anything."""
+    majority = events["node"].dropna().nunique() // 2 + 1
+    leaders = events[(events["event"] == "transition") & (events["state"] == "leader")][["time_ns", "node", "epoch"]]
+    leaders = leaders.drop_duplicates(["node", "epoch"])
+    leaders = leaders[leaders["epoch"].isin(votes["epoch"])]
+    granted = votes.groupby(["epoch", "candidate"])["node"].nunique().rename("granted").reset_index()
+    table = leaders.merge(granted, left_on=["epoch", "node"], right_on=["epoch", "candidate"], how="left")
+    table["granted"] = table["granted"].fillna(0).astype("int64") + 1
+    short = table[table["granted"] < majority]
+    return [
+        {
+            "kind": "leader-without-majority",
+            "node": row.node,
+            "epoch": int(row.epoch),
+            "time_ns": int(row.time_ns),
+            "votes": int(row.granted),
+            "summary": f"{row.node} led epoch {row.epoch} with {row.granted} of the {majority} votes it needed",
+        }
+        for row in short.itertuples(index=False)
+    ]
 
 
 def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame) -> dict:

@@ -64,13 +64,18 @@ class ClusterBase:
     def peer_address(self, src: str, dst: str) -> tuple[str, int]:
         return self.routes.get((src, dst), self.raft[dst])
 
-    def node_command(self, node: str, data_dir: str, raft_listen: str, client_listen: str) -> list[str]:
+    def node_command(
+        self, node: str, data_dir: str, raft_listen: str, client_listen: str, event_log: str | None = None
+    ) -> list[str]:
+        """The node's arguments; its event log lives beside (not in) the data
+        directory, so a wiped disk does not take the evidence with it."""
         peers = [f"--peer={peer}={':'.join(map(str, self.peer_address(node, peer)))}" for peer in self.ids if peer != node]
         return [
             "-m",
             "targets.kraft.node",
             f"--id={node}",
             f"--data-dir={data_dir}",
+            f"--event-log={event_log or self.event_log(node)}",
             f"--raft-listen={raft_listen}",
             f"--client-listen={client_listen}",
             *peers,
@@ -85,7 +90,7 @@ class ClusterBase:
         self.data_dir(node).mkdir(parents=True)
 
     def event_log(self, node: str) -> Path:
-        return self.data_dir(node) / "events.jsonl"
+        return self.root / node / "events.jsonl"
 
     # ------------------------------------------------------------------ queries
 

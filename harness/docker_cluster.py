@@ -88,14 +88,14 @@ class DockerCluster(ClusterBase):
             data = self.data_dir(node)
             data.mkdir(parents=True, exist_ok=True)
             command = self.node_command(
-                node, "/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}"
+                node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
             )
             container = self._create(
                 node,
                 node,
                 command,
                 {f"{CLIENT_PORT}/tcp": self.client[node]},
-                {str(data): {"bind": "/data", "mode": "rw"}},
+                {str(data.parent): {"bind": "/node", "mode": "rw"}},
             )
             self.containers[node] = container
         if not self.running(node):

@@ -146,7 +146,7 @@ class SshCluster(ClusterBase):
         self.stopped.discard(node)
         raft = f"0.0.0.0:{self.raft[node][1]}"
         client = f"0.0.0.0:{self.specs[node].client_port}"
-        command = self.node_command(node, self._remote(node, "data"), raft, client)
+        command = self.node_command(node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"))
         line = " ".join(shlex.quote(word) for word in ["python3", *command])
         log = shlex.quote(self._remote(node, "node.log"))
         script = f"cd {shlex.quote(self.base[node])} || exit 1; nohup {line} >> {log} 2>&1 < /dev/null & echo $!"
@@ -206,7 +206,7 @@ class SshCluster(ClusterBase):
             target = Path(dest) / node
             target.mkdir(parents=True, exist_ok=True)
             (target / "node.log").write_bytes(connection.read(self._remote(node, "node.log")))
-            events = connection.read(self._remote(node, "data/events.jsonl"))
+            events = connection.read(self._remote(node, "events.jsonl"))
             (target / "events.jsonl").write_bytes(events)
 
     def close(self) -> None:

@@ -154,3 +154,24 @@ def test_an_acked_offset_beyond_a_nodes_log_is_lost_not_a_crash():
     verdict = committed_data_loss(APPENDS, final({"n1": [LEADER]}), events())
     assert [a["kind"] for a in verdict["anomalies"]] == ["lost-acknowledged-append"]
     assert verdict["anomalies"][0]["found"] is None
+
+
+def test_a_leader_without_a_majority_of_votes_is_caught_where_votes_are_logged():
+    base = [
+        {"time_ns": 0, "node": n, "event": "start", "epoch": 0} for n in ("n1", "n2", "n3", "n4", "n5")
+    ]
+    short = events(
+        *base,
+        {"time_ns": 1, "node": "n2", "event": "vote", "epoch": 3, "candidate": "n1"},
+        {"time_ns": 2, "node": "n1", "event": "transition", "state": "leader", "epoch": 3},
+    )
+    verdict = election_safety(short)
+    assert [a["kind"] for a in verdict["anomalies"]] == ["leader-without-majority"]
+    enough = events(
+        *base,
+        {"time_ns": 1, "node": "n2", "event": "vote", "epoch": 3, "candidate": "n1"},
+        {"time_ns": 1, "node": "n3", "event": "vote", "epoch": 3, "candidate": "n1"},
+        {"time_ns": 2, "node": "n1", "event": "transition", "state": "leader", "epoch": 3},
+        {"time_ns": 3, "node": "n4", "event": "transition", "state": "leader", "epoch": 4},
+    )
+    assert election_safety(enough)["valid"] is True
