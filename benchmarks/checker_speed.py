@@ -133,7 +133,6 @@ def main() -> None:
     timed("single-leader-per-epoch", len(events) + len(history), lambda: single_leader_per_epoch(events, history))
     empty = events.iloc[0:0]
     timed("committed-data-loss", len(history) + len(final), lambda: committed_data_loss(history, final, empty))
-    del events, history, final
     for ops in (int(n) for n in args.lin.split(",")):
         register = register_history(ops)
         start = time.perf_counter()

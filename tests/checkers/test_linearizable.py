@@ -109,7 +109,7 @@ def test_the_time_budget_gives_unknown_not_a_guess():
 def linearizable_histories(draw):
     """Concurrent clients on one register; each op takes effect at a point
     inside its [invoke, complete] interval, so the history is linearizable."""
-    ops, state, t = [], None, 0
+    ops, state = [], None
     points = []
     for process in range(draw(st.integers(1, 4))):
         clock = 0
