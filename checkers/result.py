@@ -36,7 +36,3 @@ def run_checker(check: Callable[..., dict], *tables: pd.DataFrame) -> dict:
         return check(*tables)
     except Exception as error:  # a checker bug must not lose the other verdicts
         return {"valid": "unknown", "anomalies": [], "stats": {}, "error": f"{type(error).__name__}: {error}"}
-
-
-def rows(frame: pd.DataFrame, column: str = "index") -> list[int]:
-    return [int(v) for v in frame[column].tolist()]
