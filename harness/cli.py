@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from harness.cluster import quorum_args
 from nemesis.schedule import FAULTS, TOPOLOGIES, generate
 from targets.kraft.core import BUGS
 from workloads.generators import WORKLOADS
@@ -139,8 +140,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action == "up":
         args.state_dir.mkdir(parents=True, exist_ok=True)
-        node_args = tuple(f"--bug={bug}" for bug in args.bug)
-        node_args += ("--no-pre-vote",) * (not args.pre_vote) + ("--no-check-quorum",) * (not args.check_quorum)
+        node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum)
         try:
             state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args)
         except FileExistsError as error:

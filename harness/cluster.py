@@ -14,6 +14,16 @@ from pathlib import Path
 from targets.kraft.client import call
 
 
+def quorum_args(bugs: list[str], pre_vote: bool = True, check_quorum: bool = True) -> tuple[str, ...]:
+    """Node options for planted bugs and switched-off protections."""
+    args = [f"--bug={bug}" for bug in bugs]
+    if not pre_vote:
+        args.append("--no-pre-vote")
+    if not check_quorum:
+        args.append("--no-check-quorum")
+    return tuple(args)
+
+
 class ClusterBase:
     """`routes[(src, dst)]` says where node src dials node dst: a link proxy
     when the mesh is in between, else the node itself (`raft[dst]`)."""

@@ -7,6 +7,7 @@ line), so it also cleans up after a crashed run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,8 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
-from harness.mesh import LinkMesh
+from harness.backends import bring_up
 from targets.kraft.client import call
 
 OUR_MODULES = ("targets.kraft.node", "harness.toxiproxy")
@@ -27,25 +27,12 @@ def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (
     if state_file.exists():
         raise FileExistsError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
     run_id = f"manual-{uuid.uuid4().hex[:8]}"
-    root = state_dir / run_id
-    if backend == "docker":
-        from harness.docker_cluster import DockerCluster
-
-        cluster = DockerCluster(root, run_id, nodes, node_args=node_args)
-        url = cluster.start_toxiproxy()
-        server = ToxiproxyServer(url)
-        wait_for_api(server)
-        mesh = LinkMesh(server, cluster.ids, lambda n: f"{n}:{cluster.raft[n][1]}", "0.0.0.0", "toxiproxy")
-    else:
-        from harness.local_cluster import LocalCluster
-
-        own = OwnToxiproxy().start(state_dir / "toxiproxy.log")
-        url = own.url
-        cluster = LocalCluster(root, nodes, node_args=node_args)
-        mesh = LinkMesh(ToxiproxyServer(url), cluster.ids, lambda n: "{}:{}".format(*cluster.raft[n]))
-    cluster.routes = {link: mesh.route(link) for link in mesh.links}
-    cluster.start_all()
-    leader = cluster.wait_for_leader(30)
+    with contextlib.ExitStack() as stack:
+        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args)
+        cluster.start_all()
+        leader = cluster.wait_for_leader(30)
+        stack.pop_all()  # up: it stays running until `down`
+    url = f"http://{mesh.server.host}:{mesh.server.port}"
     state = {
         "backend": backend,
         "run_id": run_id,

@@ -44,23 +44,26 @@ class LinkMesh:
     def route(self, link: Link) -> tuple[str, int]:
         return self.route_host, int(self.listen[link].rsplit(":", 1)[1])
 
-    def _proxy(self, link: Link):
-        proxy = self.server.use().get_proxy(proxy_name(link))
-        if proxy is None:
-            raise RuntimeError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
-        return proxy
+    def _proxies(self, links: Iterable[Link]):
+        """(link, proxy) for each of `links` in order, from one listing of the server."""
+        listed = self.server.use().proxies()
+        for link in sorted(links):
+            proxy = listed.get(proxy_name(link))
+            if proxy is None:
+                raise RuntimeError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
+            yield link, proxy
 
     def cut(self, links: Iterable[Link]) -> list[Link]:
         done = []
-        for link in sorted(links):
-            self._proxy(link).disable()
+        for link, proxy in self._proxies(links):
+            proxy.disable()
             done.append(link)
         return done
 
     def add_toxic(self, links: Iterable[Link], type: str, attributes: dict, name: str | None = None) -> list[Link]:
         done = []
-        for link in sorted(links):
-            self._proxy(link).add_toxic(type=type, stream="upstream", name=name or type, attributes=attributes)
+        for link, proxy in self._proxies(links):
+            proxy.add_toxic(type=type, stream="upstream", name=name or type, attributes=attributes)
             done.append(link)
         return done
 
@@ -69,8 +72,7 @@ class LinkMesh:
         self.server.use().reset()
 
     def remove(self) -> None:
-        client = self.server.use()
+        listed = self.server.use().proxies()
         for link in self.links:
-            proxy = client.get_proxy(proxy_name(link))
-            if proxy is not None:
-                proxy.destroy()
+            if proxy_name(link) in listed:
+                listed[proxy_name(link)].destroy()

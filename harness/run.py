@@ -21,10 +21,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.iptables_links import DirectLinks, IptablesLinks
-from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
-from harness.local_cluster import LocalCluster
-from harness.mesh import LinkMesh
+from harness.backends import bring_up
+from harness.cluster import quorum_args
 from nemesis.executor import Nemesis
 from nemesis.schedule import NemesisOp, generate
 from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, read_jsonl, recover
@@ -61,12 +59,7 @@ class RunConfig:
     progress: bool = True
 
     def node_args(self) -> tuple[str, ...]:
-        args = [f"--bug={bug}" for bug in self.bugs]
-        if not self.pre_vote:
-            args.append("--no-pre-vote")
-        if not self.check_quorum:
-            args.append("--no-check-quorum")
-        return tuple(args)
+        return quorum_args(self.bugs, self.pre_vote, self.check_quorum)
 
 
 def git_revision() -> str | None:
@@ -119,7 +112,19 @@ class Run:
         with contextlib.ExitStack() as stack:
             stack.callback(recover, self.dir)
             stack.callback(self.recorder.close)
-            cluster, links = self.bring_up(stack)
+            cluster, links = bring_up(
+                stack,
+                config.backend,
+                self.dir,
+                self.dir.name,
+                config.nodes,
+                config.node_args(),
+                config.election_timeout_ms,
+                config.fetch_timeout_ms,
+                config.net,
+                config.toxiproxy,
+                config.hosts,
+            )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))
             cluster.start_all()
@@ -132,53 +137,6 @@ class Run:
                     self.finish(cluster)
                 finally:
                     signal.signal(signal.SIGINT, previous)
-
-    def bring_up(self, stack: contextlib.ExitStack):
-        """The cluster and its link applier, each torn down by `stack`."""
-        config = self.config
-        options = dict(
-            nodes=config.nodes,
-            node_args=config.node_args(),
-            election_timeout_ms=config.election_timeout_ms,
-            fetch_timeout_ms=config.fetch_timeout_ms,
-        )
-        if config.backend == "ssh":
-            from harness.ssh_cluster import SshCluster
-            from harness.ssh_hosts import load_hosts
-
-            hosts = load_hosts(config.hosts)
-            cluster = SshCluster(self.dir / "cluster", hosts.nodes, **{k: v for k, v in options.items() if k != "nodes"})
-            stack.callback(cluster.close)
-            if hosts.toxiproxy_url is None:
-                return cluster, DirectLinks(cluster)
-            server = ToxiproxyServer(hosts.toxiproxy_url)
-            wait_for_api(server)
-            mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]),
-                            hosts.listen_host, hosts.route_host)  # fmt: skip
-        elif config.backend == "docker":
-            from harness.docker_cluster import DockerCluster
-
-            cluster = DockerCluster(self.dir / "cluster", self.dir.name, **options)
-            stack.callback(cluster.close)
-            if config.net == "iptables":
-                return cluster, IptablesLinks(cluster)
-            url = config.toxiproxy or cluster.start_toxiproxy()
-            server = ToxiproxyServer(url)
-            wait_for_api(server)
-            mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
-        else:
-            if config.toxiproxy:
-                server = ToxiproxyServer(config.toxiproxy)
-            else:
-                own = OwnToxiproxy().start(self.dir / "toxiproxy.log")
-                stack.callback(own.stop)
-                server = ToxiproxyServer(own.url)
-            cluster = LocalCluster(self.dir / "cluster", **options)
-            stack.callback(cluster.close)
-            mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
-        stack.callback(mesh.remove)
-        cluster.routes = {link: mesh.route(link) for link in mesh.links}
-        return cluster, mesh
 
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""

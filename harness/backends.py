@@ -1,0 +1,70 @@
+"""Bringing up a cluster of any backend together with its link applier: the
+one place `splitbrain run`, `splitbrain cluster up` and the tests get both from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from harness.iptables_links import DirectLinks, IptablesLinks
+from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
+from harness.mesh import LinkMesh
+
+
+def bring_up(
+    stack: contextlib.ExitStack,
+    backend: str,
+    root: Path,
+    run_id: str,
+    nodes: int = 3,
+    node_args: tuple[str, ...] = (),
+    election_timeout_ms: int = 300,
+    fetch_timeout_ms: int = 600,
+    net: str = "proxy",
+    toxiproxy: str | None = None,
+    hosts: Path | None = None,
+):
+    """(cluster, links), not started; `stack` tears down everything made here
+    (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
+    proxies, and the cluster's nodes are routed through it."""
+    root = Path(root)
+    timeouts = dict(node_args=node_args, election_timeout_ms=election_timeout_ms, fetch_timeout_ms=fetch_timeout_ms)
+    if backend == "ssh":
+        from harness.ssh_cluster import SshCluster
+        from harness.ssh_hosts import load_hosts
+
+        spec = load_hosts(hosts)
+        cluster = SshCluster(root / "cluster", spec.nodes, **timeouts)
+        stack.callback(cluster.close)
+        if spec.toxiproxy_url is None:
+            return cluster, DirectLinks(cluster)
+        server = ToxiproxyServer(spec.toxiproxy_url)
+        wait_for_api(server)
+        mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]),
+                        spec.listen_host, spec.route_host)  # fmt: skip
+    elif backend == "docker":
+        from harness.docker_cluster import DockerCluster
+
+        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts)
+        stack.callback(cluster.close)
+        if net == "iptables":
+            return cluster, IptablesLinks(cluster)
+        server = ToxiproxyServer(toxiproxy or cluster.start_toxiproxy())
+        wait_for_api(server)
+        mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
+    else:
+        from harness.local_cluster import LocalCluster
+
+        if toxiproxy:
+            server = ToxiproxyServer(toxiproxy)
+        else:
+            own = OwnToxiproxy().start(root / "toxiproxy.log")
+            stack.callback(own.stop)
+            server = ToxiproxyServer(own.url)
+        cluster = LocalCluster(root / "cluster", nodes, **timeouts)
+        stack.callback(cluster.close)
+        mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
+    stack.callback(mesh.remove)
+    cluster.routes = {link: mesh.route(link) for link in mesh.links}
+    return cluster, mesh
