@@ -1,203 +1,151 @@
-"""`linearizable`: is the register history explainable by some total order of
-its operations that respects real time? Wing & Gong's search with Lowe's
-memoisation (as Porcupine does it): operations become call and return
-entries in time order; the search linearizes a pending call, or backtracks,
-and never revisits a (set of linearized operations, register value) it has
-already seen. The history is split per key first: keys are independent.
+"""`linearizable`: is the history explainable by some total order of its
+operations that respects real time, under a model (checkers/models.py)?
+The search itself is in checkers/wgl.py; this module decides what enters it
+and turns its outcome into a verdict. When the model partitions operations
+(per key), each part is checked alone.
 
-Operations that definitely did not happen (`fail`, except `cas-mismatch`)
-are dropped; `info` writes and compare-and-sets may have happened at any time
-after their call, so their return is put at the end of the history (an
-`info` compare-and-set may also have found another value and changed
-nothing); `info` reads constrain nothing and are dropped. A `cas-mismatch` is an observation:
-the compare ran and saw another value. Past `budget_s` the answer is
-`unknown`, never a guess.
+Which operations enter the search: `fail` ones did not happen and are
+dropped, except a `fail` with error `cas-mismatch`, an observation (the
+compare ran and saw another value). `info` ones, and invocations that never
+completed, are indeterminate: they may take effect at any point after their
+call, so their return is put after everything; an indeterminate operation
+the model calls inert (a read) is dropped. Past the time budget the answer
+is `unknown`, never a guess.
+
+An invalid history's anomaly names the operation that no order could get
+past and the longest linearizable prefix the search found (history rows,
+in linearization order), so a report can draw both.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 
 import pandas as pd
 
+from .models import Model, Op, workloads
 from .result import result
+from .wgl import new_search
 
-_MISSING = object()
+# Steps a partition searches before the next one takes its turn.
+SLICE_STEPS = 20_000
 
-
-@dataclass
-class _Op:
-    index: int  # history row of the invoke
-    process: int
-    f: str
-    value: object  # write: value; cas: [expected, new]; read: value read
-    mismatch: bool
-    call: int
-    ret: int
-    unknown: bool = False  # info: may or may not have taken effect
+OUTCOMES = {"ok": "ok", "fail": "mismatch"}  # a fail that gets this far is a cas-mismatch
+CLIENT_FUNCTIONS_ERROR = "{model} model: history has client functions it does not know: {fs}"
 
 
-def _step(state, op: _Op):
-    """(legal, new state) of applying op to the register's value."""
-    if op.f == "write":
-        return True, op.value
-    if op.f == "read":
-        return op.value == state, state
-    expected, new = op.value
-    if op.mismatch:
-        return state != expected, state
-    if state == expected:
-        return True, new
-    # An unacknowledged compare-and-set that found another value changed nothing.
-    return op.unknown, state
+def _json(text):
+    return None if text is None or text is pd.NA else json.loads(text)
 
 
-def operations(history: pd.DataFrame) -> dict[str, list[_Op]]:
-    """Pair invokes with completions per process; keep what may have happened."""
-    rows = history[(history["process"] >= 0) & history["f"].isin(["read", "write", "cas"])]
-    end = int(history["time_ns"].max()) + 1 if len(history) else 1
-    by_key: dict[str, list[_Op]] = {}
-    pending: dict[int, pd.Series] = {}
-    for row in rows.itertuples(index=False):
-        if row.type == "invoke":
-            pending[row.process] = row
+def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
+    """Pair invocations with completions per process; keep what may have happened, split by the model's partition."""
+    columns = ("index", "time_ns", "process", "type", "f", "key", "value", "offset", "error")
+    rows = zip(*(history[name].tolist() for name in columns))
+    last_time = int(history["time_ns"].max()) + 1 if len(history) else 1
+    after_all = len(history)
+    ops: list[Op] = []
+    pending: dict[int, tuple] = {}
+    known_fs, unknown_fs = model.fs, set()
+    for index, time_ns, process, type_, f, key, value, offset, error in rows:
+        if process < 0:
             continue
-        call = pending.pop(row.process, None)
+        if f not in known_fs:
+            unknown_fs.add(f)
+            continue
+        if type_ == "invoke":
+            pending[process] = (index, time_ns, f, None if key is pd.NA else key, value)
+            continue
+        call = pending.pop(process, None)
         if call is None:
             continue
-        mismatch = row.type == "fail" and row.error == "cas-mismatch"
-        if (row.type == "fail" and not mismatch) or (row.type == "info" and row.f == "read"):
+        if type_ == "fail" and error != "cas-mismatch":
             continue
-        source = row if row.f == "read" else call
-        value = None if pd.isna(source.value) else json.loads(source.value)
-        ret = end if row.type == "info" else int(row.time_ns)
-        by_key.setdefault(call.key, []).append(
-            _Op(int(call.index), int(call.process), row.f, value, mismatch, int(call.time_ns), ret, row.type == "info")
-        )
-    for process, call in pending.items():  # invoked, never completed: like info
-        if call.f != "read":
-            value = None if pd.isna(call.value) else json.loads(call.value)
-            by_key.setdefault(call.key, []).append(
-                _Op(int(call.index), int(process), call.f, value, False, int(call.time_ns), end, True)
-            )
-    return by_key
-
-
-def check_key(ops: list[_Op], deadline: float) -> tuple[bool | None, dict]:
-    """True, False (with the stuck point), or None when past the deadline."""
-    if not ops:
-        return True, {}
-    # Entries in time order; a return sorts before a call at the same time
-    # (it happened first), and every call before its own return.
-    entries = sorted(
-        [(op.call, 1, i) for i, op in enumerate(ops)] + [(op.ret, 0, i) for i, op in enumerate(ops)],
-        key=lambda e: (e[0], e[1]),
-    )
-    order = [(kind, i) for _, kind, i in entries]
-    n = len(order)
-    # Doubly linked list over entry positions, so lifting an operation out is O(1).
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    ret_pos = {i: p for p, (kind, i) in enumerate(order) if kind == 0}
-    head = 0 if n else n
-
-    def lift(p_call: int, op_i: int) -> None:
-        nonlocal head
-        for p in (p_call, ret_pos[op_i]):
-            if prv[p] >= 0:
-                nxt[prv[p]] = nxt[p]
-            else:
-                head = nxt[p]
-            if nxt[p] < n:
-                prv[nxt[p]] = prv[p]
-
-    def unlift(p_call: int, op_i: int) -> None:
-        nonlocal head
-        for p in (ret_pos[op_i], p_call):
-            if prv[p] >= 0:
-                nxt[prv[p]] = p
-            else:
-                head = p
-            if nxt[p] < n:
-                prv[nxt[p]] = p
-
-    state = None
-    linearized = 0
-    seen: set[tuple[int, object]] = set()
-    stack: list[tuple[int, int, object]] = []  # (call position, op, state before)
-    p = head
-    best_depth, stuck_at = 0, None
-    steps = 0
-    while head < n:
-        steps += 1
-        if steps % 4096 == 0 and time.monotonic() > deadline:
-            return None, {}
-        kind, i = order[p]
-        if kind == 1:
-            legal, new_state = _step(state, ops[i])
-            key = (linearized | (1 << i), _hashable(new_state))
-            if legal and key not in seen:
-                seen.add(key)
-                stack.append((p, i, state))
-                state, linearized = new_state, key[0]
-                lift(p, i)
-                if len(stack) > best_depth:
-                    best_depth = len(stack)
-                p = head
+        outcome = OUTCOMES.get(type_, "unknown")
+        if outcome == "unknown":
+            if call[2] in model.inert_unknown:
                 continue
-            p = nxt[p]
+            ops.append(_indeterminate(call, process, last_time, after_all + len(ops)))
             continue
-        # A return whose call is not linearized yet: backtrack.
-        if not stack:
-            return False, _stuck(ops, stuck_at or ops[i], best_depth)
-        if len(stack) >= best_depth:
-            # The return that the deepest partial order could not get past.
-            stuck_at = ops[i]
-        p_call, j, state = stack.pop()
-        linearized &= ~(1 << j)
-        unlift(p_call, j)
-        p = nxt[p_call]
-    return True, {}
+        c_index, c_time, c_f, c_key, c_value = call
+        offset = None if offset is None or offset is pd.NA else int(offset)
+        ops.append(Op(c_index, process, c_f, c_key, _json(c_value), _json(value), offset, outcome,
+                      (c_time, c_index), (time_ns, index)))  # fmt: skip
+    if unknown_fs:
+        raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(map(str, unknown_fs))))
+    for process, call in pending.items():
+        if call[2] not in model.inert_unknown:
+            ops.append(_indeterminate(call, process, last_time, after_all + len(ops)))
+    if model.partition is None:
+        return {None: ops}
+    parts: dict[object, list[Op]] = {}
+    for op in ops:
+        parts.setdefault(model.partition(op), []).append(op)
+    return parts
 
 
-def _hashable(value):
-    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+def _indeterminate(call: tuple, process: int, last_time: int, position: int) -> Op:
+    index, time_ns, f, key, value = call
+    return Op(index, process, f, key, _json(value), None, None, "unknown", (time_ns, index), (last_time, position))
 
 
-def _stuck(ops: list[_Op], op: _Op, depth: int) -> dict:
-    """The operation no order could return, and the operations concurrent with it."""
+def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict:
+    """The operation no order could return, the operations concurrent with it,
+    and the longest linearizable prefix found."""
     window = [o for o in ops if o.call <= op.ret and o.ret >= op.call]
     return {
         "index": op.index,
         "f": op.f,
-        "value": op.value,
+        "value": op.result if op.f in ("read", "get") else op.value,
         "window": sorted(o.index for o in window),
-        "linearized_before_stuck": depth,
+        "linearized_prefix": [ops[j].index for j in prefix],
     }
 
 
-def linearizable(history: pd.DataFrame, budget_s: float = 30.0) -> dict:
+def linearizable(
+    history: pd.DataFrame,
+    model: Model | None = None,
+    budget_s: float = 30.0,
+    engine: str | None = None,
+    all_partitions: bool = False,
+) -> dict:
+    """The checker; `model` defaults to the models of our own workloads. Partitions are searched in turns, a slice of steps each, so a
+    quick failure is not stuck behind a hard valid part; the first failure
+    decides the verdict (Porcupine and Knossos stop there too) unless
+    `all_partitions`, and partitions left unsearched are named in the stats."""
     deadline = time.monotonic() + budget_s
-    anomalies, undecided = [], []
-    by_key = operations(history)
-    for key, ops in sorted(by_key.items()):
-        ok, detail = check_key(ops, deadline)
-        if ok is None:
-            undecided.append(key)
-        elif not ok:
-            anomalies.append(
-                {
-                    "kind": "not-linearizable",
-                    "key": key,
-                    **detail,
-                    "summary": f"key {key}: no order of its operations explains {detail['f']} "
-                    f"{detail['value']!r} (row {detail['index']}) given the {len(detail['window'])} concurrent ones",
-                }
-            )
-    stats = {"keys": len(by_key), "operations": sum(len(v) for v in by_key.values())}
+    model = model or workloads()
+    parts = operations(history, model)
+    running = {key: new_search(ops, model, engine) for key, ops in sorted(parts.items(), key=lambda kv: str(kv[0]))}
+    anomalies = []
+    while running and time.monotonic() < deadline and (all_partitions or not anomalies):
+        for key in list(running):
+            outcome = running[key].run(SLICE_STEPS)
+            if outcome is None:
+                continue
+            search = running.pop(key)
+            if outcome is False:
+                anomalies.append(_anomaly(key, parts[key], search))
+                if not all_partitions:
+                    break
+    stats = {"model": model.describe(), "partitions": len(parts), "operations": sum(len(v) for v in parts.values())}
+    if running:
+        stats["unsearched_partitions"] = sorted(str(key) for key in running)
     verdict = result(anomalies, stats)
-    if undecided and not anomalies:
-        verdict.update(valid="unknown", error=f"time budget of {budget_s} s spent before deciding keys {undecided}")
+    if running and not anomalies:
+        verdict.update(valid="unknown", error=f"time budget of {budget_s} s spent before deciding {sorted(map(str, running))}")
     return verdict
+
+
+def _anomaly(key, ops: list[Op], search) -> dict:
+    detail = _stuck(ops, ops[search.stuck], search.prefix)
+    where = f"key {key}: " if key is not None else ""
+    return {
+        "kind": "not-linearizable",
+        "key": key,
+        **detail,
+        "summary": f"{where}no order of the operations explains {detail['f']} {detail['value']!r} "
+        f"(row {detail['index']}); longest linearizable prefix: {len(detail['linearized_prefix'])} "
+        f"operations; {len(detail['window'])} concurrent with it",
+    }

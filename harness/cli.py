@@ -125,14 +125,60 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Each run directory checked and its verdict written; one line per run; the worst exit code."""
+    from checkers.verdict import check_run
     from results.history import HistoryError
 
-    if not args.run_dir.is_dir():
-        raise UsageError(f"{args.run_dir}: not a run directory")
+    worst = EXIT_VALID
+    for run_dir in tqdm(args.run_dirs, desc="runs", unit="run", disable=_no_bar(args, args.run_dirs)):
+        try:
+            if not run_dir.is_dir():
+                raise UsageError(f"{run_dir}: not a run directory")
+            verdict = check_run(run_dir, args.budget)
+        except (UsageError, HistoryError) as error:
+            tqdm.write(f"splitbrain: {error}", file=sys.stderr)
+            worst = max(worst, EXIT_ERROR)
+            continue
+        (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+        tqdm.write(verdict_line(run_dir, verdict))
+        worst = max(worst, exit_code(verdict))
+    return worst
+
+
+def _no_bar(args: argparse.Namespace, items: list) -> bool | None:
+    """A bar for many items, on a terminal only (None: tqdm decides by the tty),
+    so errors piped elsewhere stay one line each."""
+    return True if len(items) < 2 or args.quiet else None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from checkers.models import make_model
+    from results.importer import ImportFormatError, import_file
+
     try:
-        return report(args.run_dir)
-    except HistoryError as error:
-        raise UsageError(str(error)) from None
+        model = make_model(args.model, parse_initial(args.initial))
+    except ValueError as error:
+        raise UsageError(f"--model/--initial: {error}") from None
+    worst = EXIT_VALID
+    for path in tqdm(args.files, desc="import", unit="file", disable=_no_bar(args, args.files)):
+        try:
+            run_dir = import_file(path, args.format, model, args.to, replace=args.replace)
+        except ImportFormatError as error:
+            tqdm.write(f"splitbrain: {error}", file=sys.stderr)
+            worst = EXIT_ERROR
+            continue
+        tqdm.write(f"imported {path} -> {run_dir}")
+    return worst
+
+
+def parse_initial(text: str | None):
+    """`--initial`: JSON (0, "", null) or EDN's nil."""
+    if text is None or text == "nil":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise UsageError(f"--initial: {text!r} is not a JSON value (or nil)") from None
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
@@ -160,7 +206,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def report(run_dir: Path) -> int:
-    """Check a run directory, write its verdict, print the summary; the exit code by verdict."""
+    """Check a run directory, write its verdict, print a line per checker; the exit code by verdict."""
     from checkers.verdict import check_run
 
     verdict = check_run(run_dir)
@@ -172,7 +218,23 @@ def report(run_dir: Path) -> int:
             line += f" ({len(anomalies)} anomalies; first: {anomalies[0].get('summary', anomalies[0])})"
         print(line)
     print(f"valid: {verdict['valid']}  ({run_dir})")
+    return exit_code(verdict)
+
+
+def exit_code(verdict: dict) -> int:
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(verdict["valid"], EXIT_ERROR)
+
+
+def verdict_line(run_dir: Path, verdict: dict) -> str:
+    """One line: the verdict, the run, and each checker that did not pass with its first anomaly."""
+    details = []
+    for name, result in verdict["checkers"].items():
+        if result["valid"] is True:
+            continue
+        anomalies = result.get("anomalies", [])
+        why = result.get("error") or (anomalies[0].get("summary", str(anomalies[0])) if anomalies else "")
+        details.append(f"{name}: {result['valid']}" + (f" ({why})" if why else ""))
+    return f"{str(verdict['valid']).lower():<7} {run_dir}" + ("  " + "; ".join(details) if details else "")
 
 
 class UsageError(Exception):
@@ -216,9 +278,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_quorum_options(run)
     run.set_defaults(func=cmd_run)
 
-    check = commands.add_parser("check", help="check a run directory (also one left by a crashed run)")
-    check.add_argument("run_dir", type=Path)
+    check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
+    check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    check.add_argument(
+        "--budget", type=float, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
+    )
+    check.add_argument("--quiet", action="store_true", help="no progress bar")
     check.set_defaults(func=cmd_check)
+
+    imports = commands.add_parser("import", help="histories recorded by other tools (Jepsen) as run directories")
+    imports.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    imports.add_argument("--format", required=True, choices=["jepsen-edn", "jepsen-log"])
+    imports.add_argument("--model", required=True, choices=["register", "cas-register", "kv", "log"])
+    imports.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
+    imports.add_argument("--to", type=Path, required=True, help="where run directories go: TO/<file stem>/")
+    imports.add_argument("--replace", action="store_true", help="import over run directories that exist")
+    imports.add_argument("--quiet", action="store_true", help="no progress bar")
+    imports.set_defaults(func=cmd_import)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
     cluster.add_argument("action", choices=["up", "status", "down"])

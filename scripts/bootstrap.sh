@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what splitbrain needs into .venv; safe to re-run (does nothing when
-# pyproject.toml has not changed since the last install).
+# Installs what splitbrain needs into .venv, and builds the compiled
+# linearizability search (checkers/wgl_core, Rust through PyO3 and maturin);
+# safe to re-run (does nothing when their sources have not changed since the
+# last install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -13,4 +15,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[dev]'
     echo "$want" > "$stamp"
+fi
+core_stamp=.venv/.splitbrain-wgl-installed
+core_want=$(cat checkers/wgl_core/Cargo.toml checkers/wgl_core/pyproject.toml checkers/wgl_core/src/*.rs | sha256sum | cut -d' ' -f1)
+if [ ! -f "$core_stamp" ] || [ "$(cat "$core_stamp")" != "$core_want" ]; then
+    if ! command -v cargo >/dev/null; then
+        echo "bootstrap: cargo (Rust) is needed to build checkers/wgl_core" >&2
+        exit 2
+    fi
+    echo "bootstrap: building the compiled linearizability search (checkers/wgl_core)" >&2
+    .venv/bin/python -m pip install --quiet ./checkers/wgl_core
+    echo "$core_want" > "$core_stamp"
 fi

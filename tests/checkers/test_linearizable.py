@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.linearizable import linearizable
+from checkers.linearizable import linearizable, operations
+from checkers.models import cas_register, kv
 from results.history import HISTORY_COLUMNS, frame
 
 
@@ -152,3 +154,85 @@ def test_an_info_cas_that_could_never_succeed_is_no_anomaly():
         (0, "read", "k", None, "ok", j(1), 40, 50),
     )
     assert linearizable(h)["valid"] is True
+
+
+@st.composite
+def any_histories(draw):
+    """Concurrent clients doing anything at all on one register: most of these
+    histories are not linearizable, some are."""
+    ops = []
+    for process in range(draw(st.integers(1, 4))):
+        clock = 0
+        for _ in range(draw(st.integers(1, 5))):
+            start = clock + draw(st.integers(0, 3))
+            end = clock = start + draw(st.integers(1, 6))
+            f = draw(st.sampled_from(["read", "write", "cas"]))
+            kind = draw(st.sampled_from(["ok", "ok", "info", "fail"]))
+            value = draw(st.integers(0, 2))
+            if f == "read":
+                seen = draw(st.sampled_from([None, 0, 1, 2]))
+                ops.append((process, "read", "k", None, "ok" if kind == "fail" else kind, j(seen), start, end))
+            elif f == "write":
+                ops.append((process, "write", "k", j(value), kind, j(value), start, end, "timeout"))
+            else:
+                pair = j([draw(st.sampled_from([None, 0, 1, 2])), value])
+                ops.append((process, "cas", "k", pair, kind, pair, start, end, "cas-mismatch" if kind == "fail" else "timeout"))
+    return history(*ops)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_histories())
+def test_the_compiled_and_the_python_search_agree(h):
+    python, native = linearizable(h, engine="python"), linearizable(h, engine="native")
+    assert python["valid"] == native["valid"]
+    if python["anomalies"]:
+        for field in ("index", "linearized_prefix", "window"):
+            assert python["anomalies"][0][field] == native["anomalies"][0][field]
+        # The prefix is a legal sequential run of the model.
+        ops = {op.index: op for op in operations(h, cas_register())["k"]}
+        state = None
+        for index in python["anomalies"][0]["linearized_prefix"]:
+            legal, state = cas_register().step(state, ops[index])
+            assert legal
+
+
+def test_kv_model_appends_and_gets_per_key():
+    h = history(
+        (0, "append", "a", j("x"), "ok", j("x"), 0, 10),
+        (1, "append", "a", j("y"), "ok", j("y"), 5, 15),
+        (2, "get", "a", None, "ok", j("yx"), 20, 30),
+        (2, "get", "b", None, "ok", j(""), 40, 50),
+    )
+    assert linearizable(h, kv())["valid"] is True
+    wrong = history((0, "put", "a", j("x"), "ok", j("x"), 0, 10), (2, "get", "a", None, "ok", j(""), 20, 30))
+    assert linearizable(wrong, kv())["valid"] is False
+
+
+def test_append_offsets_follow_real_time():
+    def appends(first_offset, second_offset):
+        return frame(
+            [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
+             {"index": 1, "time_ns": 10, "process": 0, "type": "ok", "f": "append", "value": "1", "offset": first_offset},
+             {"index": 2, "time_ns": 20, "process": 1, "type": "invoke", "f": "append", "value": "2"},
+             {"index": 3, "time_ns": 30, "process": 1, "type": "ok", "f": "append", "value": "2", "offset": second_offset}],
+            HISTORY_COLUMNS,
+        )  # fmt: skip
+
+    assert linearizable(appends(3, 5))["valid"] is True
+    verdict = linearizable(appends(5, 3))
+    assert verdict["valid"] is False and verdict["stats"]["model"] == {"name": "workloads"}
+
+
+def test_unknown_client_functions_are_an_error_not_a_pass():
+    h = history((0, "frob", "k", None, "ok", None, 0, 10))
+    with pytest.raises(ValueError, match="frob"):
+        linearizable(h, cas_register())
+
+
+def test_every_partition_is_searched_when_asked():
+    bad_a = [(0, "write", "a", j(1), "ok", j(1), 0, 10), (1, "read", "a", None, "ok", j(2), 20, 30)]
+    bad_b = [(2, "write", "b", j(1), "ok", j(1), 0, 10), (3, "read", "b", None, "ok", j(2), 20, 30)]
+    h = history(*bad_a, *bad_b)
+    first = linearizable(h)
+    assert first["valid"] is False and len(first["anomalies"]) == 1 and first["stats"]["unsearched_partitions"] == ["b"]
+    assert len(linearizable(h, all_partitions=True)["anomalies"]) == 2

@@ -1,0 +1,153 @@
+"""What the `linearizable` checker checks against: a model is a small pure
+object, a sequential specification (initial state, `step`), so the search
+stays the same whatever the object is. Jepsen's Knossos and Porcupine put
+the model outside the search the same way.
+
+`step(state, op)` says whether `op` could take effect on `state` and the
+state it leaves. An op carries what the history recorded (see `Op`); its
+`outcome` is `ok`, `mismatch` (a compare that ran and saw another value, an
+observation) or `unknown` (indeterminate: it may have taken effect, or not).
+States must be hashable (the search memoises on them), or the model gives
+`hash`, an injective key for its states.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Op:
+    """One operation: its invocation and completion rows together."""
+
+    index: int  # history row of the invocation
+    process: int
+    f: str
+    key: str | None
+    value: Any  # the invocation's value
+    result: Any  # the completion's value (a read: the value read)
+    offset: int | None  # the completion's log offset (appends)
+    outcome: str  # ok | mismatch | unknown
+    call: tuple[int, int]  # (time, row): where it starts in the total order of rows
+    ret: tuple[int, int]  # where it ends; indeterminate ones end after everything
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    init: Any
+    step: Callable[[Any, Op], tuple[bool, Any]]
+    # The client functions this model knows; anything else in a history is an error.
+    fs: frozenset[str]
+    # Functions whose indeterminate operations constrain nothing (a read that
+    # never answered): they are left out of the search.
+    inert_unknown: frozenset[str] = frozenset()
+    # Operations with different keys are independent and checked apart.
+    partition: Callable[[Op], Hashable] | None = None
+    hash: Callable[[Any], Hashable] | None = None
+    params: dict = field(default_factory=dict)
+
+    def describe(self) -> dict:
+        return {"name": self.name, **self.params}
+
+
+def _by_key(op: Op) -> Hashable:
+    return op.key
+
+
+def _register_step(state, op: Op):
+    f = op.f
+    if f == "read":
+        return op.result == state, state
+    if f == "write":
+        return True, op.value
+    expected, new = op.value
+    if op.outcome == "mismatch":
+        return state != expected, state
+    if state == expected:
+        return True, new
+    # An indeterminate compare-and-set may have found another value and changed nothing.
+    return op.outcome == "unknown", state
+
+
+def _json_key(value) -> Hashable:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def _kv_step(state: str, op: Op):
+    f = op.f
+    if f == "get":
+        return op.result == state, state
+    if f == "put":
+        return True, op.value
+    return True, state + op.value
+
+
+def _log_step(state: int | None, op: Op):
+    """The append workload: an acknowledged append's offset comes after every
+    offset acknowledged before it was invoked (offsets need not be dense: the
+    log also holds the leaders' own records)."""
+    if op.offset is None:
+        return True, state
+    return state is None or op.offset > state, op.offset
+
+
+APPEND_LOG = "append-log"  # the append workload's partition, beside the register keys
+
+
+def _workload_part(op: Op) -> Hashable:
+    return APPEND_LOG if op.f == "append" else op.key
+
+
+def _workload_step(state, op: Op):
+    return _log_step(state, op) if op.f == "append" else _register_step(state, op)
+
+
+def register(initial=None) -> Model:
+    """A read/write register per key (`initial`: every key's first value)."""
+    return Model("register", initial, _register_step, frozenset({"read", "write"}), frozenset({"read"}),
+                 _by_key, _json_key, {"initial": initial})  # fmt: skip
+
+
+def cas_register(initial=None) -> Model:
+    """A read/write/compare-and-set register per key; `cas` values are `[expected, new]`."""
+    return Model("cas-register", initial, _register_step, frozenset({"read", "write", "cas"}), frozenset({"read"}),
+                 _by_key, _json_key, {"initial": initial})  # fmt: skip
+
+
+def kv(initial: str = "") -> Model:
+    """String values per key, with get, put and append (concatenation)."""
+    return Model("kv", initial, _kv_step, frozenset({"get", "put", "append"}), frozenset({"get"}), _by_key,
+                 params={"initial": initial})  # fmt: skip
+
+
+def log() -> Model:
+    """The append workload's log, judged by the offsets of acknowledged appends;
+    an append that never answered has no offset and constrains nothing."""
+    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}))
+
+
+def workloads() -> Model:
+    """Our own workloads together (a simulated history mixes them): the
+    append log as one partition, each register key as another."""
+    return Model("workloads", None, _workload_step, frozenset({"append", "read", "write", "cas"}),
+                 frozenset({"append", "read"}), _workload_part, _json_key)  # fmt: skip
+
+
+MODELS: dict[str, Callable[..., Model]] = {
+    "register": register, "cas-register": cas_register, "kv": kv, "log": log, "workloads": workloads,
+}  # fmt: skip
+
+
+def make_model(name: str, initial=None) -> Model:
+    """The model `name`; `initial` replaces its initial state where it has one."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+    if name in ("log", "workloads"):
+        return MODELS[name]()
+    if initial is None:
+        return MODELS[name]()
+    return MODELS[name](initial)

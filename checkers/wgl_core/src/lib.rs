@@ -1,0 +1,248 @@
+//! The loop of `checkers/wgl.py`'s `PySearch`, compiled: Wing & Gong's search
+//! with Lowe's memoisation over one partition's call and return entries.
+//! It knows nothing of the model: states are ids that the Python side
+//! interns, and a model step it has not seen yet, a (state, operation) pair,
+//! is asked of the Python callback once and remembered. The memo of visited
+//! (linearized set, state) pairs is keyed by a Zobrist hash of the set, kept
+//! up to date as operations are linearized and undone.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+const NONE: usize = usize::MAX;
+
+/// The tables' keys are mixed before they are stored (Zobrist hashes,
+/// splitmix'd transition keys), so hashing one is taking it as it is.
+#[derive(Default)]
+struct Mix(u64);
+
+impl Hasher for Mix {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
+}
+
+type Fast = BuildHasherDefault<Mix>;
+
+fn splitmix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[pyclass]
+struct Search {
+    is_call: Vec<bool>,
+    op: Vec<u32>,
+    n: usize,
+    nxt: Vec<usize>,
+    prv: Vec<usize>,
+    ret_pos: Vec<usize>,
+    head: usize,
+    p: usize,
+    state: u32,
+    bits: Vec<u64>,
+    hash: u64,
+    zobrist: Vec<u64>,
+    // The memo: hash -> newest entry; entries chain to older ones with the
+    // same hash, and entry k's linearized set is words[k * width..][..width].
+    seen: HashMap<u64, u32, Fast>,
+    entries: Vec<(u32, u32)>,
+    words: Vec<u64>,
+    transitions: HashMap<u64, (bool, u32), Fast>,
+    stack: Vec<(usize, u32, u32)>,
+    prefix: Vec<u32>,
+    stuck: Option<u32>,
+    result: Option<bool>,
+}
+
+impl Search {
+    fn transition(&mut self, state: u32, op: u32, step: &Bound<'_, PyAny>) -> PyResult<(bool, u32)> {
+        let key = splitmix(((state as u64) << 32) | op as u64);
+        if let Some(known) = self.transitions.get(&key) {
+            return Ok(*known);
+        }
+        let next: i64 = step.call1((state, op))?.extract()?;
+        let answer = if next < 0 { (false, 0) } else { (true, next as u32) };
+        self.transitions.insert(key, answer);
+        Ok(answer)
+    }
+
+    fn flip(&mut self, op: u32) {
+        self.bits[(op / 64) as usize] ^= 1u64 << (op % 64);
+        self.hash ^= self.zobrist[op as usize];
+    }
+
+    /// True when (linearized set, state) is new, and now remembered.
+    fn remember(&mut self, state: u32) -> bool {
+        let key = self.hash ^ splitmix(state as u64 + 1);
+        let width = self.bits.len();
+        let newest = self.seen.get(&key).copied();
+        let mut k = newest.unwrap_or(u32::MAX);
+        while k != u32::MAX {
+            let (s, older) = self.entries[k as usize];
+            let start = k as usize * width;
+            if s == state && self.words[start..start + width] == self.bits[..] {
+                return false;
+            }
+            k = older;
+        }
+        self.seen.insert(key, self.entries.len() as u32);
+        self.entries.push((state, newest.unwrap_or(u32::MAX)));
+        self.words.extend_from_slice(&self.bits);
+        true
+    }
+
+    fn lift(&mut self, call: usize, op: u32) {
+        for q in [call, self.ret_pos[op as usize]] {
+            let (a, b) = (self.prv[q], self.nxt[q]);
+            if a != NONE {
+                self.nxt[a] = b;
+            } else {
+                self.head = b;
+            }
+            if b < self.n {
+                self.prv[b] = a;
+            }
+        }
+    }
+
+    fn unlift(&mut self, call: usize, op: u32) {
+        for q in [self.ret_pos[op as usize], call] {
+            let (a, b) = (self.prv[q], self.nxt[q]);
+            if a != NONE {
+                self.nxt[a] = q;
+            } else {
+                self.head = q;
+            }
+            if b < self.n {
+                self.prv[b] = q;
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Search {
+    /// `kinds[p]`: 1 for a call entry, 0 for a return; `ops[p]`: its operation.
+    #[new]
+    fn new(kinds: Vec<u8>, ops: Vec<u32>, n_ops: usize) -> PyResult<Self> {
+        let n = kinds.len();
+        if ops.len() != n || n != 2 * n_ops {
+            return Err(PyValueError::new_err("kinds and ops must hold a call and a return entry per operation"));
+        }
+        let mut ret_pos = vec![NONE; n_ops];
+        let mut called = vec![false; n_ops];
+        for p in 0..n {
+            let i = ops[p] as usize;
+            if i >= n_ops {
+                return Err(PyValueError::new_err(format!("entry {p}: operation {i} out of range")));
+            }
+            if kinds[p] == 1 {
+                called[i] = true;
+            } else if !called[i] || ret_pos[i] != NONE {
+                return Err(PyValueError::new_err(format!("entry {p}: return of operation {i} without one call before it")));
+            } else {
+                ret_pos[i] = p;
+            }
+        }
+        Ok(Search {
+            is_call: kinds.iter().map(|k| *k == 1).collect(),
+            op: ops,
+            n,
+            nxt: (1..=n).collect(),
+            prv: (0..n).map(|p| if p == 0 { NONE } else { p - 1 }).collect(),
+            ret_pos,
+            head: 0,
+            p: 0,
+            state: 0,
+            bits: vec![0; n_ops.div_ceil(64)],
+            hash: 0,
+            zobrist: (0..n_ops as u64).map(splitmix).collect(),
+            seen: HashMap::default(),
+            entries: Vec::new(),
+            words: Vec::new(),
+            transitions: HashMap::default(),
+            stack: Vec::new(),
+            prefix: Vec::new(),
+            stuck: None,
+            result: if n_ops == 0 { Some(true) } else { None },
+        })
+    }
+
+    /// Search up to `max_steps` steps: True, False, or None when not done.
+    /// `step(state_id, op) -> new_state_id`, or -1 when illegal, is the model.
+    fn run(&mut self, max_steps: u64, step: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+        if self.result.is_some() {
+            return Ok(self.result);
+        }
+        for _ in 0..max_steps {
+            if self.head >= self.n {
+                self.result = Some(true);
+                break;
+            }
+            let p = self.p;
+            let i = self.op[p];
+            if self.is_call[p] {
+                let (legal, new_state) = self.transition(self.state, i, step)?;
+                if legal {
+                    self.flip(i);
+                    if self.remember(new_state) {
+                        self.stack.push((p, i, self.state));
+                        self.state = new_state;
+                        self.lift(p, i);
+                        self.p = self.head;
+                        continue;
+                    }
+                    self.flip(i);
+                }
+                self.p = self.nxt[p];
+                continue;
+            }
+            // A return whose call is not linearized yet: backtrack.
+            if self.stuck.is_none() || self.stack.len() > self.prefix.len() {
+                self.prefix = self.stack.iter().map(|(_, j, _)| *j).collect();
+                self.stuck = Some(i);
+            }
+            match self.stack.pop() {
+                None => {
+                    self.result = Some(false);
+                    break;
+                }
+                Some((call, j, before)) => {
+                    self.state = before;
+                    self.flip(j);
+                    self.unlift(call, j);
+                    self.p = self.nxt[call];
+                }
+            }
+        }
+        Ok(self.result)
+    }
+
+    /// The deepest linearization found, as operation positions in order.
+    fn prefix(&self) -> Vec<u32> {
+        self.prefix.clone()
+    }
+
+    /// The operation whose return that linearization could not get past.
+    fn stuck(&self) -> Option<u32> {
+        self.stuck
+    }
+}
+
+#[pymodule]
+fn splitbrain_wgl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Search>()
+}
