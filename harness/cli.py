@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from checkers.models import MODELS
 from harness.cluster import quorum_args
 from nemesis.schedule import FAULTS, TOPOLOGIES, generate
 from targets.kraft.core import BUGS
@@ -143,6 +144,27 @@ def cmd_check(args: argparse.Namespace) -> int:
         tqdm.write(verdict_line(run_dir, verdict))
         worst = max(worst, exit_code(verdict))
     return worst
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """Exit 0 only when every run meets the policy; JUnit XML either way."""
+    from results.gate import PolicyError, judge, junit, load_policy, run_dirs
+
+    try:
+        policy = load_policy(args.policy)
+        runs = run_dirs(args.results)
+    except PolicyError as error:
+        raise UsageError(str(error)) from None
+    checks = [check for run_dir in runs for check in judge(run_dir, policy)]
+    junit(checks, args.junit)
+    failed = [c for c in checks if c.failure]
+    for check in failed:
+        print(f"FAIL {check.run}: {check.name}: {check.failure}")
+    verdict = "FAIL" if failed else "PASS"
+    failed_runs = len({c.run for c in failed})
+    print(f"gate: {verdict} ({len(runs)} runs, {len(checks)} checks, {len(failed)} failed in {failed_runs} runs; "
+          f"JUnit XML: {args.junit})")  # fmt: skip
+    return EXIT_INVALID if failed else EXIT_VALID
 
 
 def _no_bar(args: argparse.Namespace, items: list) -> bool | None:
@@ -286,10 +308,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", action="store_true", help="no progress bar")
     check.set_defaults(func=cmd_check)
 
+    gate = commands.add_parser("gate", help="the release gate: verdicts of many runs against a policy (TOML)")
+    gate.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help="run directories, or folders of them")
+    gate.add_argument("--policy", type=Path, required=True, help="see results/gate.py for its keys")
+    gate.add_argument("--junit", type=Path, default=Path("gate-junit.xml"), help="where the JUnit XML goes")
+    gate.set_defaults(func=cmd_gate)
+
     imports = commands.add_parser("import", help="histories recorded by other tools (Jepsen) as run directories")
     imports.add_argument("files", type=Path, nargs="+", metavar="FILE")
     imports.add_argument("--format", required=True, choices=["jepsen-edn", "jepsen-log"])
-    imports.add_argument("--model", required=True, choices=["register", "cas-register", "kv", "log"])
+    imports.add_argument("--model", required=True, choices=sorted(MODELS))
     imports.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
     imports.add_argument("--to", type=Path, required=True, help="where run directories go: TO/<file stem>/")
     imports.add_argument("--replace", action="store_true", help="import over run directories that exist")

@@ -94,11 +94,21 @@ _LEXPOS = re.compile(r"lexpos (\d+)|LexToken\([^,]+,.*,\d+,(\d+)\)")
 
 
 def _error_line(text: str, error: Exception) -> str:
-    """Where the EDN reader stopped, as a line number ("?" when it does not say)."""
+    """Where the EDN reader stopped: its position when it gives one, else the
+    first line that does not read alone (the usual layout has one op map a
+    line); "?" when every line does."""
     match = _LEXPOS.search(str(error))
-    if not match:
-        return "?"
-    return str(text.count("\n", 0, int(match[1] or match[2])) + 1)
+    if match:
+        return str(text.count("\n", 0, int(match[1] or match[2])) + 1)
+    for number, line in enumerate(text.split("\n"), start=1):
+        form = line.strip()
+        form = form[1:] if form.startswith("[{") else form
+        form = form[:-1] if form.endswith("}]") else form
+        try:
+            edn_format.loads_all(form)
+        except edn_format.EDNDecodeError:
+            return str(number)
+    return "?"
 
 
 _LOG_LINE = re.compile(r"^\S+\s+jepsen\.util - (?P<rest>.*)$")

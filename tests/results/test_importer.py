@@ -85,7 +85,7 @@ def test_log_fail_cas_is_a_compare_that_ran(tmp_path):
     "text, fmt, message",
     [
         ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read :value}]",
-         "jepsen-edn", "line ?: not EDN"),
+         "jepsen-edn", "line 2: not EDN"),
         ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value #{]",
          "jepsen-edn", "line 2: not EDN"),
         ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :frob, :value 1}]",

@@ -1,0 +1,151 @@
+"""`splitbrain gate`: the release decision over many runs' verdicts, by a
+policy a team keeps in its repository, with JUnit XML so any CI system shows
+which run failed which requirement.
+
+A policy (TOML):
+
+    required = ["election-safety", "single-leader-per-epoch", "linearizable"]
+    may_be_absent = ["committed-data-loss"]   # e.g. a register run has none
+    allow_unknown = []                        # checkers whose "unknown" passes
+
+    [availability]                            # stats of the availability checker
+    max_disruptive_elections = 0
+    max_leaderless_ms = 15000
+
+    [availability.clients.quiet]              # client figures in one window
+    min_ok_rate = 0.9                         # (quiet, or a fault: partition, ...)
+    max_latency_p99_ms = 500
+
+`max_X` holds when the figure X is at most the value, `min_X` when at least.
+A required checker missing from a verdict fails (unless `may_be_absent`);
+a run without a readable verdict fails by name; nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability"}
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; the message names the file and key."""
+
+
+@dataclass
+class Check:
+    run: str
+    name: str
+    failure: str | None = None  # why it failed; None: passed
+
+
+@dataclass
+class Policy:
+    required: list[str]
+    may_be_absent: list[str] = field(default_factory=list)
+    allow_unknown: list[str] = field(default_factory=list)
+    availability: dict = field(default_factory=dict)
+
+
+def load_policy(path: Path) -> Policy:
+    try:
+        raw = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise PolicyError(f"{path}: {error}") from None
+    unknown = set(raw) - POLICY_KEYS
+    if unknown:
+        raise PolicyError(f"{path}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(POLICY_KEYS))}")
+    if not isinstance(raw.get("required"), list) or not raw["required"]:
+        raise PolicyError(f"{path}: 'required' must list the checkers every run must pass")
+    policy = Policy(raw["required"], raw.get("may_be_absent", []), raw.get("allow_unknown", []), raw.get("availability", {}))
+    for key, bound in _thresholds(policy.availability):
+        if not key.split(".")[-1].startswith(("max_", "min_")) or not isinstance(bound, (int, float)):
+            raise PolicyError(f"{path}: availability.{key}: a threshold is max_FIGURE or min_FIGURE = number")
+    return policy
+
+
+def _thresholds(availability: dict, prefix: str = ""):
+    """(dotted key, bound) for every threshold, nested tables flattened."""
+    for key, value in availability.items():
+        if isinstance(value, dict):
+            yield from _thresholds(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def run_dirs(paths: list[Path]) -> list[Path]:
+    """Each path is a run directory, or a folder of them (one level down)."""
+    found = []
+    for path in paths:
+        if _is_run(path):
+            found.append(path)
+            continue
+        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p)) if path.is_dir() else []
+        if not inside:
+            raise PolicyError(f"{path}: no run directories here")
+        found += inside
+    return found
+
+
+def _is_run(path: Path) -> bool:
+    return any((path / name).exists() for name in ("run.json", "verdict.json", "history.jsonl", "history.parquet"))
+
+
+def judge(run_dir: Path, policy: Policy) -> list[Check]:
+    run = str(run_dir)
+    try:
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        checkers = verdict["checkers"]
+    except FileNotFoundError:
+        return [Check(run, "verdict", "no verdict.json (splitbrain check writes it)")]
+    except (ValueError, KeyError, TypeError) as error:
+        return [Check(run, "verdict", f"verdict.json unreadable: {error}")]
+    checks = []
+    for name in policy.required:
+        result = checkers.get(name)
+        if result is None:
+            failure = None if name in policy.may_be_absent else "did not run"
+        elif result.get("valid") is True or (result.get("valid") == "unknown" and name in policy.allow_unknown):
+            failure = None
+        else:
+            anomalies = result.get("anomalies") or []
+            why = result.get("error") or (anomalies[0].get("summary", str(anomalies[0])) if anomalies else "")
+            failure = f"valid: {result.get('valid')}" + (f": {why}" if why else "")
+        checks.append(Check(run, name, failure))
+    stats = (checkers.get("availability") or {}).get("stats")
+    for key, bound in _thresholds(policy.availability):
+        checks.append(Check(run, f"availability.{key}", _threshold_failure(stats, key, bound)))
+    return checks
+
+
+def _threshold_failure(stats: dict | None, key: str, bound: float) -> str | None:
+    if stats is None:
+        return "no availability figures in the verdict"
+    *path, last = key.split(".")
+    figures = stats
+    for part in path:  # clients.<window>
+        figures = figures.get(part) or {}
+    figure = last[4:]
+    value = figures.get(figure)
+    if value is None:
+        return f"no figure {'.'.join([*path, figure])} in this run"
+    if last.startswith("max_") and value > bound:
+        return f"{figure} = {value} > {bound}"
+    if last.startswith("min_") and value < bound:
+        return f"{figure} = {value} < {bound}"
+    return None
+
+
+def junit(checks: list[Check], path: Path) -> None:
+    """One testcase per (run, requirement), a failure element where it failed."""
+    failures = [c for c in checks if c.failure]
+    suite = ElementTree.Element("testsuite", name="splitbrain gate", tests=str(len(checks)), failures=str(len(failures)))
+    for check in checks:
+        case = ElementTree.SubElement(suite, "testcase", classname=check.run, name=check.name)
+        if check.failure:
+            ElementTree.SubElement(case, "failure", message=check.failure[:500]).text = check.failure
+    ElementTree.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

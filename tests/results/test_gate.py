@@ -1,0 +1,107 @@
+"""The release gate: it passes only when every run meets the policy, names
+each run and requirement that failed (also in JUnit XML), and fails, not
+skips, a run it cannot read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from checkers.models import cas_register
+from results.gate import PolicyError, judge, load_policy, run_dirs
+from results.importer import import_file
+from tests.harness.test_cli import splitbrain
+
+DATA = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"
+
+POLICY = """
+required = ["election-safety", "linearizable"]
+may_be_absent = ["election-safety"]
+
+[availability.clients.quiet]
+min_ok_rate = 0.9
+"""
+
+
+def policy(tmp_path, text=POLICY):
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    return path
+
+
+def run(tmp_path, name, checkers):
+    run_dir = tmp_path / "runs" / name
+    run_dir.mkdir(parents=True)
+    (run_dir / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checkers}))
+    return run_dir
+
+
+def availability(ok_rate):
+    return {"valid": True, "anomalies": [], "stats": {"clients": {"quiet": {"ok_rate": ok_rate}}}}
+
+
+def test_thresholds_and_required_checkers(tmp_path):
+    rules = load_policy(policy(tmp_path))
+    good = run(tmp_path, "good", {"linearizable": {"valid": True}, "availability": availability(0.95)})
+    slow = run(tmp_path, "slow", {"linearizable": {"valid": True}, "availability": availability(0.5)})
+    bad = run(tmp_path, "bad", {"linearizable": {"valid": False, "anomalies": [{"summary": "stale read"}]},
+                                "availability": availability(1.0)})  # fmt: skip
+    assert [c.failure for c in judge(good, rules)] == [None, None, None]
+    assert [c.failure for c in judge(slow, rules)] == [None, None, "ok_rate = 0.5 < 0.9"]
+    assert judge(bad, rules)[1].failure == "valid: False: stale read"
+
+
+def test_unknown_and_missing_fail_unless_the_policy_allows_them(tmp_path):
+    rules = load_policy(policy(tmp_path, 'required = ["linearizable", "committed-data-loss"]\nallow_unknown = ["linearizable"]'))
+    undecided = run(tmp_path, "undecided", {"linearizable": {"valid": "unknown", "error": "budget"}})
+    assert [c.failure for c in judge(undecided, rules)] == [None, "did not run"]
+
+
+def test_unreadable_runs_fail_by_name(tmp_path):
+    rules = load_policy(policy(tmp_path))
+    empty = tmp_path / "runs" / "empty"
+    empty.mkdir(parents=True)
+    (empty / "run.json").write_text("{}")
+    torn = run(tmp_path, "torn", {})
+    (torn / "verdict.json").write_text('{"valid": tr')
+    assert run_dirs([tmp_path / "runs"]) == [empty, torn]
+    assert judge(empty, rules)[0].failure.startswith("no verdict.json")
+    assert judge(torn, rules)[0].failure.startswith("verdict.json unreadable")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("required = []", "'required' must list"), ('required = ["x"]\nrequird = 1', "unknown key 'requird'"),
+     ('required = ["x"]\n[availability]\nfastest = 1', "availability.fastest"), ("required = [", "policy.toml")],
+)  # fmt: skip
+def test_bad_policies_are_named(tmp_path, text, message):
+    with pytest.raises(PolicyError, match=message.replace("[", r"\[")):
+        load_policy(policy(tmp_path, text))
+
+
+def test_the_gate_on_real_verdicts_passes_good_histories_and_fails_a_bad_one(tmp_path):
+    """Knossos's histories, imported and checked, gated: one line per failure,
+    JUnit XML with the failing run and checker, exit code 1 (0 without it)."""
+    runs = tmp_path / "runs"
+    for name in ("good/cas-register-bug.edn", "good/memstress3-0.edn", "bad/cas-failure.edn"):
+        import_file(DATA / name, "jepsen-edn", cas_register(0), runs)
+    assert splitbrain("check", "--quiet", *map(str, sorted(runs.iterdir()))).returncode == 1
+    rules = policy(tmp_path, 'required = ["linearizable"]')
+    junit = tmp_path / "gate.xml"
+    done = splitbrain("gate", str(runs), "--policy", str(rules), "--junit", str(junit))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith(f"FAIL {runs / 'cas-failure'}: linearizable: valid: False: no order")
+    assert "gate: FAIL (3 runs, 3 checks, 1 failed in 1 runs" in done.stdout
+    suite = ElementTree.parse(junit).getroot()
+    assert suite.get("tests") == "3" and suite.get("failures") == "1"
+    [failed] = [case for case in suite if case.find("failure") is not None]
+    assert failed.get("classname") == str(runs / "cas-failure") and failed.get("name") == "linearizable"
+    shutil.rmtree(runs / "cas-failure")
+    passed = splitbrain("gate", str(runs), "--policy", str(rules), "--junit", str(junit))
+    assert passed.returncode == 0 and "gate: PASS (2 runs" in passed.stdout, passed.stdout + passed.stderr
+    bad_policy = splitbrain("gate", str(runs), "--policy", str(tmp_path / "missing.toml"))
+    assert bad_policy.returncode == 2 and bad_policy.stderr.count("\n") == 1
