@@ -146,14 +146,54 @@ def cmd_check(args: argparse.Namespace) -> int:
     return worst
 
 
+def cmd_campaign(args: argparse.Namespace) -> int:
+    """The matrix of runs, resumable; one line per run; the worst exit code."""
+    from harness import campaign
+
+    try:
+        folder, run_dirs = campaign.execute(args.config, progress=not args.quiet)
+    except campaign.CampaignError as error:
+        raise UsageError(str(error)) from None
+    worst = EXIT_VALID
+    for run_dir in run_dirs:
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        print(verdict_line(run_dir, verdict))
+        worst = max(worst, exit_code(verdict))
+    print(f"campaign: {len(run_dirs)} runs in {folder}")
+    return worst
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    """Pack runs into an archive, or verify one: every problem named, exit 1 if any."""
+    from checkers.verdict import check_run
+    from results import archive
+    from results.history import HistoryError, find_run_dirs
+
+    if args.verify:
+        problems = archive.verify(args.verify)
+        for problem in problems:
+            print(f"{args.verify}: {problem}")
+        print(f"archive {args.verify}: {len(archive.read_manifest(args.verify)['runs'])} runs, {len(problems)} problems")
+        return EXIT_INVALID if problems else EXIT_VALID
+    if args.to is None or not args.runs:
+        raise UsageError("archive: give --to ARCHIVE and run directories, or --verify ARCHIVE")
+    try:
+        added = archive.add(args.to, find_run_dirs(args.runs), check_run)
+    except (archive.ArchiveError, HistoryError) as error:
+        raise UsageError(str(error)) from None
+    print(f"archive {args.to}: {len(added)} runs added, index {args.to / archive.INDEX}")
+    return EXIT_VALID
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when every run meets the policy; JUnit XML either way."""
-    from results.gate import PolicyError, judge, junit, load_policy, run_dirs
+    from results.gate import PolicyError, judge, junit, load_policy
+    from results.history import HistoryError, find_run_dirs
 
     try:
         policy = load_policy(args.policy)
-        runs = run_dirs(args.results)
-    except PolicyError as error:
+        runs = find_run_dirs(args.results)
+    except (PolicyError, HistoryError) as error:
         raise UsageError(str(error)) from None
     checks = [check for run_dir in runs for check in judge(run_dir, policy)]
     junit(checks, args.junit)
@@ -307,6 +347,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--quiet", action="store_true", help="no progress bar")
     check.set_defaults(func=cmd_check)
+
+    campaign = commands.add_parser("campaign", help="a matrix of runs from a TOML file; resumable")
+    campaign.add_argument("config", type=Path, metavar="CONFIG.toml", help="see harness/campaign.py for its keys")
+    campaign.add_argument("--quiet", action="store_true", help="no progress bar")
+    campaign.set_defaults(func=cmd_campaign)
+
+    archive = commands.add_parser("archive", help="pack run directories into an archive folder, or verify one")
+    archive.add_argument("runs", type=Path, nargs="*", metavar="RUN", help="run directories, or folders of them")
+    archive.add_argument("--to", type=Path, metavar="ARCHIVE", help="the archive folder (made if missing)")
+    archive.add_argument("--verify", type=Path, metavar="ARCHIVE", help="check every file against the manifest")
+    archive.set_defaults(func=cmd_archive)
 
     gate = commands.add_parser("gate", help="the release gate: verdicts of many runs against a policy (TOML)")
     gate.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help="run directories, or folders of them")

@@ -57,6 +57,8 @@ class RunConfig:
     topologies: list[str] | None = None
     hosts: Path | None = None
     progress: bool = True
+    # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
+    run_id: str | None = None
 
     def node_args(self) -> tuple[str, ...]:
         return quorum_args(self.bugs, self.pre_vote, self.check_quorum)
@@ -76,7 +78,7 @@ class Run:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.rng = random.Random(config.seed)
-        run_id = time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
+        run_id = config.run_id or time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
         self.dir = Path(config.results) / run_id
         self.dir.mkdir(parents=True, exist_ok=False)
         self.recorder = HistoryRecorder(self.dir)

@@ -77,24 +77,6 @@ def _thresholds(availability: dict, prefix: str = ""):
             yield f"{prefix}{key}", value
 
 
-def run_dirs(paths: list[Path]) -> list[Path]:
-    """Each path is a run directory, or a folder of them (one level down)."""
-    found = []
-    for path in paths:
-        if _is_run(path):
-            found.append(path)
-            continue
-        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p)) if path.is_dir() else []
-        if not inside:
-            raise PolicyError(f"{path}: no run directories here")
-        found += inside
-    return found
-
-
-def _is_run(path: Path) -> bool:
-    return any((path / name).exists() for name in ("run.json", "verdict.json", "history.jsonl", "history.parquet"))
-
-
 def judge(run_dir: Path, policy: Policy) -> list[Check]:
     run = str(run_dir)
     try:

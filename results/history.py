@@ -166,3 +166,21 @@ def recover(run_dir: Path) -> str | None:
     rows, torn = read_jsonl(run_dir / "history.jsonl")
     frame(rows, HISTORY_COLUMNS).to_parquet(run_dir / "history.parquet", index=False)
     return torn
+
+
+def find_run_dirs(paths: list[Path]) -> list[Path]:
+    """Each path is a run directory, or a folder of them (one level down)."""
+    found = []
+    for path in map(Path, paths):
+        if _is_run(path):
+            found.append(path)
+            continue
+        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p)) if path.is_dir() else []
+        if not inside:
+            raise HistoryError(f"{path}: no run directories here")
+        found += inside
+    return found
+
+
+def _is_run(path: Path) -> bool:
+    return any((path / name).exists() for name in ("run.json", "verdict.json", "history.jsonl", "history.parquet"))

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from checkers.models import cas_register
-from results.gate import PolicyError, judge, load_policy, run_dirs
+from results.gate import PolicyError, judge, load_policy
+from results.history import find_run_dirs
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain
 
@@ -68,7 +69,7 @@ def test_unreadable_runs_fail_by_name(tmp_path):
     (empty / "run.json").write_text("{}")
     torn = run(tmp_path, "torn", {})
     (torn / "verdict.json").write_text('{"valid": tr')
-    assert run_dirs([tmp_path / "runs"]) == [empty, torn]
+    assert find_run_dirs([tmp_path / "runs"]) == [empty, torn]
     assert judge(empty, rules)[0].failure.startswith("no verdict.json")
     assert judge(torn, rules)[0].failure.startswith("verdict.json unreadable")
 

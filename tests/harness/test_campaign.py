@@ -1,0 +1,82 @@
+"""Campaigns: the matrix a file describes, its errors, and a real campaign of
+the correct node and a planted bug that resumes after a cut and is gated."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.campaign import CampaignError, load
+from tests.harness.test_cli import splitbrain
+
+CAMPAIGN = """
+[campaign]
+name = "{name}"
+results = "{results}"
+backend = "local"
+time_limit_s = {time_limit}
+interval_s = 2
+topologies = ["isolate-leader"]
+workloads = ["append"]
+nemeses = ["partition"]
+seeds = [0]
+
+[targets.correct]
+[targets.ack-before-commit]
+bugs = ["ack-before-commit"]
+"""
+
+
+def campaign_file(tmp_path, time_limit=16, extra=""):
+    path = tmp_path / "campaign.toml"
+    path.write_text(CAMPAIGN.format(name="c", results=tmp_path / "runs", time_limit=time_limit) + extra)
+    return path
+
+
+def test_the_matrix_names_every_run(tmp_path):
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace('nemeses = ["partition"]', 'nemeses = ["partition", "none"]')
+                    .replace("seeds = [0]", "seeds = [0, 1]\nrepeats = 2"))  # fmt: skip
+    folder, planned = load(path)
+    assert folder == tmp_path / "runs" / "c" and len(planned) == 2 * 2 * 2 * 2
+    assert planned[0].run_id == "correct-append-partition-s0-r0"
+    assert planned[-1].run_id == "ack-before-commit-append-none-s1-r1" and planned[-1].config.nemesis == []
+    assert planned[-1].config.bugs == ["ack-before-commit"] and planned[0].config.bugs == []
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [("[targets.x]\nbug = 1\n", "targets.x.bug: not a run option"), ("[other]\n", "unknown table [other]"),
+     ("[targets.y\n", "campaign.toml")],
+)  # fmt: skip
+def test_bad_campaign_files_are_named(tmp_path, extra, message):
+    with pytest.raises(CampaignError, match=message.replace("[", r"\[")):
+        load(campaign_file(tmp_path, extra=extra))
+
+
+@pytest.mark.slow
+def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path):
+    path = campaign_file(tmp_path)
+    first = splitbrain("campaign", "--quiet", str(path))
+    assert first.returncode == 1, first.stdout + first.stderr
+    folder = tmp_path / "runs" / "c"
+    correct, buggy = folder / "correct-append-partition-s0-r0", folder / "ack-before-commit-append-partition-s0-r0"
+    assert json.loads((correct / "verdict.json").read_text())["valid"] is True
+    assert json.loads((buggy / "verdict.json").read_text())["checkers"]["committed-data-loss"]["valid"] is False
+    # A cut run: no verdict. Resuming runs it again and keeps the cut one aside; the finished one stays.
+    (buggy / "verdict.json").unlink()
+    kept = (correct / "verdict.json").stat().st_mtime_ns
+    second = splitbrain("campaign", "--quiet", str(path))
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert (correct / "verdict.json").stat().st_mtime_ns == kept
+    assert (buggy / "verdict.json").exists()
+    [aside] = (folder / "interrupted").iterdir()
+    assert aside.name.startswith(buggy.name) and (aside / "history.jsonl").exists()
+    policy = tmp_path / "policy.toml"
+    policy.write_text('required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]')
+    gated = splitbrain("gate", str(folder), "--policy", str(policy), "--junit", str(tmp_path / "gate.xml"))
+    assert gated.returncode == 1
+    failures = [line for line in gated.stdout.splitlines() if line.startswith("FAIL")]
+    assert failures and all(line.startswith(f"FAIL {buggy}: committed-data-loss") or
+                            line.startswith(f"FAIL {buggy}: linearizable") for line in failures), gated.stdout  # fmt: skip
