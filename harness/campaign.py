@@ -98,6 +98,7 @@ def finished(run_dir: Path) -> bool:
 def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]:
     """Run what is not finished yet; returns the folder and every run directory."""
     from checkers.verdict import check_run
+    from results.report import write_report
 
     folder, planned = load(config_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -114,5 +115,6 @@ def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]
                     shutil.move(run_dir, aside)
                 Run(plan.config).execute()
                 (run_dir / "verdict.json").write_text(json.dumps(check_run(run_dir), indent=2, default=str) + "\n")
+                write_report(run_dir)
             bar.update()
     return folder, [folder / plan.run_id for plan in planned]

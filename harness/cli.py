@@ -129,6 +129,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Each run directory checked and its verdict written; one line per run; the worst exit code."""
     from checkers.verdict import check_run
     from results.history import HistoryError
+    from results.report import write_report
 
     worst = EXIT_VALID
     for run_dir in tqdm(args.run_dirs, desc="runs", unit="run", disable=_no_bar(args, args.run_dirs)):
@@ -141,6 +142,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             worst = max(worst, EXIT_ERROR)
             continue
         (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+        write_report(run_dir)
         tqdm.write(verdict_line(run_dir, verdict))
         worst = max(worst, exit_code(verdict))
     return worst
@@ -268,11 +270,13 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def report(run_dir: Path) -> int:
-    """Check a run directory, write its verdict, print a line per checker; the exit code by verdict."""
+    """Check a run directory, write its verdict and report, print a line per checker; the exit code by verdict."""
     from checkers.verdict import check_run
+    from results.report import write_report
 
     verdict = check_run(run_dir)
     (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+    print(f"report: {write_report(run_dir)}")
     for name, result in verdict["checkers"].items():
         anomalies = result.get("anomalies", [])
         line = f"{name}: {result['valid']}"

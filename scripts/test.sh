@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 scripts/build-image.sh
+scripts/ensure-chromium.sh
 exec .venv/bin/python -m pytest "$@"

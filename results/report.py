@@ -1,0 +1,276 @@
+"""`report.html` of a run: what people would rather look at than read. One
+self-contained page (inline SVG, no network): the verdict, with each anomaly
+linked to the history rows and the moment that prove it; a timeline of
+operations per client process and of node states per node; latency and
+throughput plots; nemesis windows shaded in all three.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from checkers.availability import fault_windows
+from results.history import EVENTS_COLUMNS, frame, load_history
+
+WIDTH, LEFT, LANE = 1100, 110, 14
+MAX_LANES = 60
+MAX_OPS = 20_000
+MAX_ROWS = 400
+ROW_FIELDS = ("index", "window", "linearized_prefix")
+TIME_FIELDS = ("time_ns", "times_ns")
+OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
+STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
+                 "unattached": "#d9d9d9", "resigned": "#7b4fa0"}  # fmt: skip
+FAULT_COLOURS = {"partition": "#d62f2f", "pause": "#7b4fa0", "kill": "#333333", "latency": "#e08a1e"}
+
+STYLE = """
+body { font: 14px/1.4 sans-serif; margin: 24px; color: #222; max-width: 1240px; }
+h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
+.valid-true { color: #2e7d32; } .valid-false { color: #c62828; font-weight: bold; } .valid-unknown { color: #e08a1e; }
+table { border-collapse: collapse; } td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; }
+tr:target { background: #fff3b0; } .legend span { display: inline-block; margin-right: 14px; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+svg text { font: 11px sans-serif; fill: #333; }
+"""
+
+
+def write_report(run_dir: Path) -> Path:
+    """Render `run_dir/report.html` from its tables and verdict.json."""
+    run_dir = Path(run_dir)
+    history = load_history(run_dir)
+    events_path = run_dir / "events.parquet"
+    events = pd.read_parquet(events_path) if events_path.exists() else frame([], EVENTS_COLUMNS)
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    page = render(run_dir.name, meta, history, events, verdict)
+    path = run_dir / "report.html"
+    path.write_text(page)
+    return path
+
+
+def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict) -> str:
+    span_ns = max(int(history["time_ns"].max()) if len(history) else 0, 1)
+    windows = fault_windows(history)
+    ops = _operations(history)
+    anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
+    marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
+    flagged = {i for _, a in anomalies for i in _rows(a)}
+    # A row an anomaly names, invocation or completion, belongs to one drawn operation.
+    op_of = dict(zip(ops["invoke"], ops["invoke"])) | {c: i for c, i in zip(ops["index"], ops["invoke"]) if c >= 0}
+    scale = _Scale(span_ns)
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>splitbrain report: {html.escape(name)}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>Run {html.escape(name)}: <span class='valid-{str(verdict.get('valid')).lower()}'>"
+        f"valid: {html.escape(str(verdict.get('valid')))}</span></h1>",
+        _config(meta),
+        _verdict(verdict, anomalies),
+        "<h2>Timeline</h2>",
+        _legend(),
+        _timeline(scale, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}),
+        "<h2>Latency</h2>",
+        _latency(scale, ops, windows),
+        "<h2>Throughput (acknowledged operations per second)</h2>",
+        _throughput(scale, ops, windows),
+        _rows_table(history, flagged, op_of),
+        "<script>document.body.dataset.rendered = document.querySelectorAll('svg .op').length;</script>",
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+class _Scale:
+    def __init__(self, span_ns: int) -> None:
+        self.span_ns = span_ns
+
+    def x(self, t_ns: float) -> float:
+        return LEFT + (WIDTH - LEFT - 10) * min(max(t_ns, 0), self.span_ns) / self.span_ns
+
+    def axis(self, y: float) -> str:
+        seconds = self.span_ns / 1e9
+        step = next(s for s in (0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 3600, 1e9) if seconds / s <= 12)
+        ticks = [f"<line x1='{LEFT}' y1='{y}' x2='{WIDTH - 10}' y2='{y}' stroke='#999'/>"]
+        for i in range(int(seconds / step) + 1):
+            x = self.x(i * step * 1e9)
+            ticks.append(f"<line x1='{x:.1f}' y1='{y}' x2='{x:.1f}' y2='{y + 4}' stroke='#999'/>"
+                         f"<text x='{x:.1f}' y='{y + 15}' text-anchor='middle'>{i * step:g} s</text>")  # fmt: skip
+        return "".join(ticks)
+
+
+def _operations(history: pd.DataFrame) -> pd.DataFrame:
+    """Client operations with their invoke and completion times (open ones end with the run)."""
+    rows = history[history["process"] >= 0]
+    invokes = rows[rows["type"] == "invoke"][["index", "time_ns", "process", "f", "value"]]
+    done = rows[rows["type"] != "invoke"][["index", "time_ns", "process", "type"]]
+    paired = pd.merge_asof(done.sort_values("index"), invokes.sort_values("index").rename(
+        columns={"index": "invoke", "time_ns": "t0"}), left_on="index", right_on="invoke", by="process",
+        direction="backward")  # fmt: skip
+    paired = paired.dropna(subset=["invoke"])
+    finished = set(paired["invoke"].astype("int64"))
+    end = int(history["time_ns"].max()) if len(history) else 0
+    still_open = invokes[~invokes["index"].isin(finished)].rename(columns={"index": "invoke", "time_ns": "t0"})
+    still_open = still_open.assign(index=-1, time_ns=end, type="open")
+    parts = [p.rename(columns={"time_ns": "t1"}) for p in (paired, still_open) if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=["invoke", "t0", "t1", "process", "f", "value", "type", "latency_ms"])
+    ops = pd.concat(parts)
+    ops["latency_ms"] = (ops["t1"] - ops["t0"]) / 1e6
+    return ops.astype({"invoke": "int64", "t0": "int64", "t1": "int64"}).sort_values("t0").reset_index(drop=True)
+
+
+def _rows(anomaly: dict) -> list[int]:
+    found = []
+    for field in ROW_FIELDS:
+        value = anomaly.get(field)
+        found += [value] if isinstance(value, int) else [v for v in value or [] if isinstance(v, int)]
+    return found
+
+
+def _times(anomaly: dict) -> list[int]:
+    times = [anomaly["time_ns"]] if isinstance(anomaly.get("time_ns"), int) else list(anomaly.get("times_ns") or [])
+    return times + [c["time_ns"] for c in anomaly.get("claims") or [] if isinstance(c.get("time_ns"), int)]
+
+
+def _config(meta: dict) -> str:
+    config = meta.get("config") or {}
+    shown = {k: config[k] for k in ("backend", "nodes", "workload", "nemesis", "topologies", "bugs", "pre_vote",
+                                    "check_quorum", "time_limit_s", "rate", "concurrency") if k in config}  # fmt: skip
+    if "source" in meta:
+        shown = {"source": meta["source"].get("file"), "format": meta["source"].get("format"), "model": meta.get("model")}
+    shown["seed"] = meta.get("seed")
+    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(json.dumps(v))}</td></tr>" for k, v in shown.items())
+    return f"<table>{cells}</table>"
+
+
+def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
+    lines = ["<h2>Verdict</h2><table><tr><th>checker</th><th>valid</th><th>anomalies</th></tr>"]
+    for name, result in verdict.get("checkers", {}).items():
+        valid = str(result.get("valid")).lower()
+        count = result.get("stats", {}).get("anomalies", len(result.get("anomalies", [])))
+        lines.append(f"<tr><td>{html.escape(name)}</td><td class='valid-{valid}'>{valid}</td><td>{count}</td></tr>")
+    lines.append("</table>")
+    if anomalies:
+        lines.append("<ol>")
+        for k, (checker, anomaly) in enumerate(anomalies):
+            links = [f"<a href='#row-{i}'>row {i}</a>" for i in sorted(set(_rows(anomaly)))[:30]]
+            links += [f"<a href='#mark-{k}'>at {t / 1e9:.3f} s</a>" for t in _times(anomaly)[:5]]
+            lines.append(f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
+                         f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip
+        lines.append("</ol>")
+    return "\n".join(lines)
+
+
+def _legend() -> str:
+    items = [(c, f"op {t}") for t, c in OP_COLOURS.items() if t != "open"]
+    items += [(c, s) for s, c in STATE_COLOURS.items()] + [(c, f"{f} (shaded)") for f, c in FAULT_COLOURS.items()]
+    spans = "".join(f"<span><i class='swatch' style='background:{c}'></i>{html.escape(t)}</span>" for c, t in items)
+    return f"<div class='legend'>{spans}</div>"
+
+
+def _shade(scale: _Scale, windows: pd.DataFrame, top: float, height: float) -> str:
+    shades = []
+    for w in windows.itertuples(index=False):
+        x0, x1 = scale.x(w.start_ns), scale.x(w.end_ns)
+        colour = FAULT_COLOURS.get(w.f, "#555555")
+        shades.append(f"<rect class='fault' x='{x0:.1f}' y='{top}' width='{max(x1 - x0, 1):.1f}' height='{height}' "
+                      f"fill='{colour}' fill-opacity='0.12'><title>{html.escape(str(w.f))} "
+                      f"{html.escape(str(w.node or ''))} {w.start_ns / 1e9:.2f}-{w.end_ns / 1e9:.2f} s</title></rect>"
+                      f"<text x='{x0 + 2:.1f}' y='{top + 10}' fill='{colour}'>{html.escape(str(w.f))}</text>")  # fmt: skip
+    return "".join(shades)
+
+
+def _timeline(scale, ops, events, windows, marks, flagged) -> str:
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+    nodes = sorted(transitions["node"].dropna().unique())
+    processes = sorted(ops["process"].unique())[:MAX_LANES]
+    lanes = [f"node {n}" for n in nodes] + [f"process {p}" for p in processes]
+    top, height = 16, max(len(lanes), 1) * LANE
+    body = [_shade(scale, windows, 0, top + height)]
+    for lane, label in enumerate(lanes):
+        body.append(f"<text x='4' y='{top + lane * LANE + 10}'>{html.escape(label)}</text>")
+    for lane, node in enumerate(nodes):
+        mine = transitions[transitions["node"] == node]
+        times = mine["time_ns"].tolist() + [scale.span_ns]
+        for (state, t0), t1 in zip(zip(mine["state"], mine["time_ns"]), times[1:]):
+            x0, x1 = scale.x(t0), scale.x(t1)
+            body.append(f"<rect x='{x0:.1f}' y='{top + lane * LANE + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{LANE - 4}'"
+                        f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
+                        f" from {t0 / 1e9:.3f} s</title></rect>")  # fmt: skip
+    lane_of = {p: len(nodes) + i for i, p in enumerate(processes)}
+    shown = ops[ops["process"].isin(lane_of)].head(MAX_OPS)
+    for op in shown.itertuples(index=False):
+        x0, x1 = scale.x(op.t0), scale.x(op.t1)
+        y = top + lane_of[op.process] * LANE + 3
+        stroke = " stroke='#c62828' stroke-width='2'" if op.invoke in flagged else ""
+        bar = (f"<rect class='op' id='op-{op.invoke}' x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 1):.1f}' "
+               f"height='{LANE - 6}' fill='{OP_COLOURS.get(op.type, '#bbb')}'{stroke}><title>row {op.invoke}: "
+               f"{html.escape(str(op.f))} {html.escape(str(op.value))} -> {op.type} ({op.latency_ms:.1f} ms)</title></rect>")  # fmt: skip
+        # An operation an anomaly names links to its row in the table below.
+        body.append(f"<a href='#row-{op.invoke}'>{bar}</a>" if op.invoke in flagged else bar)
+    for k, t in marks:
+        x = scale.x(t)
+        body.append(f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{top + height}' "
+                    f"stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'><title>anomaly {k + 1}</title></line></a>")  # fmt: skip
+    note = f"<p>{len(ops) - len(shown)} operations not drawn.</p>" if len(shown) < len(ops) else ""
+    total = top + height + 24
+    return (f"<svg width='{WIDTH}' height='{total}' viewBox='0 0 {WIDTH} {total}'>{''.join(body)}"
+            f"{scale.axis(top + height + 2)}</svg>{note}")  # fmt: skip
+
+
+def _latency(scale, ops, windows) -> str:
+    done = ops[ops["type"] != "open"].head(MAX_OPS)
+    height = 220
+    if done.empty:
+        return "<p>No completed operations.</p>"
+    low, high = math.log10(max(done["latency_ms"].min(), 0.01)), math.log10(max(done["latency_ms"].max(), 0.02))
+    high = max(high, low + 1)
+
+    def y(ms: float) -> float:
+        return 10 + (height - 20) * (1 - (math.log10(max(ms, 0.01)) - low) / (high - low))
+
+    body = [_shade(scale, windows, 0, height)]
+    for decade in range(math.floor(low), math.ceil(high) + 1):
+        if low <= decade <= high:
+            body.append(f"<line x1='{LEFT}' y1='{y(10**decade):.1f}' x2='{WIDTH - 10}' y2='{y(10**decade):.1f}' "
+                        f"stroke='#eee'/><text x='{LEFT - 6}' y='{y(10**decade) + 4:.1f}' text-anchor='end'>"
+                        f"{10**decade:g} ms</text>")  # fmt: skip
+    for op in done.itertuples(index=False):
+        body.append(f"<circle cx='{scale.x(op.t1):.1f}' cy='{y(op.latency_ms):.1f}' r='2' "
+                    f"fill='{OP_COLOURS.get(op.type, '#bbb')}'/>")  # fmt: skip
+    return f"<svg width='{WIDTH}' height='{height + 24}'>{''.join(body)}{scale.axis(height + 2)}</svg>"
+
+
+def _throughput(scale, ops, windows) -> str:
+    height = 160
+    ok = ops[ops["type"] == "ok"]["t1"]
+    bins = max(1, min(200, math.ceil(scale.span_ns / 1e9)))
+    width_ns = scale.span_ns / bins
+    counts = pd.Series(((ok // width_ns).clip(upper=bins - 1)).astype("int64")).value_counts()
+    rates = [counts.get(i, 0) / (width_ns / 1e9) for i in range(bins)]
+    peak = max(max(rates), 1)
+    points = " ".join(f"{scale.x((i + 0.5) * width_ns):.1f},{10 + (height - 20) * (1 - r / peak):.1f}"
+                      for i, r in enumerate(rates))  # fmt: skip
+    return (f"<svg width='{WIDTH}' height='{height + 24}'>{_shade(scale, windows, 0, height)}"
+            f"<text x='{LEFT - 6}' y='14' text-anchor='end'>{peak:.0f}/s</text>"
+            f"<polyline fill='none' stroke='#1f5fbf' stroke-width='1.5' points='{points}'/>"
+            f"{scale.axis(height + 2)}</svg>")  # fmt: skip
+
+
+def _rows_table(history: pd.DataFrame, flagged: set[int], op_of: dict[int, int]) -> str:
+    if not flagged:
+        return ""
+    wanted = sorted(flagged | {op_of[i] for i in flagged if i in op_of})[:MAX_ROWS]
+    rows = history[history["index"].isin(wanted)]
+    columns = ["index", "time_ns", "process", "type", "f", "key", "value", "node", "error"]
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    body = []
+    for row in rows[columns].itertuples(index=False):
+        cells = "".join(f"<td>{html.escape('' if pd.isna(v) else str(v))}</td>" for v in row)
+        link = f"<a href='#op-{op_of[row.index]}'>timeline</a>" if row.index in op_of else ""
+        body.append(f"<tr id='row-{row.index}'>{cells}<td>{link}</td></tr>")
+    return f"<h2>History rows named by anomalies</h2><table><tr>{head}<th></th></tr>{''.join(body)}</table>"

@@ -1,0 +1,56 @@
+"""report.html: every anomaly links to the rows that prove it, and a real run's
+report renders in a real headless browser (Chromium, from Debian's packages)
+with every operation drawn and the fault windows shaded."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from checkers.models import cas_register
+from results.importer import import_file
+from results.report import write_report
+from tests.harness.test_cli import splitbrain
+
+KNOSSOS = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess:
+    browser = shutil.which("chromium")
+    assert browser, "scripts/ensure-chromium.sh installs chromium"
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_anomalies_link_to_their_rows_and_back(tmp_path):
+    run_dir = import_file(KNOSSOS / "bad" / "cas-failure.edn", "jepsen-edn", cas_register(0), tmp_path)
+    assert splitbrain("check", str(run_dir)).returncode == 1
+    page = (run_dir / "report.html").read_text()
+    linked = set(re.findall(r"href='#row-(\d+)'", page))
+    anchored = set(re.findall(r"<tr id='row-(\d+)'>", page))
+    assert linked and linked == anchored
+    back = set(re.findall(r"href='#op-(\d+)'", page))
+    assert back == anchored and back <= set(re.findall(r"id='op-(\d+)'", page))
+    assert "valid: False" in page and "no order of the operations" in page
+
+
+@pytest.mark.slow
+def test_a_real_runs_report_renders_in_a_headless_browser(tmp_path):
+    done = splitbrain("run", "--backend", "local", "--quiet", "--results", str(tmp_path), "--time-limit", "6",
+                      "--interval", "1.5", "--nemesis", "partition,pause", "--workload", "register")  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    [run_dir] = [d for d in tmp_path.iterdir() if d.is_dir()]
+    report = run_dir / "report.html"
+    assert f"report: {report}" in done.stdout
+    page = report.read_text()
+    drawn = page.count("class='op'")
+    assert drawn > 20 and page.count("class='fault'") >= 3  # shaded in the timeline, latency and throughput plots
+    dom = chromium("--dump-dom", report.as_uri())
+    assert f'data-rendered="{drawn}"' in dom.stdout, dom.stderr[-500:]
+    screenshot = tmp_path / "report.png"
+    chromium("--window-size=1280,1600", f"--screenshot={screenshot}", report.as_uri())
+    assert screenshot.stat().st_size > 20_000
