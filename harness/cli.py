@@ -187,6 +187,36 @@ def cmd_archive(args: argparse.Namespace) -> int:
     return EXIT_VALID
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    """The archive re-checked and summarised on Spark; exit 1 when a run fails a
+    safety checker, the re-check contradicts an archived verdict, or an entry is corrupt."""
+    from results.spark_pipeline import analyze
+
+    if not (args.archive / "manifest.json").exists():
+        raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
+    steps = ["spark session", "election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable",
+             "summaries"]  # fmt: skip
+    with tqdm(total=len(steps), desc="analyze", unit="step", disable=args.quiet) as bar:
+        def step(name: str) -> None:
+            bar.set_postfix_str(name)
+            bar.update(1 if bar.n < len(steps) else 0)
+
+        found = analyze(args.archive, args.master, args.out, args.budget, step)
+    for problem in found["problems"]:
+        print(f"CORRUPT {args.archive}: {problem}")
+    verdicts = found["verdicts"]
+    failed = verdicts[verdicts["valid"] == "false"]
+    print(f"analyze: {verdicts['run_id'].nunique()} runs re-checked on Spark, {failed['run_id'].nunique()} failing a safety checker")
+    print(found["failure_rate"].to_string(index=False))
+    for row in found["flaky"].itertuples(index=False):
+        print(f"FLAKY {row.failed} of {row.runs} runs failed: {', '.join(row.run_ids)}")
+    for row in found["disagreements"].itertuples(index=False):
+        print(f"DISAGREES {row.run_id}: {row.checker}: archived {row.archived}, re-checked {row.rechecked}")
+    print(f"analysis written to {found['out']}")
+    bad = found["problems"] or len(found["disagreements"]) or len(failed)
+    return EXIT_INVALID if bad else EXIT_VALID
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when every run meets the policy; JUnit XML either way."""
     from results.gate import PolicyError, judge, junit, load_policy
@@ -362,6 +392,14 @@ def build_parser() -> argparse.ArgumentParser:
     archive.add_argument("--to", type=Path, metavar="ARCHIVE", help="the archive folder (made if missing)")
     archive.add_argument("--verify", type=Path, metavar="ARCHIVE", help="check every file against the manifest")
     archive.set_defaults(func=cmd_archive)
+
+    analyze = commands.add_parser("analyze", help="re-check and summarise an archive on Spark (PySpark)")
+    analyze.add_argument("archive", type=Path, metavar="ARCHIVE")
+    analyze.add_argument("--master", default="local[*]", help="a Spark master URL (default: local[*])")
+    analyze.add_argument("--out", type=Path, help="where the summaries go (default: ARCHIVE/analysis)")
+    analyze.add_argument("--budget", type=float, default=30.0, help="seconds of linearizability search per (run, key)")
+    analyze.add_argument("--quiet", action="store_true", help="no progress bar")
+    analyze.set_defaults(func=cmd_analyze)
 
     gate = commands.add_parser("gate", help="the release gate: verdicts of many runs against a policy (TOML)")
     gate.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help="run directories, or folders of them")

@@ -151,6 +151,7 @@ def index_row(ident: str, run_dir: Path) -> dict:
         "backend": config.get("backend"),
         "time_limit_s": config.get("time_limit_s"),
         "source_file": (meta.get("source") or {}).get("file"),
+        "model": json.dumps(meta["model"]) if "source" in meta else None,
         "splitbrain_version": (meta.get("versions") or {}).get("splitbrain"),
         "python_version": (meta.get("versions") or {}).get("python"),
         "git_revision": meta.get("git_revision"),

@@ -1,0 +1,287 @@
+"""`splitbrain analyze ARCHIVE`: the archive re-checked and summarised on
+Spark (PySpark; `local[*]` unless `--master` names a cluster).
+
+Every run's tables are read at once, tagged with their run id, and the safety
+checkers run as Spark jobs over all runs together: group-bys and joins per
+(run, ...), not a Python loop per run. They are the pandas checkers of
+checkers/ restated (same rules, same applicability), and the tests hold their
+verdicts equal. Linearizability runs per (run, key) group in parallel with
+the pandas checker inside (`applyInPandas`). Then the summaries: failure rate
+per target option set and nemesis, availability figures, verdicts that differ
+across seeds or repeats of one configuration (flaky), and runs whose archived
+verdict the re-check contradicts.
+
+The archive is verified first: a corrupt or partial entry is named and left
+out of the analysis, and the command then exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from . import archive as archive_
+from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS
+
+SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable")
+CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
+SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string"}
+
+
+def session(master: str = "local[*]") -> SparkSession:
+    # Python workers run this interpreter, which has splitbrain and pandas.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("splitbrain-analyze")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _schema(columns: dict[str, str]) -> str:
+    return ", ".join(f"`{name}` {SPARK_TYPES[dtype]}" for name, dtype in columns.items())
+
+
+def read_table(spark: SparkSession, store: Path, run_ids: list[str], name: str, columns: dict) -> DataFrame:
+    """One table of every run, with its run id; runs without the file add no rows."""
+    paths = [str(store / archive_.RUNS / r / name) for r in run_ids if (store / archive_.RUNS / r / name).exists()]
+    if not paths:
+        return spark.createDataFrame([], f"run_id string, {_schema(columns)}")
+    frame = spark.read.schema(_schema(columns)).parquet(*paths)
+    run_id = F.regexp_extract(F.input_file_name(), r"/runs/([^/]+)/[^/]+$", 1)
+    # Row order within a file breaks ties in time, as the stable sorts of the pandas checkers do.
+    return frame.withColumn("run_id", run_id).withColumn("seq", F.monotonically_increasing_id())
+
+
+def election_safety(events: DataFrame) -> DataFrame:
+    """(run_id, kind, count) of the election-safety anomalies."""
+    votes = events.where(F.col("event") == "vote").select("run_id", "node", "epoch", "candidate", "time_ns")
+    own = events.where((F.col("event") == "transition") & (F.col("state") == "candidate")).select(
+        "run_id", "node", "epoch", F.col("node").alias("candidate"), "time_ns"
+    )
+    ballots = votes.unionByName(own).dropna(subset=["epoch", "candidate"])
+    double = (
+        ballots.groupBy("run_id", "node", "epoch").agg(F.countDistinct("candidate").alias("n")).where("n > 1")
+        .select("run_id", F.lit("double-vote").alias("kind"))
+    )  # fmt: skip
+    ordered = Window.partitionBy("run_id", "source", "node").orderBy("time_ns", "seq")
+    back = (
+        events.dropna(subset=["epoch"]).withColumn("previous", F.lag("epoch").over(ordered))
+        .where(F.col("epoch") < F.col("previous")).select("run_id", F.lit("epoch-went-back").alias("kind"))
+    )  # fmt: skip
+    majority = events.dropna(subset=["node"]).groupBy("run_id").agg(
+        (F.floor(F.countDistinct("node") / 2) + 1).alias("majority")
+    )
+    leaders = (
+        events.where((F.col("event") == "transition") & (F.col("state") == "leader"))
+        .select("run_id", "node", "epoch").dropDuplicates()
+        .join(votes.select("run_id", "epoch").distinct(), ["run_id", "epoch"])
+    )  # fmt: skip
+    granted = votes.groupBy("run_id", "epoch", F.col("candidate").alias("node")).agg(
+        F.countDistinct(F.col("node")).alias("granted")
+    )
+    short = (
+        leaders.join(granted, ["run_id", "epoch", "node"], "left").join(majority, "run_id")
+        .where(F.coalesce("granted", F.lit(0)) + 1 < F.col("majority"))
+        .select("run_id", F.lit("leader-without-majority").alias("kind"))
+    )  # fmt: skip
+    return _counts(double.unionByName(back).unionByName(short))
+
+
+def single_leader_per_epoch(events: DataFrame, history: DataFrame) -> DataFrame:
+    claims = (
+        events.where(F.col("state") == "leader").select("run_id", "epoch", F.col("node").alias("claimed"))
+        .unionByName(events.select("run_id", "epoch", F.col("leader").alias("claimed")))
+        .unionByName(history.where((F.col("type") == "ok") & (F.col("process") >= 0))
+                     .select("run_id", "epoch", F.col("node").alias("claimed")))
+        .dropna(subset=["epoch", "claimed"])
+    )  # fmt: skip
+    two = claims.groupBy("run_id", "epoch").agg(F.countDistinct("claimed").alias("n")).where("n > 1")
+    return _counts(two.select("run_id", F.lit("two-leaders").alias("kind")))
+
+
+def committed_data_loss(history: DataFrame, final: DataFrame, events: DataFrame) -> DataFrame:
+    """(run_id, kind, count) for runs with appends; kind `unknown` when acknowledged
+    appends exist but no final log was read."""
+    appends = history.where((F.col("f") == "append") & (F.col("process") >= 0))
+    acked = appends.where(F.col("type") == "ok").dropna(subset=["offset"]).select("run_id", "index", "offset", "value")
+    failed = appends.where(F.col("type") == "fail").select("run_id", "value")
+    records = final.dropna(subset=["offset"]).select("run_id", "node", "offset", F.col("value").alias("found"))
+    nodes = records.select("run_id", "node").distinct()
+    lost = (
+        acked.join(nodes, "run_id").join(records, ["run_id", "node", "offset"], "left")
+        .where(F.col("found").isNull() | (F.col("found") != F.col("value")))
+        .select("run_id", F.lit("lost-acknowledged-append").alias("kind"))
+    )  # fmt: skip
+    divergent = (
+        records.groupBy("run_id", "offset").agg(F.countDistinct("found").alias("n")).where("n > 1")
+        .select("run_id", F.lit("divergent-committed-logs").alias("kind"))
+    )  # fmt: skip
+    appended = records.where(~F.coalesce(F.col("found"), F.lit("")).startswith("{"))
+    duplicate = (
+        appended.groupBy("run_id", "node", "found").count().where("count > 1")
+        .select("run_id", F.lit("duplicate-append").alias("kind"))
+    )  # fmt: skip
+    resurrected = failed.join(appended.select("run_id", F.col("found").alias("value")).distinct(), ["run_id", "value"])
+    resurrected = resurrected.select("run_id", F.lit("failed-append-committed").alias("kind"))
+    truncated = (
+        events.where(F.col("event") == "truncate").dropna(subset=["offset", "hwm"])
+        .where(F.col("offset") < F.col("hwm")).select("run_id", F.lit("truncated-committed").alias("kind"))
+    )  # fmt: skip
+    found = _counts(lost.unionByName(divergent).unionByName(duplicate).unionByName(resurrected).unionByName(truncated))
+    with_appends = appends.select("run_id").distinct()
+    found = found.join(with_appends, "run_id")
+    undecided = (
+        acked.select("run_id").distinct().join(nodes.select("run_id").distinct(), "run_id", "left_anti")
+        .join(found.select("run_id").distinct(), "run_id", "left_anti")
+        .select("run_id", F.lit("unknown").alias("kind"), F.lit(1).cast("long").alias("count"))
+    )  # fmt: skip
+    return found.unionByName(undecided)
+
+
+def linearizable(history: DataFrame, models: dict[str, dict | None], budget_s: float) -> DataFrame:
+    """(run_id, key, valid, anomaly) per (run, key) group, checked in parallel by the pandas checker."""
+    clients = history.where(F.col("process") >= 0).drop("seq")
+    schema = "run_id string, key string, valid string, anomaly string"
+    columns = list(HISTORY_COLUMNS)
+
+    def check(group: pd.DataFrame) -> pd.DataFrame:
+        from checkers.linearizable import linearizable as check_history
+        from checkers.models import make_model
+
+        run_id = group["run_id"].iloc[0]
+        spec = models.get(run_id)
+        model = make_model(spec["name"], spec.get("initial")) if spec else None
+        table = group[columns].astype(HISTORY_COLUMNS).sort_values("index").reset_index(drop=True)
+        verdict = check_history(table, model, budget_s)
+        anomaly = json.dumps(verdict["anomalies"][0], default=str) if verdict["anomalies"] else None
+        key = group["key"].iloc[0]
+        return pd.DataFrame([{"run_id": run_id, "key": None if pd.isna(key) else key,
+                              "valid": str(verdict["valid"]).lower(), "anomaly": anomaly}])  # fmt: skip
+
+    return clients.groupBy("run_id", "key").applyInPandas(check, schema)
+
+
+def _counts(anomalies: DataFrame) -> DataFrame:
+    return anomalies.groupBy("run_id", "kind").agg(F.count(F.lit(1)).alias("count"))
+
+
+def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: float = 30.0, progress=None) -> pd.DataFrame:
+    """One row per (run_id, checker): valid (true/false/unknown) and the anomaly kinds found."""
+    history = read_table(spark, store, run_ids, "history.parquet", HISTORY_COLUMNS).cache()
+    events = read_table(spark, store, run_ids, "events.parquet", EVENTS_COLUMNS).cache()
+    final = read_table(spark, store, run_ids, "final.parquet", FINAL_COLUMNS)
+    step = progress or (lambda name: None)
+    found = {}
+    step("election-safety")
+    found["election-safety"] = election_safety(events).toPandas()
+    step("single-leader-per-epoch")
+    found["single-leader-per-epoch"] = single_leader_per_epoch(events, history).toPandas()
+    step("committed-data-loss")
+    found["committed-data-loss"] = committed_data_loss(history, final, events).toPandas()
+    step("linearizable")
+    groups = linearizable(history, models, budget_s).toPandas()
+    with_appends = set(history.where(F.col("f") == "append").select("run_id").distinct().toPandas()["run_id"])
+    with_clients = set(history.where(F.col("process") >= 0).select("run_id").distinct().toPandas()["run_id"])
+    rows = []
+    for run_id in run_ids:
+        imported = models.get(run_id) is not None
+        for checker in SAFETY:
+            if imported and checker != "linearizable":
+                continue
+            if checker == "committed-data-loss" and run_id not in with_appends:
+                continue
+            if checker == "linearizable":
+                if run_id not in with_clients:
+                    continue
+                mine = groups[groups["run_id"] == run_id]
+                valid = "false" if (mine["valid"] == "false").any() else "unknown" if (mine["valid"] != "true").any() else "true"
+                kinds = sorted(json.loads(a)["kind"] for a in mine["anomaly"].dropna())
+            else:
+                table = found[checker]
+                mine = table[table["run_id"] == run_id]
+                kinds = sorted(set(mine["kind"]) - {"unknown"})
+                valid = "false" if kinds else "unknown" if len(mine) else "true"
+            rows.append({"run_id": run_id, "checker": checker, "valid": valid, "kinds": ",".join(sorted(set(kinds)))})
+    return pd.DataFrame(rows, columns=["run_id", "checker", "valid", "kinds"])
+
+
+def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Failure rates, availability figures, flaky configurations, disagreements, as Spark aggregations."""
+    figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
+    texts = [c for c in index.columns if c not in figures]
+    table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
+    table[figures] = index[figures].astype("float64")
+    runs = spark.createDataFrame(table)
+    per_run = spark.createDataFrame(rechecked).groupBy("run_id").agg(
+        F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
+        F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
+    )
+    joined = runs.join(per_run, "run_id", "left")
+    options = [c for c in ("target", "bugs", "pre_vote", "check_quorum", "nemesis") if c in index]
+    failure_rate = joined.groupBy(*options).agg(
+        F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"), F.avg("failed").alias("failure_rate"),
+        F.concat_ws(",", F.array_sort(F.array_distinct(F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))),
+                                                                  lambda c: c != "")))).alias("caught_by"),
+    )
+    availability = joined.groupBy(*options).agg(*[F.avg(c).alias(f"mean_{c}") for c in figures],
+                                                *[F.max(c).alias(f"max_{c}") for c in figures])  # fmt: skip
+    config = [c for c in CONFIG_COLUMNS if c in index]
+    # Runs of one configuration that differ only by seed or repeat; imported histories are not such runs.
+    flaky = (
+        joined.where(F.col("target") != "import").groupBy(*config).agg(F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"),
+                                    F.collect_list("run_id").alias("run_ids"))
+        .where((F.col("failed") > 0) & (F.col("failed") < F.col("runs")))
+    )  # fmt: skip
+    archived = runs.select("run_id", *[F.col(c) for c in index.columns if c.startswith("valid_")])
+    rechecked_wide = spark.createDataFrame(rechecked).groupBy("run_id").pivot("checker").agg(F.first("valid"))
+    disagreements = []
+    archived_pd, rechecked_pd = archived.toPandas().set_index("run_id"), rechecked_wide.toPandas().set_index("run_id")
+    for run_id, row in rechecked_pd.iterrows():
+        for checker, valid in row.dropna().items():
+            before = archived_pd.at[run_id, f"valid_{checker}"] if f"valid_{checker}" in archived_pd else None
+            if before is not None and pd.notna(before) and before != valid:
+                disagreements.append({"run_id": run_id, "checker": checker, "archived": before, "rechecked": valid})
+    return {
+        "failure_rate": failure_rate.toPandas(),
+        "availability": availability.toPandas(),
+        "flaky": flaky.toPandas(),
+        "disagreements": pd.DataFrame(disagreements, columns=["run_id", "checker", "archived", "rechecked"]),
+    }
+
+
+def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budget_s: float = 30.0,
+            progress=None) -> dict:  # fmt: skip
+    """Verify, re-check and summarise; writes the results under `out` (default ARCHIVE/analysis)."""
+    store = Path(store)
+    problems = archive_.verify(store)
+    broken = {p.split(":")[0] for p in problems}
+    manifest = archive_.read_manifest(store)
+    run_ids = sorted(set(manifest["runs"]) - broken)
+    index = pd.read_parquet(store / archive_.INDEX)
+    index = index[index["run_id"].isin(run_ids)].reset_index(drop=True)
+    models = {r: json.loads(m) if isinstance(m, str) else None for r, m in zip(index["run_id"], index.get("model", []))}
+    step = progress or (lambda name: None)
+    step("spark session")
+    spark = session(master)
+    rechecked = verdicts(spark, store, run_ids, models, budget_s, step)
+    step("summaries")
+    results = summaries(spark, index, rechecked)
+    out = Path(out or store / "analysis")
+    out.mkdir(parents=True, exist_ok=True)
+    rechecked.to_parquet(out / "verdicts.parquet", index=False)
+    for name, table in results.items():
+        table.to_json(out / f"{name}.json", orient="records", indent=1, default_handler=str)
+    return {"problems": problems, "verdicts": rechecked, **results, "out": out}

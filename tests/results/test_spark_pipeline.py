@@ -1,0 +1,94 @@
+"""The Spark pipeline re-checks an archive with real PySpark (local mode) and
+must give the pandas checkers' verdicts on the same runs: histories of the
+simulated cluster, correct and with each planted safety bug, plus imported
+Jepsen histories; a corrupt entry is named and left out."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from checkers.models import cas_register
+from checkers.verdict import check_run, check_tables
+from results import archive
+from results.importer import import_file
+from results.spark_pipeline import SAFETY, analyze
+from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+from tests.checkers.sim_histories import tables
+from tests.checkers.test_on_simulated_histories import churn
+
+pytestmark = pytest.mark.slow
+
+KNOSSOS = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"
+# (name, planted bug, nodes, schedule, the checker that must catch it)
+CASES = [
+    ("correct", None, 3, lambda rng: random_steps(rng, 20), None),
+    ("stale-read", "stale-read", 3, lambda rng: random_steps(rng, 20), "linearizable"),
+    ("ack-before-commit", "ack-before-commit", 3, lambda rng: random_steps(rng, 20), "committed-data-loss"),
+    ("forget-vote", "forget-vote", 5, churn, "election-safety"),
+]
+
+
+def write_run(folder: Path, name: str, bug: str | None, seed: int, history, events, final) -> Path:
+    run_dir = folder / f"{name}-s{seed}"
+    run_dir.mkdir(parents=True)
+    history.to_parquet(run_dir / "history.parquet", index=False)
+    events.to_parquet(run_dir / "events.parquet", index=False)
+    final.to_parquet(run_dir / "final.parquet", index=False)
+    config = {"bugs": [bug] if bug else [], "workload": "append+register", "nemesis": ["simulated"], "pre_vote": True}
+    (run_dir / "run.json").write_text(json.dumps({"config": config, "seed": seed, "target": "kraft-sim"}))
+    return run_dir
+
+
+def simulated_runs(folder: Path) -> list[Path]:
+    """Two runs per case; for a bug, the first seeds whose history its checker flags."""
+    runs = []
+    for name, bug, nodes, steps, checker in CASES:
+        found = 0
+        for seed in range(300):
+            sim = run_schedule(SimSettings(nodes=nodes, seed=seed, bugs=frozenset([bug] if bug else []),
+                                           check_invariants=False), steps(random.Random(seed)))  # fmt: skip
+            history, events, final = tables(sim)
+            if checker and check_tables(history, events, final)["checkers"][checker]["valid"] is not False:
+                continue
+            runs.append(write_run(folder, name, bug, seed, history, events, final))
+            found += 1
+            if found == 2:
+                break
+        assert found == 2, f"{name}: the simulation gave too few flagged histories"
+    return runs
+
+
+def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
+    runs = simulated_runs(tmp_path / "sim")
+    for name in ("good/memstress3-0.edn", "bad/cas-failure.edn"):
+        runs.append(import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported"))
+    store = tmp_path / "archive"
+    archive.add(store, runs, check_run)
+    found = analyze(store, out=tmp_path / "analysis")
+    assert found["problems"] == [] and found["disagreements"].empty
+    spark = {(r.run_id, r.checker): r.valid for r in found["verdicts"].itertuples(index=False)}
+    pandas_verdicts = {}
+    for run_dir in runs:
+        checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
+        for checker in SAFETY:
+            if checker in checkers:
+                pandas_verdicts[(archive.run_id(run_dir), checker)] = str(checkers[checker]["valid"]).lower()
+    assert spark == pandas_verdicts
+    for _, _, _, _, checker in CASES[1:]:
+        assert any(valid == "false" for (_, name), valid in spark.items() if name == checker), checker
+    rates = found["failure_rate"].set_index(["target", "bugs"])
+    assert rates.loc[("kraft-sim", "stale-read"), "failure_rate"] == 1.0
+    assert "linearizable" in rates.loc[("kraft-sim", "stale-read"), "caught_by"]
+    assert rates.loc[("kraft-sim", ""), "failure_rate"] == 0.0 and rates.loc[("import", ""), "failed"] == 1
+    assert (tmp_path / "analysis" / "verdicts.parquet").exists()
+
+    # A corrupt entry: named, left out, the rest still analysed.
+    broken = archive.run_id(runs[0])
+    (store / archive.RUNS / broken / "events.parquet").write_bytes(b"not parquet")
+    again = analyze(store, out=tmp_path / "analysis2")
+    assert again["problems"] == [f"{broken}: events.parquet: checksum differs from the manifest"]
+    assert broken not in set(again["verdicts"]["run_id"]) and len(set(again["verdicts"]["run_id"])) == len(runs) - 1
