@@ -157,7 +157,8 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
     if anomalies:
         lines.append("<ol>")
         for k, (checker, anomaly) in enumerate(anomalies):
-            links = [f"<a href='#row-{i}'>row {i}</a>" for i in sorted(set(_rows(anomaly)))[:30]]
+            # The row the anomaly is about first, then the rows around it.
+            links = [f"<a href='#row-{i}'>row {i}</a>" for i in list(dict.fromkeys(_rows(anomaly)))[:30]]
             links += [f"<a href='#mark-{k}'>at {t / 1e9:.3f} s</a>" for t in _times(anomaly)[:5]]
             lines.append(f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
                          f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip

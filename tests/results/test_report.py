@@ -13,7 +13,6 @@ import pytest
 
 from checkers.models import cas_register
 from results.importer import import_file
-from results.report import write_report
 from tests.harness.test_cli import splitbrain
 
 KNOSSOS = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"

@@ -1,0 +1,74 @@
+"""The Spark pipeline against the pandas checkers run per run, on one generated archive.
+
+Run: .venv/bin/python benchmarks/spark_pipeline.py [--runs 100] [--ops 25000] [--master local[*]]
+
+Each generated run is a valid append history of `--ops` acknowledged appends
+from 64 clients, 5 nodes' final logs and status/vote/transition events (the
+generators of benchmarks/checker_speed.py), written as a run directory. Timed:
+(1) the pandas checkers, `check_run` per run in a loop, as `splitbrain check`
+does; (2) `splitbrain analyze` on the archive of the same runs (Spark session
+start included). Both must find every run valid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from checkers.verdict import check_run
+from results import archive
+from results.spark_pipeline import analyze
+
+sys.path.insert(0, str(Path(__file__).parent))
+from checker_speed import append_history, status_events  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--ops", type=int, default=25_000)
+    parser.add_argument("--master", default="local[*]")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "generated"
+        history, final = append_history(args.ops)
+        events = status_events(4 * args.ops)
+        runs = []
+        for n in range(args.runs):
+            run_dir = folder / f"run-{n:04d}"
+            run_dir.mkdir(parents=True)
+            history.to_parquet(run_dir / "history.parquet", index=False)
+            final.to_parquet(run_dir / "final.parquet", index=False)
+            events.to_parquet(run_dir / "events.parquet", index=False)
+            (run_dir / "run.json").write_text(json.dumps({"config": {"workload": "append", "nemesis": []}, "seed": n}))
+            runs.append(run_dir)
+        rows = args.runs * (len(history) + len(final) + len(events))
+        print(f"{args.runs} runs, {rows:,} rows ({len(history):,} history, {len(final):,} final, {len(events):,} events each)")
+
+        start = time.perf_counter()
+        for run_dir in runs:
+            verdict = check_run(run_dir)
+            assert verdict["valid"] is True, verdict
+            (run_dir / "verdict.json").write_text(json.dumps(verdict, default=str))
+        pandas_s = time.perf_counter() - start
+        print(f"pandas checkers, run by run:   {pandas_s:7.1f} s  {rows / pandas_s:>12,.0f} rows/s")
+
+        store = Path(scratch) / "archive"
+        start = time.perf_counter()
+        archive.add(store, runs, check_run)
+        print(f"archive (copy + checksums):     {time.perf_counter() - start:7.1f} s")
+
+        start = time.perf_counter()
+        found = analyze(store, args.master)
+        spark_s = time.perf_counter() - start
+        assert not found["problems"] and set(found["verdicts"]["valid"]) == {"true"}, found["verdicts"]
+        print(f"Spark pipeline ({args.master}): {spark_s:7.1f} s  {rows / spark_s:>12,.0f} rows/s "
+              f"(verify + session start + re-check + summaries)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
