@@ -4,7 +4,7 @@ under one campaign folder, with a progress bar. Run ids are fixed by the
 matrix (a repeat runs the same seed again: real timing still differs, which
 is what shows a flaky verdict), so an interrupted campaign resumes where it stopped: a run with a
 verdict is not run again; one cut short is moved to `interrupted/` (its
-history kept) and run again.
+history kept) and run again. The campaign folder gets `summary.html`.
 
     [campaign]
     name = "nightly"              # the folder: <results>/<name>
@@ -21,6 +21,8 @@ history kept) and run again.
     [targets.stale-read]
     bugs = ["stale-read"]
     check_quorum = false
+    workloads = ["register"]      # a target may bring its own workloads,
+    seeds = [0, 1, 2]             # nemeses, seeds and repeats
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tqdm import tqdm
 from harness.run import Run, RunConfig
 
 MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats"}
+TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress"}
 
@@ -64,19 +67,23 @@ def load(path: Path) -> tuple[Path, list[PlannedRun]]:
     targets = raw.get("targets") or {"default": {}}
     options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS
     common = {k: v for k, v in campaign.items() if k not in MATRIX_KEYS}
-    for where, table in [("campaign", common), *((f"targets.{name}", t) for name, t in targets.items())]:
+    for where, table, allowed in [("campaign", common, options),
+                                  *((f"targets.{name}", t, options | TARGET_MATRIX_KEYS) for name, t in targets.items())]:  # fmt: skip
         for key in table:
-            if key not in options:
-                raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(options))}")
+            if key not in allowed:
+                raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
     name = campaign.get("name") or Path(path).stem
     folder = Path(campaign.get("results", "runs/campaigns")) / name
     planned = []
-    for target, overrides in targets.items():
-        for workload in campaign.get("workloads", ["append"]):
-            for nemesis in campaign.get("nemeses", ["partition,kill,pause"]):
+    for target, table in targets.items():
+        # A target may bring its own matrix: the faults that show its bug.
+        matrix = {**campaign, **{k: v for k, v in table.items() if k in TARGET_MATRIX_KEYS}}
+        overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
+        for workload in matrix.get("workloads", ["append"]):
+            for nemesis in matrix.get("nemeses", ["partition,kill,pause"]):
                 kinds = [k for k in nemesis.split(",") if k and k != "none"]
-                for seed in campaign.get("seeds", [0]):
-                    for repeat in range(campaign.get("repeats", 1)):
+                for seed in matrix.get("seeds", [0]):
+                    for repeat in range(matrix.get("repeats", 1)):
                         run_id = f"{target}-{workload}-{'+'.join(kinds) or 'none'}-s{seed}-r{repeat}"
                         settings = {**common, **overrides}
                         try:
@@ -98,6 +105,7 @@ def finished(run_dir: Path) -> bool:
 def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]:
     """Run what is not finished yet; returns the folder and every run directory."""
     from checkers.verdict import check_run
+    from results.campaign_page import write_summary
     from results.report import write_report
 
     folder, planned = load(config_path)
@@ -117,4 +125,5 @@ def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]
                 (run_dir / "verdict.json").write_text(json.dumps(check_run(run_dir), indent=2, default=str) + "\n")
                 write_report(run_dir)
             bar.update()
+    write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
     return folder, [folder / plan.run_id for plan in planned]

@@ -161,7 +161,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         verdict = json.loads((run_dir / "verdict.json").read_text())
         print(verdict_line(run_dir, verdict))
         worst = max(worst, exit_code(verdict))
-    print(f"campaign: {len(run_dirs)} runs in {folder}")
+    print(f"campaign: {len(run_dirs)} runs in {folder}; summary: {folder / 'summary.html'}")
     return worst
 
 

@@ -1,6 +1,13 @@
-"""The detection matrix against the real reference quorum (local processes
-behind the link mesh): each planted bug is caught by the checker it exists
-for, and the correct node passes that checker under the same faults."""
+"""The detection matrix, as a user runs it: one campaign of the real reference
+quorum (local processes behind the link mesh) with each planted bug under the
+faults that show it and the correct node under the same faults; archived,
+re-checked on Spark, and gated. Each bug is caught by the checker it exists
+for and fails the gate with it; the correct node passes.
+
+Some bugs need luck with timing: a stale read needs a client to read from the
+isolated leader, a forgotten vote a restart inside an election. Those bugs
+get three seeds, and at least one of their runs must be caught.
+"""
 
 from __future__ import annotations
 
@@ -10,75 +17,137 @@ import sys
 
 import pytest
 
+from harness.campaign import load
+from results.spark_pipeline import analyze
+
 pytestmark = pytest.mark.slow
 
+ISOLATION = 'nemeses = ["partition"]\ntopologies = ["isolate-leader"]\ntime_limit_s = 16\n'
+CHURN = 'nodes = 5\nnemeses = ["churn"]\ninterval_s = 3\ntime_limit_s = 30\npre_vote = false\n'
+FLIP_FLOP = ('nodes = 5\nrate = 0.3\nconcurrency = 1\nnemeses = ["partition"]\ntopologies = ["flip-flop", "one-way"]\n'
+             'time_limit_s = 30\n')  # fmt: skip
+CAMPAIGN = f"""
+[campaign]
+name = "matrix"
+results = "{{results}}"
+backend = "local"
+interval_s = 2
 
-def campaign(results, *args):
-    command = [sys.executable, "-m", "harness.cli", "run", "--backend", "local", "--quiet", "--results", str(results),
-               "--interval", "2", *args]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+[targets.correct-append]
+workloads = ["append"]
+{ISOLATION}
+[targets.ack-before-commit]
+bugs = ["ack-before-commit"]
+workloads = ["append"]
+{ISOLATION}
+[targets.correct-register]
+workloads = ["register"]
+check_quorum = false
+{ISOLATION}
+[targets.stale-read]
+bugs = ["stale-read"]
+workloads = ["register"]
+check_quorum = false
+seeds = [0, 1, 2]
+{ISOLATION}
+[targets.correct-churn]
+{CHURN}
+[targets.forget-vote]
+bugs = ["forget-vote"]
+seeds = [0, 1, 2]
+{CHURN}
+[targets.correct-flip-flop]
+{FLIP_FLOP}
+[targets.prevote-always]
+bugs = ["prevote-always"]
+{FLIP_FLOP}
+"""
+# The bug, and the checkers that catch it.
+CAUGHT_BY = {
+    "ack-before-commit": {"committed-data-loss"},
+    "stale-read": {"linearizable"},
+    "forget-vote": {"election-safety", "single-leader-per-epoch"},
+}
+SAFETY_POLICY = 'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]\n' \
+                'may_be_absent = ["committed-data-loss"]\n'  # fmt: skip
+AVAILABILITY_POLICY = 'required = ["election-safety"]\n[availability]\nmax_disruptive_elections = 0\n'
+
+
+def splitbrain(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=1500)
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    """The campaign, run once: (folder, {target: [run directories]}, workspace)."""
+    workspace = tmp_path_factory.mktemp("matrix")
+    config = workspace / "matrix.toml"
+    config.write_text(CAMPAIGN.format(results=workspace / "runs"))
+    done = splitbrain("campaign", "--quiet", str(config))
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    [run_dir] = [d for d in results.iterdir() if d.is_dir()]
+    folder, planned = load(config)
+    by_target: dict[str, list] = {}
+    for plan in planned:
+        by_target.setdefault(plan.target, []).append(folder / plan.run_id)
+    return folder, by_target, workspace
+
+
+def checkers_of(run_dir):
     return json.loads((run_dir / "verdict.json").read_text())["checkers"]
 
 
-LEADER_ISOLATION = ("--nemesis", "partition", "--topologies", "isolate-leader", "--time-limit", "16")
-FLIP_FLOP = ("--nodes", "5", "--rate", "0.3", "--concurrency", "1", "--nemesis", "partition", "--topologies", "flip-flop,one-way",
-             "--time-limit", "30")  # fmt: skip
+@pytest.mark.parametrize("bug", sorted(CAUGHT_BY))
+def test_each_safety_bug_is_caught_by_its_checker(matrix, bug):
+    _, runs, _ = matrix
+    caught = [r for r in runs[bug] if any(checkers_of(r)[name]["valid"] is False for name in CAUGHT_BY[bug] if name in checkers_of(r))]
+    assert caught, f"{bug} went unnoticed in {len(runs[bug])} runs"
+    if bug == "ack-before-commit":
+        assert checkers_of(caught[0])["committed-data-loss"]["anomalies"][0]["kind"] == "lost-acknowledged-append"
 
 
-@pytest.mark.parametrize("bug", [None, "ack-before-commit"])
-def test_committed_data_loss_catches_ack_before_commit(tmp_path, bug):
-    checkers = campaign(tmp_path, "--workload", "append", *LEADER_ISOLATION, *(["--bug", bug] if bug else []))
-    assert checkers["committed-data-loss"]["valid"] is (bug is None), checkers["committed-data-loss"]["anomalies"][:1]
-    if bug:
-        assert checkers["committed-data-loss"]["anomalies"][0]["kind"] == "lost-acknowledged-append"
+def test_the_correct_node_passes_the_same_faults(matrix):
+    _, runs, _ = matrix
+    for target in ("correct-append", "correct-register", "correct-churn", "correct-flip-flop"):
+        for run_dir in runs[target]:
+            assert all(result["valid"] is True for result in checkers_of(run_dir).values()), (target, run_dir)
 
 
-@pytest.mark.parametrize("bug", [None, "stale-read"])
-def test_linearizable_catches_stale_reads(tmp_path, bug):
-    """Without check-quorum the isolated leader keeps believing it leads, so
-    the stale-read window is the whole partition (check-quorum narrows it to
-    at most the fetch timeout, which clients rarely hit). A run where no
-    client happened to read from the isolated leader shows nothing, so the
-    bug gets up to three seeds to be caught in."""
-    for seed in range(3 if bug else 1):
-        results = tmp_path / f"seed{seed}"
-        checkers = campaign(results, "--workload", "register", "--no-check-quorum", "--seed", str(seed),
-                            *LEADER_ISOLATION, *(["--bug", bug] if bug else []))  # fmt: skip
-        if checkers["linearizable"]["valid"] is False:
-            break
-    assert checkers["linearizable"]["valid"] is (bug is None), checkers["linearizable"]["anomalies"][:1]
-
-
-def test_availability_shows_prevote_always_disrupting(tmp_path):
+def test_prevote_always_disrupts_and_the_correct_node_does_not(matrix):
     """A follower cut from the leader wins Pre-Votes from followers only while
     its log is as up to date as theirs, so the load is light."""
-    correct = campaign(tmp_path / "correct", *FLIP_FLOP)
-    buggy = campaign(tmp_path / "buggy", *FLIP_FLOP, "--bug", "prevote-always")
-    assert correct["availability"]["stats"]["disruptive_elections"] == 0
-    assert buggy["availability"]["stats"]["disruptive_elections"] >= 1
-    assert all(c["valid"] is True for name, c in correct.items())
+    _, runs, _ = matrix
+    [correct], [buggy] = runs["correct-flip-flop"], runs["prevote-always"]
+    assert checkers_of(correct)["availability"]["stats"]["disruptive_elections"] == 0
+    assert checkers_of(buggy)["availability"]["stats"]["disruptive_elections"] >= 1
 
 
-CHURN = ("--nodes", "5", "--nemesis", "churn", "--interval", "3", "--time-limit", "30", "--no-pre-vote")
+def test_archived_analysed_on_spark_and_gated(matrix):
+    folder, runs, workspace = matrix
+    store = workspace / "archive"
+    assert splitbrain("archive", "--to", str(store), str(folder)).returncode == 0
+    found = analyze(store, out=workspace / "analysis")
+    assert found["problems"] == [] and found["disagreements"].empty, found["disagreements"]
+    rates = found["failure_rate"]
+    for bug, checkers in CAUGHT_BY.items():
+        mine = rates[rates["bugs"] == bug]
+        caught_by = {name for names in mine["caught_by"] for name in names.split(",")}
+        assert mine["failed"].sum() >= 1 and caught_by & checkers, (bug, mine)
+    assert rates[rates["bugs"] == ""]["failed"].sum() == 0
 
+    safety = workspace / "safety.toml"
+    safety.write_text(SAFETY_POLICY)
+    gated = splitbrain("gate", str(folder), "--policy", str(safety), "--junit", str(workspace / "safety.xml"))
+    assert gated.returncode == 1
+    failed = [line.split(": ")[:2] for line in gated.stdout.splitlines() if line.startswith("FAIL ")]
+    for bug, checkers in CAUGHT_BY.items():
+        assert any(run.startswith(f"FAIL {folder / bug}") and name in checkers for run, name in failed), (bug, failed)
+    assert not any("correct" in run or "prevote-always" in run for run, _ in failed), failed
 
-def test_election_safety_catches_forgotten_votes_within_three_campaigns(tmp_path):
-    """Split votes make double votes possible; Pre-Vote serialises candidacies
-    so well that they are rare, so this row runs without it. A double vote
-    needs a restart inside an election, so the search is bounded: at most
-    three seeded campaigns."""
-    for seed in range(3):
-        checkers = campaign(tmp_path / f"bug{seed}", *CHURN, "--seed", str(seed), "--bug", "forget-vote")
-        if any(checkers[name]["valid"] is False for name in ("election-safety", "single-leader-per-epoch")):
-            break
-    else:
-        pytest.fail("forget-vote went unnoticed in three churn campaigns")
-    anomaly = (checkers["election-safety"]["anomalies"] or checkers["single-leader-per-epoch"]["anomalies"])[0]
-    assert anomaly["kind"] in ("double-vote", "two-leaders")
-
-
-def test_the_correct_node_passes_the_same_churn(tmp_path):
-    checkers = campaign(tmp_path, *CHURN, "--seed", "0")
-    assert all(result["valid"] is True for result in checkers.values()), checkers
+    availability = workspace / "availability.toml"
+    availability.write_text(AVAILABILITY_POLICY)
+    flip_flop = [str(r) for r in runs["correct-flip-flop"] + runs["prevote-always"]]
+    gated = splitbrain("gate", *flip_flop, "--policy", str(availability), "--junit", str(workspace / "availability.xml"))
+    assert gated.returncode == 1
+    [line] = [line for line in gated.stdout.splitlines() if line.startswith("FAIL ")]
+    assert line.startswith(f"FAIL {runs['prevote-always'][0]}: availability.max_disruptive_elections")
+    assert (folder / "summary.html").exists()

@@ -71,6 +71,8 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     assert second.returncode == 1, second.stdout + second.stderr
     assert (correct / "verdict.json").stat().st_mtime_ns == kept
     assert (buggy / "verdict.json").exists()
+    summary = (folder / "summary.html").read_text()
+    assert f"href='{buggy.name}/report.html'" in summary and "committed-data-loss" in summary
     [aside] = (folder / "interrupted").iterdir()
     assert aside.name.startswith(buggy.name) and (aside / "history.jsonl").exists()
     policy = tmp_path / "policy.toml"

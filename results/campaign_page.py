@@ -1,0 +1,49 @@
+"""A campaign's `summary.html`: per target option set, how many runs failed
+and which checkers caught them; then every run with its verdict, its first
+anomaly and a link to its report."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from .report import STYLE
+
+
+def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
+    """`runs`: (target name, run directory) in matrix order."""
+    rows = []
+    for target, run_dir in runs:
+        try:
+            verdict = json.loads((run_dir / "verdict.json").read_text())
+        except (OSError, ValueError):
+            verdict = {"valid": "not run", "checkers": {}}
+        failing = {name: r for name, r in verdict.get("checkers", {}).items() if r.get("valid") is not True}
+        rows.append((target, run_dir, verdict.get("valid"), failing))
+    per_target: dict[str, list] = {}
+    for target, _, valid, failing in rows:
+        per_target.setdefault(target, []).append((valid, failing))
+    head = ["<h2>Targets</h2><table><tr><th>target</th><th>runs</th><th>failed</th><th>caught by</th></tr>"]
+    for target, results in per_target.items():
+        failed = sum(1 for valid, _ in results if valid is False)
+        caught = sorted({name for valid, failing in results if valid is False for name, r in failing.items()
+                         if r.get("valid") is False})  # fmt: skip
+        head.append(f"<tr><td>{html.escape(target)}</td><td>{len(results)}</td><td>{failed}</td>"
+                    f"<td>{html.escape(', '.join(caught))}</td></tr>")  # fmt: skip
+    head.append("</table>")
+    body = ["<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th></tr>"]
+    for target, run_dir, valid, failing in rows:
+        first = next((f"{name}: {(r.get('anomalies') or [{}])[0].get('summary', r.get('error', ''))}"
+                      for name, r in failing.items()), "")  # fmt: skip
+        link = run_dir.relative_to(folder) / "report.html"
+        body.append(f"<tr><td><a href='{html.escape(str(link))}'>{html.escape(run_dir.name)}</a></td>"
+                    f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
+                    f"<td>{html.escape(first)}</td></tr>")  # fmt: skip
+    body.append("</table>")
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
+            f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
+            f"{''.join(head)}{''.join(body)}</body></html>")  # fmt: skip
+    path = folder / "summary.html"
+    path.write_text(page)
+    return path
