@@ -9,7 +9,7 @@ import random
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from checkers.verdict import check_tables
@@ -24,11 +24,17 @@ SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "
 
 @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(nodes=st.sampled_from([3, 5]), seed=st.integers(0, 2**32 - 1), steps=schedules(16))
+@example(nodes=3, seed=2, steps=[("run", 0, 150), ("pause", 0, 0), ("run", 0, 400)])  # 20 indeterminate writes on a key
 def test_the_correct_nodes_histories_are_never_flagged(nodes, seed, steps):
+    """Never flagged. The linearizability search may give up (`unknown`) within
+    its budget: a pause can leave a key with some twenty indeterminate writes,
+    whose orders the search explores exponentially (Knossos and Porcupine
+    too); giving up is not a verdict, a false one would be."""
     sim = run_schedule(SimSettings(nodes=nodes, seed=seed), steps)
-    verdict = check_tables(*tables(sim))
+    verdict = check_tables(*tables(sim), budget_s=5)
     for name in SAFETY:
-        assert verdict["checkers"][name]["valid"] is True, (name, verdict["checkers"][name])
+        allowed = (True, "unknown") if name == "linearizable" else (True,)
+        assert verdict["checkers"][name]["valid"] in allowed, (name, verdict["checkers"][name])
 
 
 def churn(rng: random.Random) -> list:
