@@ -27,4 +27,4 @@ rm -f "$root"/etc/ssh/ssh_host_*
 tar -C "$root" -c . | docker import --change 'CMD ["/bin/bash"]' - "$tag" >/dev/null
 echo "build-image: built $tag" >&2
 # Older recipes of the image are of no further use.
-docker images splitbrain-node --format '{{.Repository}}:{{.Tag}}' | grep -vx "$tag" | xargs -r docker rmi >/dev/null
+docker images splitbrain-node --format '{{.Repository}}:{{.Tag}}' | { grep -vx "$tag" || true; } | xargs -r docker rmi >/dev/null
