@@ -1,7 +1,7 @@
 """`availability`: liveness figures, split by nemesis window. Not a safety
 verdict: it is always `valid: true` and a release gate reads its stats.
 
-Figures: leader elections and epochs, time without a leader, client success
+Figures: leader elections, resignations and epochs, time without a leader, client success
 rate and latency, and "disruptive elections": a candidacy for a new epoch
 while the leader of the old one was alive (answering status polls), still
 leading, and not cut off from a majority by an active partition, as when a
@@ -18,9 +18,15 @@ import pandas as pd
 from .result import result
 
 ALIVE_WINDOW_NS = 1_000_000_000
-RECOVERIES = {"heal": ("partition", "latency"), "resume": ("pause",), "start": ("kill",), "heal-all": None}
-# Faults over once confirmed: they open no window.
-INSTANT = {"restart", "bounce", "wipe"}
+RECOVERIES = {
+    "heal": ("partition", "latency"),
+    "resume": ("pause",),
+    "start": ("kill",),
+    "rejoin": ("wipe", "shrink"),
+    "heal-all": None,
+}
+# Operations over once confirmed: they open no window.
+INSTANT = {"restart", "bounce", "add-voter", "remove-voter", "start-observers"}
 
 
 def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
@@ -128,6 +134,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     disruptive = disruptive_elections(history, events)
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
+        "resignations": int((transitions["state"] == "resigned").sum()),
         "epochs": int(events["epoch"].dropna().nunique()),
         "leaderless_ms": round(_leaderless_ms(events, span_ns), 1),
         "disruptive_elections": len(disruptive),

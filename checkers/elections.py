@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from .result import result
@@ -11,7 +13,8 @@ from .result import result
 def election_safety(events: pd.DataFrame) -> dict:
     """No voter grants standard votes to two candidates in one epoch (across
     generations; a candidate's vote for itself counts); no node's epoch goes
-    backwards in its own event log or across status polls."""
+    backwards in its own event log or across status polls (within one data
+    directory); every leader held votes from a majority of its voter set."""
     anomalies = []
     votes = events[events["event"] == "vote"][["time_ns", "node", "epoch", "candidate"]]
     own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
@@ -30,9 +33,12 @@ def election_safety(events: pd.DataFrame) -> dict:
                 "summary": f"{node} voted for {' and '.join(granted['candidate'])} in epoch {epoch}",
             }
         )
-    for source, group in events.dropna(subset=["epoch"]).groupby("source"):
+    # A wiped disk starts again from epoch 0 under a new directory id: epochs
+    # are compared within one (node, directory id).
+    replicas = events.assign(replica=events["directory_id"].fillna(""))
+    for source, group in replicas.dropna(subset=["epoch"]).groupby("source"):
         ordered = group.sort_values(["node", "time_ns"], kind="stable")
-        previous = ordered.groupby("node")["epoch"].shift()
+        previous = ordered.groupby(["node", "replica"])["epoch"].shift()
         back = ordered[ordered["epoch"] < previous]
         for idx, row in back.iterrows():
             anomalies.append(
@@ -51,15 +57,17 @@ def election_safety(events: pd.DataFrame) -> dict:
 
 def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict]:
     """Leaders of epochs in which vote events exist, holding fewer granted votes
-    (their own included) than a majority of the nodes that logged anything."""
-    majority = events["node"].dropna().nunique() // 2 + 1
+    (their own included) than a majority of the voter set in force at the
+    leader when it was elected (its latest `voters` event); a node that never
+    logged one is judged against all the nodes that logged anything."""
     leaders = events[(events["event"] == "transition") & (events["state"] == "leader")][["time_ns", "node", "epoch"]]
     leaders = leaders.drop_duplicates(["node", "epoch"])
     leaders = leaders[leaders["epoch"].isin(votes["epoch"])]
+    leaders = _with_majority(leaders, events)
     granted = votes.groupby(["epoch", "candidate"])["node"].nunique().rename("granted").reset_index()
     table = leaders.merge(granted, left_on=["epoch", "node"], right_on=["epoch", "candidate"], how="left")
     table["granted"] = table["granted"].fillna(0).astype("int64") + 1
-    short = table[table["granted"] < majority]
+    short = table[table["granted"] < table["majority"]]
     return [
         {
             "kind": "leader-without-majority",
@@ -67,10 +75,26 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
             "epoch": int(row.epoch),
             "time_ns": int(row.time_ns),
             "votes": int(row.granted),
-            "summary": f"{row.node} led epoch {row.epoch} with {row.granted} of the {majority} votes it needed",
+            "summary": f"{row.node} led epoch {row.epoch} with {row.granted} of the {row.majority} votes it needed",
         }
         for row in short.itertuples(index=False)
     ]
+
+
+def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    everyone = events["node"].dropna().nunique() // 2 + 1
+    sets = events[(events["event"] == "voters") & (events["source"] == "log")].dropna(subset=["voters"])
+    sets = sets.assign(majority=sets["voters"].map(lambda text: len(json.loads(text)) // 2 + 1))
+    if leaders.empty or sets.empty:
+        return leaders.assign(majority=everyone)
+    table = pd.merge_asof(
+        leaders.astype({"time_ns": "int64"}).sort_values("time_ns"),
+        sets[["time_ns", "node", "majority"]].astype({"time_ns": "int64"}).sort_values("time_ns"),
+        on="time_ns",
+        by="node",
+        direction="backward",
+    )
+    return table.assign(majority=table["majority"].fillna(everyone).astype("int64"))
 
 
 def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame) -> dict:

@@ -13,6 +13,7 @@ from .availability import availability
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
+from .membership import CHANGES, membership
 from .models import make_model
 from .result import merge, run_checker
 
@@ -20,7 +21,14 @@ DEFAULT_BUDGET_S = 30.0
 
 
 def _table(path: Path, columns: dict) -> pd.DataFrame:
-    return pd.read_parquet(path) if path.exists() else frame([], columns)
+    """A run's table; columns it was written without (an older run) are null."""
+    if not path.exists():
+        return frame([], columns)
+    table = pd.read_parquet(path)
+    for name, dtype in columns.items():
+        if name not in table:
+            table[name] = pd.Series(pd.NA, index=table.index, dtype=dtype)
+    return table
 
 
 def check_tables(
@@ -35,6 +43,8 @@ def check_tables(
         results["committed-data-loss"] = run_checker(committed_data_loss, history, final, events)
     if client_fs:
         results["linearizable"] = run_checker(linearizable, history, None, budget_s)
+    if (events["event"] == "voters").any() or history["f"].isin(CHANGES).any():
+        results["membership"] = run_checker(membership, history, events, final)
     results["availability"] = run_checker(availability, history, events)
     return merge(results)
 

@@ -24,12 +24,18 @@ def bring_up(
     net: str = "proxy",
     toxiproxy: str | None = None,
     hosts: Path | None = None,
+    initial_voters: int | None = None,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
     proxies, and the cluster's nodes are routed through it."""
     root = Path(root)
-    timeouts = dict(node_args=node_args, election_timeout_ms=election_timeout_ms, fetch_timeout_ms=fetch_timeout_ms)
+    timeouts = dict(
+        node_args=node_args,
+        election_timeout_ms=election_timeout_ms,
+        fetch_timeout_ms=fetch_timeout_ms,
+        initial_voters=initial_voters,
+    )
     if backend == "ssh":
         from harness.ssh_cluster import SshCluster
         from harness.ssh_hosts import load_hosts

@@ -27,6 +27,12 @@ def add_quorum_options(parser: argparse.ArgumentParser) -> None:
         "--no-check-quorum", dest="check_quorum", action="store_false", help="leaders never resign on lost fetches"
     )
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="plant a bug (repeatable)")
+    parser.add_argument("--auto-join", action="store_true", help="observers ask the leader to make them voters")
+    parser.add_argument(
+        "--ack-when-committed-always",
+        action="store_true",
+        help="auto-join asks with AckWhenCommitted=true, as before KIP-1186",
+    )
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -38,13 +44,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     ran = 0
     for offset in tqdm(range(args.schedules), desc="schedules", unit="run", disable=args.quiet):
         seed = args.seed + offset
-        steps = random_steps(random.Random(seed), args.steps)
+        steps = random_steps(random.Random(seed), args.steps, membership=args.membership)
         settings = SimSettings(
             nodes=args.nodes,
+            observers=args.observers,
             seed=seed,
             pre_vote=args.pre_vote,
             check_quorum=args.check_quorum,
             bugs=frozenset(args.bug),
+            auto_join=args.auto_join,
+            ack_when_committed_always=args.ack_when_committed_always,
         )
         ran += 1
         try:
@@ -91,6 +100,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name in ("nodes", "concurrency"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1")
+    voters = 1 if args.standalone else args.initial_voters or args.nodes
+    if not 1 <= voters <= args.nodes:
+        raise UsageError(f"--initial-voters must be between 1 and --nodes ({args.nodes}), not {voters}")
+    if not 0 <= args.down_at_join < voters:
+        raise UsageError(f"--down-at-join must be at least 0 and fewer than the {voters} initial voters")
     topologies = [t.strip() for t in args.topologies.split(",")] if args.topologies else None
     try:
         generate(random.Random(0), kinds, 0, 1, args.nodes, topologies)
@@ -111,6 +125,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         bugs=args.bug,
         pre_vote=args.pre_vote,
         check_quorum=args.check_quorum,
+        initial_voters=1 if args.standalone else args.initial_voters,
+        auto_join=args.auto_join,
+        ack_when_committed_always=args.ack_when_committed_always,
+        down_at_join=args.down_at_join,
         results=args.results,
         toxiproxy=args.toxiproxy,
         net=args.net,
@@ -128,14 +146,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Each run directory checked and its verdict written; one line per run; the worst exit code."""
     from checkers.verdict import check_run
-    from results.history import HistoryError
+    from results.history import HistoryError, find_run_dirs
     from results.report import write_report
 
+    try:
+        run_dirs = find_run_dirs(args.run_dirs)
+    except (HistoryError, OSError) as error:
+        raise UsageError(str(error)) from None
     worst = EXIT_VALID
-    for run_dir in tqdm(args.run_dirs, desc="runs", unit="run", disable=_no_bar(args, args.run_dirs)):
+    for run_dir in tqdm(run_dirs, desc="runs", unit="run", disable=_no_bar(args, run_dirs)):
         try:
-            if not run_dir.is_dir():
-                raise UsageError(f"{run_dir}: not a run directory")
             verdict = check_run(run_dir, args.budget)
         except (UsageError, HistoryError) as error:
             tqdm.write(f"splitbrain: {error}", file=sys.stderr)
@@ -280,7 +300,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action == "up":
         args.state_dir.mkdir(parents=True, exist_ok=True)
-        node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum)
+        node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum, args.auto_join, args.ack_when_committed_always)
         try:
             state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args)
         except FileExistsError as error:
@@ -347,6 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--steps", type=int, default=20, help="fault and load steps per schedule")
     simulate.add_argument("--seed", type=int, default=0)
     simulate.add_argument("--keep-going", action="store_true", help="do not stop at the first violation")
+    simulate.add_argument("--observers", type=int, default=0, help="replicas beyond the initial voters")
+    simulate.add_argument(
+        "--membership", action="store_true", help="schedules also lose disks and add and remove voters"
+    )
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
@@ -358,6 +382,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--net", default="proxy", choices=["proxy", "iptables"], help="cut links with link proxies or iptables (docker)"
     )
     run.add_argument("--nodes", type=int, default=3)
+    voters = run.add_mutually_exclusive_group()
+    voters.add_argument(
+        "--initial-voters", type=int, metavar="N", help="the first N nodes bootstrap the voter set, the rest observe"
+    )
+    voters.add_argument("--standalone", action="store_true", help="the first node bootstraps alone (N = 1)")
+    run.add_argument(
+        "--down-at-join", type=int, default=0, metavar="K", help="kill K voters (not the leader) before observers start"
+    )
     run.add_argument("--workload", default="append", choices=list(WORKLOADS))
     run.add_argument(
         "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
@@ -375,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
-    check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     check.add_argument(
         "--budget", type=float, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
     )

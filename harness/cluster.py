@@ -3,6 +3,12 @@ the queries the harness makes through each node's client port.
 
 A backend adds the lifecycle: start, stop (SIGTERM), kill (SIGKILL), pause,
 resume, wipe (lose the data directory), running, check_alive, collect, close.
+
+Each node's data directory is formatted before its first start, with a
+directory id the harness chooses: the first `initial_voters` nodes bootstrap
+the voter set naming those ids (one of them alone: `--standalone`), the rest
+start as observers. A wiped directory is never formatted again, so the node
+comes back as an observer under a new directory id, as a replaced disk does.
 """
 
 from __future__ import annotations
@@ -12,15 +18,26 @@ import time
 from pathlib import Path
 
 from targets.kraft.client import call
+from targets.kraft.storage import format_data_dir, new_directory_id
 
 
-def quorum_args(bugs: list[str], pre_vote: bool = True, check_quorum: bool = True) -> tuple[str, ...]:
-    """Node options for planted bugs and switched-off protections."""
+def quorum_args(
+    bugs: list[str],
+    pre_vote: bool = True,
+    check_quorum: bool = True,
+    auto_join: bool = False,
+    ack_when_committed_always: bool = False,
+) -> tuple[str, ...]:
+    """Node options for planted bugs, switched-off protections and auto-join."""
     args = [f"--bug={bug}" for bug in bugs]
     if not pre_vote:
         args.append("--no-pre-vote")
     if not check_quorum:
         args.append("--no-check-quorum")
+    if auto_join:
+        args.append("--auto-join")
+    if ack_when_committed_always:
+        args.append("--ack-when-committed-always")
     return tuple(args)
 
 
@@ -35,9 +52,15 @@ class ClusterBase:
         node_args: tuple[str, ...],
         election_timeout_ms: int,
         fetch_timeout_ms: int,
+        initial_voters: int | None = None,
     ) -> None:
         self.root = Path(root)
         self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
+        if initial_voters is not None and not 1 <= initial_voters <= nodes:
+            raise ValueError(f"--initial-voters: {initial_voters} is not between 1 and the {nodes} nodes")
+        self.initial_voters = nodes if initial_voters is None else initial_voters
+        self.directory_ids = {node: new_directory_id() for node in self.ids}
+        self.formatted: set[str] = set()
         # Requests (votes, fetches) are retried and long polls answered well
         # within an election timeout, as KRaft's request manager does.
         self.node_args = (
@@ -91,6 +114,26 @@ class ClusterBase:
             *peers,
             *self.node_args,
         ]
+
+    @property
+    def voters(self) -> tuple[str, ...]:
+        """The nodes that bootstrap the voter set; the others start as observers."""
+        return self.ids[: self.initial_voters]
+
+    @property
+    def observers(self) -> tuple[str, ...]:
+        return self.ids[self.initial_voters :]
+
+    def prepare(self, node: str) -> None:
+        """Format the node's data directory, once, before its first start."""
+        if node in self.formatted:
+            return
+        bootstrap = tuple((v, self.directory_ids[v]) for v in self.voters) if node in self.voters else ()
+        self.format(node, self.directory_ids[node], bootstrap)
+        self.formatted.add(node)
+
+    def format(self, node: str, directory_id: str, bootstrap: tuple) -> None:
+        format_data_dir(self.data_dir(node), directory_id, bootstrap)
 
     def wipe(self, node: str) -> None:
         """Lose the node's data directory (it must be stopped): a disk loss."""

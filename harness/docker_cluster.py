@@ -36,8 +36,9 @@ class DockerCluster(ClusterBase):
         node_args: tuple[str, ...] = (),
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
+        initial_voters: int | None = None,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
@@ -86,7 +87,7 @@ class DockerCluster(ClusterBase):
         container = self.containers.get(node)
         if container is None:
             data = self.data_dir(node)
-            data.mkdir(parents=True, exist_ok=True)
+            self.prepare(node)
             command = self.node_command(
                 node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
             )

@@ -29,8 +29,9 @@ class LocalCluster(ClusterBase):
         node_args: tuple[str, ...] = (),
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
+        initial_voters: int | None = None,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
@@ -48,6 +49,7 @@ class LocalCluster(ClusterBase):
         log_dir = self.root / node
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stopped.discard(node)
+        self.prepare(node)
         with open(log_dir / "node.log", "ab") as output:
             self.processes[node] = subprocess.Popen(
                 self.command(node),

@@ -47,6 +47,12 @@ class RunConfig:
     bugs: list[str] = field(default_factory=list)
     pre_vote: bool = True
     check_quorum: bool = True
+    # Membership: how many nodes bootstrap the voter set (None: all; 1: standalone),
+    # whether observers ask to join, and how many voters are down while they do.
+    initial_voters: int | None = None
+    auto_join: bool = False
+    ack_when_committed_always: bool = False
+    down_at_join: int = 0
     election_timeout_ms: int = 300
     fetch_timeout_ms: int = 600
     op_timeout_s: float = 1.0
@@ -61,7 +67,7 @@ class RunConfig:
     run_id: str | None = None
 
     def node_args(self) -> tuple[str, ...]:
-        return quorum_args(self.bugs, self.pre_vote, self.check_quorum)
+        return quorum_args(self.bugs, self.pre_vote, self.check_quorum, self.auto_join, self.ack_when_committed_always)
 
 
 def git_revision() -> str | None:
@@ -126,11 +132,11 @@ class Run:
                 config.net,
                 config.toxiproxy,
                 config.hosts,
+                config.initial_voters,
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))
-            cluster.start_all()
-            cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+            self.start(cluster)
             try:
                 asyncio.run(self.load_and_faults())
             finally:
@@ -139,6 +145,20 @@ class Run:
                     self.finish(cluster)
                 finally:
                     signal.signal(signal.SIGINT, previous)
+
+    def start(self, cluster) -> None:
+        """The voters first; once they have a leader, `down_at_join` of them
+        (never the leader) killed, then the observers started: KIP-1186's
+        scenario when the observers auto-join."""
+        for node in cluster.voters:
+            cluster.start(node)
+        cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+        if self.config.down_at_join:
+            leader = self.nemesis.leader()
+            victims = [node for node in cluster.voters if node != leader][: self.config.down_at_join]
+            self.nemesis.invoke(NemesisOp(0, "kill", {"nodes": victims}))
+        if cluster.observers:
+            self.nemesis.invoke(NemesisOp(0, "start-observers"))
 
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
@@ -313,5 +333,9 @@ def log_event(record: dict, time_ns: int) -> dict:
         "candidate": record.get("candidate"),
         "offset": record.get("offset", record.get("log_end_offset")),
         "hwm": record.get("hwm"),
+        "directory_id": record.get("directory_id"),
+        "voters": record.get("voters"),
         "source": "log",
+        "as_directory": record.get("as_directory"),
+        "ack_when_committed": record.get("ack_when_committed"),
     }

@@ -123,8 +123,9 @@ class SshCluster(ClusterBase):
         node_args: tuple[str, ...] = (),
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
+        initial_voters: int | None = None,
     ) -> None:
-        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms)
+        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
         self.ids = tuple(nodes)
         self.specs = nodes
         self.raft = {node: spec.raft for node, spec in nodes.items()}
@@ -144,6 +145,7 @@ class SshCluster(ClusterBase):
         if self.running(node):
             return
         self.stopped.discard(node)
+        self.prepare(node)
         raft = f"0.0.0.0:{self.raft[node][1]}"
         client = f"0.0.0.0:{self.specs[node].client_port}"
         command = self.node_command(node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"))
@@ -188,6 +190,15 @@ class SshCluster(ClusterBase):
 
     def resume(self, node: str) -> None:
         self._signal(node, "CONT")
+
+    def format(self, node: str, directory_id: str, bootstrap: tuple) -> None:
+        voters = ",".join(f"{v}@{d}" for v, d in bootstrap)
+        words = ["python3", "-m", "targets.kraft.format", f"--id={node}", f"--data-dir={self._remote(node, 'data')}",
+                 f"--directory-id={directory_id}", *([f"--initial-voters={voters}"] if voters else [])]  # fmt: skip
+        line = " ".join(shlex.quote(word) for word in words)
+        # A run starts from a fresh disk and fresh logs, whatever an earlier run on this host left there.
+        old = " ".join(shlex.quote(self._remote(node, name)) for name in ("data", "events.jsonl", "node.log"))
+        self.connections[node].run(f"cd {shlex.quote(self.base[node])} && rm -rf {old} && {line}")
 
     def wipe(self, node: str) -> None:
         if self.running(node):

@@ -13,6 +13,7 @@ import json
 import random
 
 from . import topologies
+from .membership import VoterChanges
 from .schedule import NemesisOp
 
 NEMESIS_PROCESS = -1
@@ -56,7 +57,7 @@ class Nemesis:
             self.faulty_links = False
             return []
         if f in ("pause", "kill", "restart", "bounce", "wipe"):
-            nodes = self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
             for node in nodes:
                 self.fault_node(f, node)
             return nodes
@@ -65,6 +66,14 @@ class Nemesis:
             for node in nodes:
                 self.fault_node(f, node)
             return nodes
+        if f == "start-observers":
+            for node in self.cluster.observers:
+                self.cluster.start(node)
+            return list(self.cluster.observers)
+        if f == "shrink":
+            return VoterChanges(self).shrink(args.get("count", 1), random.Random(args.get("seed")))
+        if f == "rejoin":
+            return VoterChanges(self).rejoin()
         if f == "heal-all":
             return self.heal_all()
         raise ValueError(f"unknown nemesis operation {f!r}")
@@ -128,6 +137,10 @@ class Nemesis:
         if target == "leader":
             leader = self.leader()
             return [leader] if leader in live else [rng.choice(live)]
+        if target == "follower":
+            leader = self.leader()
+            followers = [n for n in live if n != leader]
+            return [rng.choice(followers)] if followers else []
         if target == "minority":
             count = min(len(live), (len(self.cluster.ids) - 1) // 2)
             return sorted(rng.sample(live, count))

@@ -16,11 +16,16 @@ FAULTS = {
     "kill": ("kill", "start"),
     "restart": ("restart", None),
     "bounce": ("bounce", None),
-    "wipe": ("wipe", None),
+    # A disk lost: the node returns as an observer and is added again under its new directory id.
+    "wipe": ("wipe", "rejoin"),
     "latency": ("latency", "heal"),
     # Elections under stress: slow links, the leader killed, then nodes
     # bounced every few hundred milliseconds until the interval ends.
     "churn": ("latency", "heal-all"),
+    # Voter changes among faults: a follower's disk lost and the leader killed
+    # before it is added again (its vote must not count under the old
+    # identity), or one or two followers removed at once; then all rejoin.
+    "membership": ("shrink", "rejoin"),
 }
 CHURN_BOUNCE_S = (0.05, 0.25)
 TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop")
@@ -47,6 +52,17 @@ def churn(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
         ops.append(NemesisOp(t, "bounce", {"target": "one", "seed": rng.randrange(2**31), **tag}))
         t += rng.uniform(*CHURN_BOUNCE_S)
     return ops
+
+
+def membership(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    tag = {"during": "membership"}
+    if rng.random() < 0.5:
+        return [
+            NemesisOp(at, "wipe", {"target": "follower", "seed": rng.randrange(2**31), **tag}),
+            NemesisOp(at + interval_s / 3, "kill", {"target": "leader", **tag}),
+            NemesisOp(at + 2 * interval_s / 3, "start", tag),
+        ]
+    return [NemesisOp(at, "shrink", {"count": rng.choice([1, 2]), "seed": rng.randrange(2**31), **tag})]
 
 
 def generate(
@@ -80,8 +96,8 @@ def generate(
             args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
         elif kind == "latency":
             args = {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
-        elif kind == "churn":
-            ops += churn(rng, at, interval_s)
+        elif kind in ("churn", "membership"):
+            ops += (churn if kind == "churn" else membership)(rng, at, interval_s)
             ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))
             at += 2 * interval_s
             continue

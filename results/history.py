@@ -48,6 +48,11 @@ EVENTS_COLUMNS = {
     "directory_id": TEXT,
     "voters": TEXT,
     "source": TEXT,
+    # Beyond DESIGN.md's table, for the membership checker: the directory id
+    # a vote request named for the voter (`vote`, `prevote`), and the mode of
+    # an answered voter change (`voter-change-answered`).
+    "as_directory": TEXT,
+    "ack_when_committed": "boolean",
 }
 FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")

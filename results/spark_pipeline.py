@@ -29,9 +29,9 @@ from pyspark.sql import functions as F
 from . import archive as archive_
 from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS
 
-SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable")
+SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "linearizable")
 CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
-SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string"}
+SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string", "boolean": "boolean"}
 
 
 def session(master: str = "local[*]") -> SparkSession:
@@ -76,24 +76,36 @@ def election_safety(events: DataFrame) -> DataFrame:
         ballots.groupBy("run_id", "node", "epoch").agg(F.countDistinct("candidate").alias("n")).where("n > 1")
         .select("run_id", F.lit("double-vote").alias("kind"))
     )  # fmt: skip
-    ordered = Window.partitionBy("run_id", "source", "node").orderBy("time_ns", "seq")
+    replica = F.coalesce(F.col("directory_id"), F.lit(""))
+    ordered = Window.partitionBy("run_id", "source", "node", replica).orderBy("time_ns", "seq")
     back = (
         events.dropna(subset=["epoch"]).withColumn("previous", F.lag("epoch").over(ordered))
         .where(F.col("epoch") < F.col("previous")).select("run_id", F.lit("epoch-went-back").alias("kind"))
     )  # fmt: skip
-    majority = events.dropna(subset=["node"]).groupBy("run_id").agg(
-        (F.floor(F.countDistinct("node") / 2) + 1).alias("majority")
+    everyone = events.dropna(subset=["node"]).groupBy("run_id").agg(
+        (F.floor(F.countDistinct("node") / 2) + 1).alias("everyone")
     )
+    # The majority of the voter set in force at each leader: its latest `voters` event.
+    sets = events.where((F.col("event") == "voters") & (F.col("source") == "log")).dropna(subset=["voters"]).select(
+        "run_id", "node", "time_ns", "seq", F.lit(None).cast("long").alias("epoch"),
+        (F.floor(F.size(F.from_json("voters", "array<array<string>>")) / 2) + 1).alias("set_majority"),
+    )  # fmt: skip
+    elected = events.where((F.col("event") == "transition") & (F.col("state") == "leader")).select(
+        "run_id", "node", "time_ns", "seq", "epoch", F.lit(None).cast("long").alias("set_majority")
+    )
+    in_force = Window.partitionBy("run_id", "node").orderBy("time_ns", "seq").rowsBetween(Window.unboundedPreceding, 0)
     leaders = (
-        events.where((F.col("event") == "transition") & (F.col("state") == "leader"))
-        .select("run_id", "node", "epoch").dropDuplicates()
+        elected.unionByName(sets).withColumn("in_force", F.last("set_majority", ignorenulls=True).over(in_force))
+        .where(F.col("epoch").isNotNull()).dropDuplicates(["run_id", "node", "epoch"])
         .join(votes.select("run_id", "epoch").distinct(), ["run_id", "epoch"])
+        .join(everyone, "run_id").withColumn("majority", F.coalesce("in_force", "everyone"))
+        .select("run_id", "node", "epoch", "majority")
     )  # fmt: skip
     granted = votes.groupBy("run_id", "epoch", F.col("candidate").alias("node")).agg(
         F.countDistinct(F.col("node")).alias("granted")
     )
     short = (
-        leaders.join(granted, ["run_id", "epoch", "node"], "left").join(majority, "run_id")
+        leaders.join(granted, ["run_id", "epoch", "node"], "left")
         .where(F.coalesce("granted", F.lit(0)) + 1 < F.col("majority"))
         .select("run_id", F.lit("leader-without-majority").alias("kind"))
     )  # fmt: skip
@@ -151,6 +163,57 @@ def committed_data_loss(history: DataFrame, final: DataFrame, events: DataFrame)
     return found.unionByName(undecided)
 
 
+def membership(history: DataFrame, events: DataFrame, final: DataFrame) -> DataFrame:
+    """(run_id, kind, count) of the `membership` rules (checkers/membership.py)."""
+    logged = events.where(F.col("source") == "log")
+    voters = logged.where(F.col("event") == "voters").dropna(subset=["offset", "hwm"])
+    life = Window.partitionBy("run_id", "node", "generation").orderBy("time_ns", "seq")
+    overlapping = (
+        voters.withColumn("previous", F.lag("offset").over(life))
+        .where((F.col("offset") > F.col("previous")) & (F.col("hwm") <= F.col("previous")))
+        .select("run_id", F.lit("two-uncommitted-voter-changes").alias("kind"))
+    )  # fmt: skip
+    early = (
+        logged.where((F.col("event") == "voter-change-answered") & F.coalesce("ack_when_committed", F.lit(False)))
+        .where(F.col("offset") >= F.col("hwm")).select("run_id", F.lit("voter-change-acknowledged-before-commit").alias("kind"))
+    )  # fmt: skip
+    old_votes = (
+        logged.where(F.col("event").isin("vote", "prevote")).dropna(subset=["as_directory", "directory_id"])
+        .where(F.col("as_directory") != F.col("directory_id")).select("run_id", F.lit("vote-under-old-identity").alias("kind"))
+    )  # fmt: skip
+    in_force = life.rowsBetween(Window.unboundedPreceding, 0)
+    sets = logged.where(F.col("event") == "voters").dropna(subset=["voters"]).select(
+        "run_id", "node", "generation", "time_ns", "seq", "voters", F.lit(None).cast("string").alias("stands")
+    )
+    stands = logged.where((F.col("event") == "transition") & (F.col("state") == "candidate")).select(
+        "run_id", "node", "generation", "time_ns", "seq", F.lit(None).cast("string").alias("voters"),
+        F.col("directory_id").alias("stands"),
+    )  # fmt: skip
+    listed = F.get(F.filter(F.from_json("set", "array<array<string>>"), lambda v: F.get(v, 0) == F.col("node")), 0)
+    old_candidacies = (
+        stands.unionByName(sets).withColumn("set", F.last("voters", ignorenulls=True).over(in_force))
+        .where(F.col("stands").isNotNull() & F.col("set").isNotNull())
+        .where(listed.isNull() | (F.get(listed, 1).isNotNull() & (F.get(listed, 1) != F.col("stands"))))
+        .select("run_id", F.lit("vote-under-old-identity").alias("kind"))
+    )  # fmt: skip
+    acked = history.where((F.col("process") == -1) & F.col("f").isin("add-voter", "remove-voter") & (F.col("type") == "ok"))
+    change = F.from_json("value", "struct<node:string, directory_id:string>")
+    acked = acked.dropna(subset=["offset"]).select(
+        "run_id", "offset",
+        F.array(F.split("f", "-")[0], change["node"], change["directory_id"]).alias("wanted"),
+    )  # fmt: skip
+    records = final.dropna(subset=["offset"]).select(
+        "run_id", "node", "offset", F.from_json("value", "struct<change:array<string>>")["change"].alias("change")
+    )
+    lost = (
+        acked.join(records.select("run_id", "node").distinct(), "run_id")
+        .join(records, ["run_id", "node", "offset"], "left")
+        .where(F.col("change").isNull() | (F.col("change") != F.col("wanted")))
+        .select("run_id", F.lit("lost-voter-change").alias("kind"))
+    )  # fmt: skip
+    return _counts(overlapping.unionByName(early).unionByName(old_votes).unionByName(old_candidacies).unionByName(lost))
+
+
 def linearizable(history: DataFrame, models: dict[str, dict | None], budget_s: float) -> DataFrame:
     """(run_id, key, valid, anomaly) per (run, key) group, checked in parallel by the pandas checker."""
     clients = history.where(F.col("process") >= 0).drop("seq")
@@ -191,6 +254,13 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
     found["single-leader-per-epoch"] = single_leader_per_epoch(events, history).toPandas()
     step("committed-data-loss")
     found["committed-data-loss"] = committed_data_loss(history, final, events).toPandas()
+    step("membership")
+    found["membership"] = membership(history, events, final).toPandas()
+    with_membership = set(
+        events.where(F.col("event") == "voters").select("run_id")
+        .union(history.where(F.col("f").isin("add-voter", "remove-voter")).select("run_id"))
+        .distinct().toPandas()["run_id"]
+    )  # fmt: skip
     step("linearizable")
     groups = linearizable(history, models, budget_s).toPandas()
     with_appends = set(history.where(F.col("f") == "append").select("run_id").distinct().toPandas()["run_id"])
@@ -202,6 +272,8 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
             if imported and checker != "linearizable":
                 continue
             if checker == "committed-data-loss" and run_id not in with_appends:
+                continue
+            if checker == "membership" and run_id not in with_membership:
                 continue
             if checker == "linearizable":
                 if run_id not in with_clients:

@@ -61,6 +61,25 @@ class Client:
             pass
 
 
+def call_many(address: tuple[str, int], requests: list[dict], timeout_s: float = 2.0) -> list[dict | None]:
+    """Several requests sent together on one fresh connection (they reach the
+    node in one read), blocking; the answers in request order, None for one
+    that did not come within `timeout_s`. Raises OSError only if the node
+    could not be reached, so nothing was sent."""
+    answers: dict[int, dict] = {}
+    lines = "".join(json.dumps({**request, "id": i}) + "\n" for i, request in enumerate(requests))
+    with socket.create_connection(address, timeout=timeout_s) as sock:
+        try:
+            sock.sendall(lines.encode())
+            with sock.makefile("rb") as stream:
+                while len(answers) < len(requests) and (line := stream.readline()):
+                    answer = json.loads(line)
+                    answers[answer.get("id")] = answer
+        except (OSError, ValueError):
+            pass  # once sent, a lost connection leaves the outcome unknown: no answer
+    return [answers.get(i) for i in range(len(requests))]
+
+
 def call(address: tuple[str, int], op: str, timeout_s: float = 2.0, **fields) -> dict:
     """One request on a fresh connection, blocking; raises OSError (incl. timeout)."""
     with socket.create_connection(address, timeout=timeout_s) as sock:

@@ -13,6 +13,16 @@ current time in milliseconds, then drains a `Ready` batch and, in this order:
 
 `ready()`/`advance()` pairs never interleave with other calls. Randomness (the
 election timeouts) comes only from the injected `random.Random`.
+
+Membership (KIP-853, see `voters.py`): the voter set in force is the latest
+voters record in the log. Elections, the high watermark and check-quorum
+count the replicas of that set, each under its directory id. Replicas outside
+it are observers: they fetch, never campaign, and with `auto_join` ask the
+leader to add them. The leader makes one voter change at a time, answering
+AddRaftVoter once the new set is committed, or once it is written when the
+request says AckWhenCommitted=false (KIP-1186). Towards one peer a replica has
+one request in flight at a time, as Kafka's connections do: while its
+AddRaftVoter waits for an answer, it does not fetch from that leader.
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ from .messages import (
     FetchRequest,
     FetchResponse,
     Message,
+    VoterChangeRequest,
+    VoterChangeResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -42,25 +54,54 @@ from .states import (
     ResignedState,
     UnattachedState,
 )
+from .voters import ReplicaKey, VoterSet, same_directory
 
-BUGS = frozenset({"forget-vote", "ack-before-commit", "stale-read", "prevote-always"})
+BUGS = frozenset(
+    {
+        "forget-vote",
+        "ack-before-commit",
+        "stale-read",
+        "prevote-always",
+        "multi-voter-change",
+        "ignore-directory-id",
+        "ack-voter-early",
+    }
+)
 """Planted bugs, each enabled by name (`--bug NAME`):
 
 forget-vote        the vote is not persisted, so a restarted node can vote twice in an epoch
 ack-before-commit  the leader acknowledges appends once flushed locally, before the high watermark covers them
 stale-read         register reads are answered from local state by any node that believes it leads
 prevote-always     followers grant Pre-Votes even while fetching from a live leader
+multi-voter-change the leader accepts a voter change while another is uncommitted
+ignore-directory-id a replica is taken for a voter by its node id alone, so a wiped node
+                   votes (and counts towards the high watermark) under its old identity
+ack-voter-early    AddRaftVoter with AckWhenCommitted=true is answered once written, before commit
 """
+
+VOTER_CHANGES = {"add-voter": "add", "remove-voter": "remove"}
 
 INDETERMINATE = "indeterminate"
 
 
 @dataclass(frozen=True)
 class RaftConfig:
-    """Settings of one node. Times are milliseconds on the core's clock."""
+    """Settings of one node. Times are milliseconds on the core's clock.
+
+    `bootstrap` is the initial voter set, written as the first record of an
+    empty log (a fixed set, or this node alone for `--standalone`); empty for
+    a replica that joins as an observer. `peers` are the nodes it can reach,
+    where an observer looks for the leader. `voter_change_timeout_ms` is how
+    long an auto-joining replica waits for AddRaftVoter's answer.
+    """
 
     node_id: str
-    voters: tuple[str, ...]
+    bootstrap: tuple[ReplicaKey, ...] = ()
+    peers: tuple[str, ...] = ()
+    directory_id: str | None = None
+    auto_join: bool = False
+    ack_when_committed_always: bool = False
+    voter_change_timeout_ms: int = 2000
     election_timeout_ms: int = 500
     fetch_timeout_ms: int = 1000
     # How long the leader holds a fetch that has nothing new (long poll).
@@ -76,12 +117,6 @@ class RaftConfig:
         unknown = set(self.bugs) - BUGS
         if unknown:
             raise ValueError(f"unknown bug(s) {sorted(unknown)}; known: {sorted(BUGS)}")
-        if self.node_id not in self.voters:
-            raise ValueError(f"node {self.node_id} is not among the voters {list(self.voters)}")
-
-    @property
-    def majority(self) -> int:
-        return len(self.voters) // 2 + 1
 
 
 @dataclass(frozen=True)
@@ -109,6 +144,16 @@ class _Pending:
     request_id: Any
     epoch: int
     acked: bool = False
+    # A voter change answered once written rather than once committed.
+    ack_on_write: bool = False
+    ack_when_committed: bool | None = None
+
+
+@dataclass(frozen=True)
+class _PeerRequest:
+    """A voter change asked by a peer: its answer is a message, not a client reply."""
+
+    request: VoterChangeRequest
 
 
 @dataclass
@@ -140,6 +185,14 @@ class RaftCore:
         self._events: list[dict] = []
         self._pending: dict[int, _Pending] = {}
         self._parked: dict[str, _Parked] = {}
+        self._ignore_directory = "ignore-directory-id" in config.bugs
+        # The one request this replica has in flight for a voter change: (peer, sent at).
+        self._change_in_flight: tuple[str, int] | None = None
+        self._next_join_ms = now_ms
+        self._seek_index = 0
+        self._announced_voters: int | None = None
+        if not self.log.entries and config.bootstrap:
+            self.log.append([Entry(0, VoterSet.of(config.bootstrap).record())])
         self.quorum = QuorumState(
             config.node_id,
             persisted,
@@ -149,9 +202,11 @@ class RaftCore:
             rng,
             self._events.append,
             forget_vote="forget-vote" in config.bugs,
+            directory_id=config.directory_id,
         )
-        if len(config.voters) == 1 and isinstance(self.quorum.state, UnattachedState):
+        if self._alone() and isinstance(self.quorum.state, UnattachedState):
             self.quorum.state.election_deadline_ms = now_ms
+        self._announce_voters()
 
     # ------------------------------------------------------------------ queries
 
@@ -164,8 +219,19 @@ class RaftCore:
         return self.quorum.state
 
     @property
+    def voters(self) -> VoterSet:
+        return self.log.voter_set()
+
+    @property
+    def is_voter(self) -> bool:
+        return self.voters.has(self.node_id, self.config.directory_id, self._ignore_directory)
+
+    @property
     def others(self) -> tuple[str, ...]:
-        return tuple(v for v in self.config.voters if v != self.node_id)
+        return tuple(v for v in self.voters.ids if v != self.node_id)
+
+    def _alone(self) -> bool:
+        return self.is_voter and len(self.voters.voters) == 1
 
     def status(self) -> dict:
         return {
@@ -176,6 +242,8 @@ class RaftCore:
             "voted_for": self.quorum.voted_for,
             "log_end_offset": self.log.end_offset,
             "hwm": self.hwm,
+            "voters": [list(v) for v in self.voters.voters],
+            "voter": self.is_voter,
         }
 
     def committed_entries(self, from_offset: int = 0, limit: int | None = None) -> list[tuple[int, Entry]]:
@@ -189,7 +257,7 @@ class RaftCore:
     def step(self, msg: Message, now_ms: int) -> None:
         """Handle one message from a peer."""
         self.now_ms = now_ms
-        if msg.src not in self.config.voters or msg.dst != self.node_id:
+        if msg.dst != self.node_id:
             return
         if msg.epoch > self.epoch:
             self._observe_higher_epoch(msg)
@@ -205,6 +273,10 @@ class RaftCore:
             self._handle_fetch_request(msg)
         elif isinstance(msg, FetchResponse):
             self._handle_fetch_response(msg)
+        elif isinstance(msg, VoterChangeRequest):
+            self._handle_voter_change_request(msg)
+        elif isinstance(msg, VoterChangeResponse):
+            self._handle_voter_change_response(msg)
         self._maybe_fetch()
 
     def tick(self, now_ms: int) -> None:
@@ -247,6 +319,15 @@ class RaftCore:
         state = self.state
         if command.get("op") == "read" and "stale-read" in self.config.bugs and isinstance(state, LeaderState):
             self._replies.append((request_id, self.machine.read_now(command["key"])))
+            return
+        if command.get("op") in VOTER_CHANGES:
+            self._change_voters(
+                VOTER_CHANGES[command["op"]],
+                str(command["node"]),
+                command.get("directory_id"),
+                bool(command.get("ack_when_committed", True)),
+                request_id,
+            )
             return
         if not isinstance(state, LeaderState):
             self._replies.append(
@@ -299,8 +380,7 @@ class RaftCore:
         self.flushed_end = min(ready.log_end, self.log.end_offset)
         state = self.state
         if isinstance(state, LeaderState):
-            if "ack-before-commit" in self.config.bugs:
-                self._ack_flushed_appends()
+            self._ack_flushed_appends()
             self._maybe_advance_hwm(state)
 
     # ------------------------------------------------------------------ elections
@@ -309,7 +389,7 @@ class RaftCore:
         leader: str | None = None
         if isinstance(msg, BeginQuorumEpoch):
             leader = msg.src
-        elif isinstance(msg, (FetchResponse, VoteResponse)):
+        elif isinstance(msg, (FetchResponse, VoteResponse, VoterChangeResponse)):
             leader = msg.leader
         if leader is not None and leader != self.node_id:
             self._become_follower(msg.epoch, leader)
@@ -319,15 +399,34 @@ class RaftCore:
 
     def _start_prospective(self) -> None:
         self._leave_leadership()
+        if not self.is_voter:
+            self._observe()
+            return
         self.quorum.become_prospective(self.now_ms)
-        if not self.config.pre_vote or len(self.config.voters) == 1:
+        if not self.config.pre_vote or self._alone():
             self._start_candidate()
             return
         self._send_vote_requests(self.others, pre_vote=True)
 
+    def _observe(self) -> None:
+        """An observer whose leader is gone (or never known) asks the nodes it
+        knows, in turn, with a fetch: any of them answers with the leader."""
+        state = self.state
+        if isinstance(state, UnattachedState):
+            state.election_deadline_ms = self.quorum.election_deadline(self.now_ms)
+        else:
+            self.quorum.become_observer(self.now_ms)
+        peers = [p for p in (*self.config.peers, *self.others) if p != self.node_id]
+        if not peers:
+            return
+        peer = peers[self._seek_index % len(peers)]
+        self._seek_index += 1
+        if not self._connection_busy(peer):
+            self._send(self._fetch_request(peer))
+
     def _start_candidate(self) -> None:
         self.quorum.become_candidate(self.now_ms)
-        if len(self.config.voters) == 1:
+        if self._alone():
             self._become_leader()
             return
         self._send_vote_requests(self.others, pre_vote=False)
@@ -336,8 +435,19 @@ class RaftCore:
         state = self.state
         assert isinstance(state, (ProspectiveState, CandidateState))
         state.requests_sent_ms = self.now_ms
+        voters = self.voters
         for peer in peers:
-            self._send(VoteRequest(self.node_id, peer, self.epoch, self.log.last_epoch, self.log.end_offset, pre_vote))
+            self._send(
+                VoteRequest(
+                    self.node_id,
+                    peer,
+                    self.epoch,
+                    self.log.last_epoch,
+                    self.log.end_offset,
+                    pre_vote,
+                    voters.directory_of(peer),
+                )
+            )
 
     def _retry_vote_requests(self, state: ProspectiveState | CandidateState, pre_vote: bool) -> None:
         """Like Kafka's request manager: ask again whoever has not answered
@@ -370,6 +480,7 @@ class RaftCore:
 
     def _become_follower(self, epoch: int, leader: str) -> None:
         self._leave_leadership()
+        self._change_in_flight = None
         self.quorum.become_follower(epoch, leader, self.now_ms)
 
     def _leave_leadership(self) -> None:
@@ -386,15 +497,18 @@ class RaftCore:
     def _handle_vote_request(self, req: VoteRequest) -> None:
         state = self.state
         granted = False
-        if req.epoch == self.epoch:
+        # KIP-853: a replica whose directory is not the one the candidate's
+        # voter set names (a wiped disk) is not that voter and never votes as it.
+        identity_ok = self._ignore_directory or same_directory(req.voter_directory, self.config.directory_id)
+        if req.epoch == self.epoch and identity_ok:
             log_ok = self.log.is_up_to_date(req.last_epoch, req.last_offset)
             if req.pre_vote:
                 granted = self._grants_pre_vote(log_ok)
                 if granted:
-                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src})
+                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src, "as_directory": req.voter_directory})
             elif isinstance(state, (UnattachedState, ProspectiveState)) and state.leader is None and log_ok:
                 if state.voted_for is None:
-                    self.quorum.grant_standard_vote(req.src)
+                    self.quorum.grant_standard_vote(req.src, req.voter_directory)
                 granted = state.voted_for == req.src
         self._send(VoteResponse(self.node_id, req.src, self.epoch, granted, req.pre_vote, self.quorum.leader))
 
@@ -410,7 +524,8 @@ class RaftCore:
 
     def _handle_vote_response(self, resp: VoteResponse) -> None:
         state = self.state
-        if resp.epoch != self.epoch:
+        voters = self.voters
+        if resp.epoch != self.epoch or not voters.has_node(resp.src):
             return
         if isinstance(state, ProspectiveState) and resp.pre_vote:
             # KIP-996: back to Follower on discovering a *new* leader. The one
@@ -419,16 +534,16 @@ class RaftCore:
                 self._become_follower(self.epoch, resp.leader)
                 return
             (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= self.config.majority:
+            if len(state.granted) + 1 >= voters.majority:
                 self._start_candidate()
-            elif len(state.rejected) > len(self.config.voters) - self.config.majority:
+            elif len(state.rejected) > len(voters.voters) - voters.majority:
                 self._lose_pre_vote()
         elif isinstance(state, CandidateState) and not resp.pre_vote:
             if resp.leader is not None and resp.leader != self.node_id:
                 self._become_follower(self.epoch, resp.leader)
                 return
             (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= self.config.majority:
+            if len(state.granted) + 1 >= voters.majority:
                 self._become_leader()
             # A lost standard vote waits out the election timeout, then goes
             # back to Prospective (KIP-996 "CandidateState changes").
@@ -458,16 +573,28 @@ class RaftCore:
 
     # ------------------------------------------------------------------ replication
 
+    def _counts_as_voter(self, state: LeaderState, peer: str) -> bool:
+        """Has `peer` fetched (if at all) from the directory the voter set names?"""
+        if peer not in state.follower_dir:
+            return True
+        directory = state.follower_dir[peer]
+        return self.voters.has(peer, directory, self._ignore_directory)
+
     def _tick_leader(self, state: LeaderState) -> None:
         now = self.now_ms
         if self.config.check_quorum:
-            fresh = sum(1 for v in self.others if now - state.last_fetch_ms[v] < self.config.fetch_timeout_ms)
-            if fresh + 1 < self.config.majority:
+            fresh = sum(
+                1
+                for v in self.others
+                if now - state.last_fetch_ms.get(v, state.start_ms) < self.config.fetch_timeout_ms
+                and self._counts_as_voter(state, v)
+            )
+            if fresh + self.is_voter < self.voters.majority:
                 self._resign(state)
                 return
         for peer in self.others:
-            silent = now - state.last_fetch_ms[peer] >= self.config.fetch_timeout_ms // 2
-            if (peer not in state.follower_end or silent) and now - state.begin_sent_ms[peer] >= (
+            silent = now - state.last_fetch_ms.get(peer, state.start_ms) >= self.config.fetch_timeout_ms // 2
+            if (peer not in state.follower_end or silent) and now - state.begin_sent_ms.get(peer, 0) >= (
                 self.config.election_timeout_ms // 2
             ):
                 state.begin_sent_ms[peer] = now
@@ -485,6 +612,7 @@ class RaftCore:
             )
             return
         state.last_fetch_ms[req.src] = self.now_ms
+        state.follower_dir[req.src] = req.directory
         if req.offset > 0:
             epoch, end = self.log.end_offset_for_epoch(req.last_epoch)
             if epoch != req.last_epoch or end < req.offset:
@@ -534,8 +662,18 @@ class RaftCore:
                 )
 
     def _maybe_advance_hwm(self, state: LeaderState) -> None:
-        offsets = sorted([self.flushed_end] + [state.follower_end.get(v, 0) for v in self.others], reverse=True)
-        candidate = offsets[self.config.majority - 1]
+        voters = self.voters
+        if not voters.voters:
+            return
+        offsets = sorted(
+            (
+                self.flushed_end
+                if v == self.node_id
+                else state.follower_end.get(v, 0) if self._counts_as_voter(state, v) else 0
+            )
+            for v in voters.ids
+        )[::-1]
+        candidate = offsets[voters.majority - 1]
         # Raft's commit rule: only a record of the current epoch commits by counting.
         if candidate > self.hwm and self.log.epoch_at(candidate - 1) == self.epoch:
             self._set_hwm(candidate)
@@ -544,8 +682,13 @@ class RaftCore:
         self.hwm = hwm
         self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm})
         self._apply_committed()
-        if isinstance(self.state, LeaderState):
+        state = self.state
+        if isinstance(state, LeaderState):
             self._answer_parked()
+            last_change = self.log.last_voter_offset()
+            if not self.is_voter and last_change is not None and last_change < hwm:
+                # KRaft: a leader removed from the voter set steps down once that is committed.
+                self._resign(state)
 
     def _apply_committed(self) -> None:
         while self.applied < self.hwm:
@@ -555,29 +698,132 @@ class RaftCore:
             pending = self._pending.pop(offset, None)
             if pending is not None and not pending.acked:
                 if pending.epoch == entry.epoch:
-                    self._replies.append((pending.request_id, {**result, "offset": offset, "epoch": entry.epoch}))
+                    self._answer(pending, offset, {**result, "offset": offset, "epoch": entry.epoch})
                 else:
-                    self._replies.append((pending.request_id, {"error": INDETERMINATE, "reason": "truncated"}))
+                    self._answer(pending, offset, {"error": INDETERMINATE, "reason": "truncated"})
             self.applied += 1
 
+    def _answer(self, pending: _Pending, offset: int, reply: dict) -> None:
+        if pending.ack_when_committed is not None and "error" not in reply:
+            self._events.append(
+                {
+                    "event": "voter-change-answered",
+                    "epoch": self.epoch,
+                    "offset": offset,
+                    "ack_when_committed": pending.ack_when_committed,
+                    "hwm": self.hwm,
+                }
+            )
+        if isinstance(pending.request_id, _PeerRequest):
+            req = pending.request_id.request
+            error = reply.get("error")
+            self._send(VoterChangeResponse(self.node_id, req.src, self.epoch, req.change, req.node, error, self.quorum.leader))
+        else:
+            self._replies.append((pending.request_id, reply))
+
     def _ack_flushed_appends(self) -> None:
-        """Planted bug `ack-before-commit`: answer appends and writes as soon as
-        the leader's own disk has them."""
+        """Answer what may be answered once the leader's own disk has it: voter
+        changes with AckWhenCommitted=false, and (planted bug
+        `ack-before-commit`) appends and writes."""
+        early = "ack-before-commit" in self.config.bugs
         for offset, pending in self._pending.items():
             if offset < self.flushed_end and not pending.acked:
                 entry = self.log.entries[offset]
-                if entry.epoch == pending.epoch and entry.data.get("op") in ("append", "write"):
+                if entry.epoch != pending.epoch:
+                    continue
+                if pending.ack_on_write or (early and entry.data.get("op") in ("append", "write")):
                     pending.acked = True
-                    self._replies.append((pending.request_id, {"offset": offset, "epoch": entry.epoch}))
+                    self._answer(pending, offset, {"offset": offset, "epoch": entry.epoch})
+
+    # ------------------------------------------------------------------ membership
+
+    def _change_voters(self, change: str, node: str, directory: str | None, ack_when_committed: bool, request_id) -> None:
+        """AddRaftVoter / RemoveRaftVoter at the leader: append the new voter
+        set, or refuse at once with an error naming why."""
+        state = self.state
+        error = None
+        voters = self.voters
+        last_change = self.log.last_voter_offset()
+        if not isinstance(state, LeaderState):
+            error = "not-leader"
+        elif self.log.epoch_at(self.hwm - 1) != self.epoch:
+            error = "leader-not-ready"
+        elif last_change is not None and last_change >= self.hwm and "multi-voter-change" not in self.config.bugs:
+            error = "change-in-progress"
+        elif change == "add" and voters.has_node(node):
+            error = "duplicate-voter"
+        elif change == "add" and (
+            self.now_ms - state.last_fetch_ms.get(node, -(10**12)) >= self.config.fetch_timeout_ms
+            or not same_directory(state.follower_dir.get(node), directory)
+        ):
+            error = "replica-not-fetching"
+        elif change == "remove" and not voters.has(node, directory):
+            error = "voter-not-found"
+        elif change == "remove" and len(voters.voters) == 1:
+            error = "last-voter"
+        pending = _Pending(request_id, self.epoch, ack_when_committed=ack_when_committed)
+        if error is not None:
+            self._answer(pending, -1, {"error": error, "leader": self.quorum.leader, "epoch": self.epoch})
+            return
+        new = voters.added(node, directory) if change == "add" else voters.removed(node)
+        offset = self.log.end_offset
+        self.log.append([Entry(self.epoch, {**new.record(), "change": [change, node, directory]})])
+        self._announce_voters()
+        pending.ack_on_write = not ack_when_committed or "ack-voter-early" in self.config.bugs
+        self._pending[offset] = pending
+        self._answer_parked()
+
+    def _handle_voter_change_request(self, req: VoterChangeRequest) -> None:
+        self._change_voters(req.change, req.node, req.directory, req.ack_when_committed, _PeerRequest(req))
+
+    def _handle_voter_change_response(self, resp: VoterChangeResponse) -> None:
+        if self._change_in_flight is not None and self._change_in_flight[0] == resp.src:
+            self._change_in_flight = None
+            if resp.error is not None:
+                self._next_join_ms = self.now_ms + self.config.election_timeout_ms
+
+    def _connection_busy(self, peer: str) -> bool:
+        """Is a voter change to `peer` still waiting for its answer? Kafka
+        holds one request per connection, so nothing else goes to that peer."""
+        if self._change_in_flight is None or self._change_in_flight[0] != peer:
+            return False
+        if self.now_ms - self._change_in_flight[1] < self.config.voter_change_timeout_ms:
+            return True
+        self._change_in_flight = None
+        self._next_join_ms = self.now_ms + self.config.election_timeout_ms
+        return False
+
+    def _join_request(self, state: FollowerState) -> VoterChangeRequest | None:
+        """`auto_join`: the AddRaftVoter an observer should send now, if any;
+        first a RemoveRaftVoter of its own node id under an old directory."""
+        if not self.config.auto_join or not state.has_fetched or self.now_ms < self._next_join_ms or self.is_voter:
+            return None
+        voters = self.voters
+        if voters.has_node(self.node_id):
+            change, directory = "remove", voters.directory_of(self.node_id)
+        else:
+            change, directory = "add", self.config.directory_id
+        ack = self.config.ack_when_committed_always
+        return VoterChangeRequest(self.node_id, state.leader, self.epoch, change, self.node_id, directory, ack)
 
     def _maybe_fetch(self) -> None:
         state = self.state
-        if not isinstance(state, FollowerState):
+        if not isinstance(state, FollowerState) or self._connection_busy(state.leader):
             return
         if state.fetch_in_flight_ms is not None and self.now_ms - state.fetch_in_flight_ms < self.config.request_timeout_ms:
             return
+        join = self._join_request(state)
+        if join is not None:
+            self._change_in_flight = (state.leader, self.now_ms)
+            self._send(join)
+            return
         state.fetch_in_flight_ms = self.now_ms
-        self._send(FetchRequest(self.node_id, state.leader, self.epoch, self.log.end_offset, self.log.last_epoch))
+        self._send(self._fetch_request(state.leader))
+
+    def _fetch_request(self, peer: str) -> FetchRequest:
+        return FetchRequest(
+            self.node_id, peer, self.epoch, self.log.end_offset, self.log.last_epoch, self.config.directory_id
+        )
 
     def _handle_fetch_response(self, resp: FetchResponse) -> None:
         state = self.state
@@ -604,6 +850,7 @@ class RaftCore:
         new_hwm = min(resp.hwm, self.log.end_offset)
         if new_hwm > self.hwm:
             self._set_hwm(new_hwm)
+        self._announce_voters()
 
     def _truncate(self, offset: int) -> None:
         dropped = self.log.truncate(offset)
@@ -613,7 +860,7 @@ class RaftCore:
         for pending_offset in [o for o in self._pending if o >= offset]:
             pending = self._pending.pop(pending_offset)
             if not pending.acked:
-                self._replies.append((pending.request_id, {"error": INDETERMINATE, "reason": "truncated"}))
+                self._answer(pending, pending_offset, {"error": INDETERMINATE, "reason": "truncated"})
         if offset < self.hwm:
             # Only a broken node truncates committed records; rebuild honestly
             # so the violation shows in what it reports.
@@ -622,6 +869,24 @@ class RaftCore:
             self.applied = 0
             self._apply_committed()
         self.flushed_end = min(self.flushed_end, offset)
+        self._announce_voters()
+
+    def _announce_voters(self) -> None:
+        """A `voters` event whenever the voter set in force changes (appended,
+        received or truncated away), with the high watermark at that moment:
+        a change made while the one before it is uncommitted shows in it."""
+        offset = self.log.last_voter_offset()
+        if offset != self._announced_voters:
+            self._announced_voters = offset
+            self._events.append(
+                {
+                    "event": "voters",
+                    "epoch": self.epoch,
+                    "offset": offset,
+                    "hwm": self.hwm,
+                    "voters": [list(v) for v in self.voters.voters],
+                }
+            )
 
     def _send(self, msg: Message) -> None:
         self._messages.append(msg)

@@ -30,14 +30,18 @@ class _ReadCheck:
 
 @dataclass
 class SafetyMonitor:
-    """At most one leader per epoch; one vote per node per epoch (across
+    """At most one leader per epoch; one vote per replica per epoch (across
     restarts); epochs never decrease; log matching; leader completeness;
     monotonic high watermark within a node's life; no committed entry lost;
-    acknowledged appends stay committed at their offset; reads are not stale."""
+    acknowledged appends stay committed at their offset; reads are not stale.
+    Membership: a leader never holds two uncommitted voter changes; a voter
+    change answered under AckWhenCommitted=true is committed when answered; a
+    wiped node never votes under the identity (directory id) it lost."""
 
     leaders: dict[int, str] = field(default_factory=dict)
-    votes: dict[tuple[str, int], str] = field(default_factory=dict)
-    epochs: dict[str, int] = field(default_factory=dict)
+    votes: dict[tuple[str, str | None, int], str] = field(default_factory=dict)
+    # Per replica (node, directory id): a wiped disk starts again from epoch 0.
+    epochs: dict[tuple[str, str | None], int] = field(default_factory=dict)
     hwms: dict[str, int] = field(default_factory=dict)
     committed: list[str] = field(default_factory=list)
     # Prefix hash (as in `chains`) of the committed log at each offset.
@@ -65,9 +69,15 @@ class SafetyMonitor:
         node = core.node_id
         for event in ready.events:
             self._observe_event(node, event)
-        if core.epoch < self.epochs.get(node, 0):
-            self.fail(f"{node} epoch went back from {self.epochs[node]} to {core.epoch}")
-        self.epochs[node] = core.epoch
+        if core.state.name == "leader":
+            committed = max(core.hwm, len(self.committed))
+            uncommitted = [o for o in core.log.voter_offsets if o >= committed]
+            if len(uncommitted) > 1:
+                self.fail(f"{node} leads epoch {core.epoch} with two uncommitted voter changes at offsets {uncommitted}")
+        replica = (node, core.config.directory_id)
+        if core.epoch < self.epochs.get(replica, 0):
+            self.fail(f"{node} epoch went back from {self.epochs[replica]} to {core.epoch}")
+        self.epochs[replica] = core.epoch
         self._check_log_matching(core, ready)
         self._check_committed(core)
         for request_id, reply in ready.replies:
@@ -78,9 +88,20 @@ class SafetyMonitor:
         if kind == "vote" or (kind == "transition" and event["state"] == "candidate"):
             # A candidate's vote for itself counts as its one vote of the epoch.
             candidate = event.get("candidate", node)
-            key = (node, event["epoch"])
+            directory, as_directory = event.get("directory_id"), event.get("as_directory")
+            if None not in (directory, as_directory) and directory != as_directory:
+                self.fail(
+                    f"wiped node voted under its old identity: {node} (directory {directory}) voted for"
+                    f" {candidate} as {as_directory} in epoch {event['epoch']}"
+                )
+            key = (node, directory, event["epoch"])
             if self.votes.setdefault(key, candidate) != candidate:
                 self.fail(f"{node} voted for {self.votes[key]} and {candidate} in epoch {event['epoch']}")
+        elif kind == "voter-change-answered" and event["ack_when_committed"] and event["offset"] >= event["hwm"]:
+            self.fail(
+                f"voter change acknowledged before commit: {node} answered AckWhenCommitted=true for offset"
+                f" {event['offset']} with its high watermark at {event['hwm']}"
+            )
         elif kind == "transition" and event["state"] == "leader":
             epoch = event["epoch"]
             if self.leaders.setdefault(epoch, node) != node:

@@ -8,6 +8,7 @@ disk. Offsets count records from 0; the log end offset is the record count.
 from __future__ import annotations
 
 from .messages import Entry
+from .voters import VoterSet, is_voters_record
 
 
 class ReplicatedLog:
@@ -16,6 +17,17 @@ class ReplicatedLog:
         # Lowest offset changed since the shell last persisted the log; the
         # shell truncates its file there and writes entries[dirty_from:].
         self.dirty_from: int = len(self.entries)
+        # Offsets of voters records, in order: the last one is the voter set in force.
+        self.voter_offsets: list[int] = [o for o, e in enumerate(self.entries) if is_voters_record(e.data)]
+
+    def voter_set(self) -> VoterSet:
+        """The latest voter set in the log, committed or not; empty without one."""
+        if not self.voter_offsets:
+            return VoterSet()
+        return VoterSet.from_record(self.entries[self.voter_offsets[-1]].data)
+
+    def last_voter_offset(self) -> int | None:
+        return self.voter_offsets[-1] if self.voter_offsets else None
 
     @property
     def end_offset(self) -> int:
@@ -30,7 +42,10 @@ class ReplicatedLog:
         return self.entries[offset].epoch if offset >= 0 else 0
 
     def append(self, entries: list[Entry] | tuple[Entry, ...]) -> None:
-        self.entries.extend(entries)
+        for entry in entries:
+            if is_voters_record(entry.data):
+                self.voter_offsets.append(len(self.entries))
+            self.entries.append(entry)
 
     def truncate(self, offset: int) -> int:
         """Drop records at `offset` and after; returns how many were dropped."""
@@ -38,6 +53,8 @@ class ReplicatedLog:
         if dropped:
             del self.entries[offset:]
             self.dirty_from = min(self.dirty_from, offset)
+            while self.voter_offsets and self.voter_offsets[-1] >= offset:
+                self.voter_offsets.pop()
         return dropped
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:

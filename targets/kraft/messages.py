@@ -30,6 +30,8 @@ class VoteRequest:
 
     `last_epoch`/`last_offset` describe the sender's log (epoch of its last
     record, and its log end offset) for the "at least as up to date" rule.
+    `voter_directory` is the directory id the sender's voter set gives the
+    receiver (KIP-853): a receiver with another directory is not that voter.
     """
 
     src: str
@@ -38,6 +40,7 @@ class VoteRequest:
     last_epoch: int
     last_offset: int
     pre_vote: bool
+    voter_directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,15 @@ class EndQuorumEpoch:
 
 @dataclass(frozen=True)
 class FetchRequest:
-    """Pull replication: "I have `offset` records, the last of epoch `last_epoch`"."""
+    """Pull replication: "I have `offset` records, the last of epoch `last_epoch`",
+    from the replica whose data directory is `directory`."""
 
     src: str
     dst: str
     epoch: int
     offset: int
     last_epoch: int
+    directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,11 +113,59 @@ class FetchResponse:
     diverging_offset: int | None = None
 
 
-Message = VoteRequest | VoteResponse | BeginQuorumEpoch | EndQuorumEpoch | FetchRequest | FetchResponse
+@dataclass(frozen=True)
+class VoterChangeRequest:
+    """AddRaftVoter (`change` "add") or RemoveRaftVoter ("remove") of replica
+    (`node`, `directory`), sent to the leader by a replica that auto-joins.
+    `ack_when_committed` (KIP-1186's AckWhenCommitted): answer once the new
+    voter set is committed, or already once the leader has written it."""
+
+    src: str
+    dst: str
+    epoch: int
+    change: str
+    node: str
+    directory: str | None
+    ack_when_committed: bool = True
+
+
+@dataclass(frozen=True)
+class VoterChangeResponse:
+    """The leader's answer: `error` None when the change was made (committed
+    or written, as asked), else why not; `leader` as the responder knows it."""
+
+    src: str
+    dst: str
+    epoch: int
+    change: str
+    node: str
+    error: str | None = None
+    leader: str | None = None
+
+
+Message = (
+    VoteRequest
+    | VoteResponse
+    | BeginQuorumEpoch
+    | EndQuorumEpoch
+    | FetchRequest
+    | FetchResponse
+    | VoterChangeRequest
+    | VoterChangeResponse
+)
 
 _TYPES: dict[str, type] = {
     cls.__name__: cls
-    for cls in (VoteRequest, VoteResponse, BeginQuorumEpoch, EndQuorumEpoch, FetchRequest, FetchResponse)
+    for cls in (
+        VoteRequest,
+        VoteResponse,
+        BeginQuorumEpoch,
+        EndQuorumEpoch,
+        FetchRequest,
+        FetchResponse,
+        VoterChangeRequest,
+        VoterChangeResponse,
+    )
 }
 
 
@@ -149,6 +202,8 @@ __all__ = [
     "EndQuorumEpoch",
     "FetchRequest",
     "FetchResponse",
+    "VoterChangeRequest",
+    "VoterChangeResponse",
     "Message",
     "encode",
     "decode",

@@ -2,7 +2,9 @@
 
 Standard library only, so it runs in a bare container. A file of the data
 directory that cannot be read ends the process with one line naming it and
-exit code 2.
+exit code 2. The voter set comes from the data directory (see `format.py`):
+a node started on an unformatted directory is an observer, which with
+`--auto-join` asks the leader to make it a voter.
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fetch-max-wait-ms", type=int, default=200)
     parser.add_argument("--request-timeout-ms", type=int, default=400)
     parser.add_argument("--tick-ms", type=int, default=10)
+    parser.add_argument("--auto-join", action="store_true", help="an observer asks the leader to add it as a voter")
+    parser.add_argument(
+        "--ack-when-committed-always",
+        action="store_true",
+        help="auto-join asks with AckWhenCommitted=true (the behaviour before KIP-1186)",
+    )
+    parser.add_argument("--voter-change-timeout-ms", type=int, default=2000)
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
@@ -58,7 +67,10 @@ def options_from(args: argparse.Namespace) -> NodeOptions:
     peers = dict(args.peer)
     config = RaftConfig(
         node_id=args.id,
-        voters=tuple(sorted({args.id, *peers})),
+        peers=tuple(sorted(peers)),
+        auto_join=args.auto_join,
+        ack_when_committed_always=args.ack_when_committed_always,
+        voter_change_timeout_ms=args.voter_change_timeout_ms,
         election_timeout_ms=args.election_timeout_ms,
         fetch_timeout_ms=args.fetch_timeout_ms,
         fetch_max_wait_ms=args.fetch_max_wait_ms,

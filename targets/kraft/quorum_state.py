@@ -23,6 +23,10 @@ Transition table (KIP-996 final revision, as this node implements it):
     Resigned    -> Unattached   learns a higher epoch, or the election timeout expires (epoch + 1)
                 -> Follower     discovers a leader of a higher epoch
 
+An observer (a replica that is not in the voter set in force) never becomes
+Prospective: when its fetch timeout expires, or a voter it was is removed,
+it goes to Unattached in the same epoch and looks for the leader again.
+
 Only Prospective becomes Candidate. Epochs never decrease. Every change of
 (epoch, voted_for, leader) is handed to the shell as a durable write that it
 must fsync before sending anything produced in the same step ("persist before
@@ -62,6 +66,7 @@ class IllegalTransition(RuntimeError):
 
 _SAME_EPOCH_SOURCES: dict[str, set[str]] = {
     "unattached": {"prospective"},
+    "observer-unattached": {"prospective", "candidate", "follower"},
     "prospective": {"unattached", "follower", "candidate"},
     "leader": {"candidate"},
     "follower": {"unattached", "prospective", "candidate"},
@@ -80,8 +85,10 @@ class QuorumState:
         rng: random.Random,
         emit: Callable[[dict], None],
         forget_vote: bool = False,
+        directory_id: str | None = None,
     ) -> None:
         self.node_id = node_id
+        self.directory_id = directory_id
         self.election_timeout_ms = election_timeout_ms
         self.fetch_timeout_ms = fetch_timeout_ms
         self.rng = rng
@@ -124,7 +131,11 @@ class QuorumState:
     def become_unattached(self, epoch: int, now_ms: int, voted_for: str | None = None) -> None:
         self._transition(UnattachedState(epoch, voted_for, self.election_deadline(now_ms)))
 
-    def grant_standard_vote(self, candidate: str) -> None:
+    def become_observer(self, now_ms: int) -> None:
+        """Not (or no longer) a voter: Unattached in the same epoch, keeping the vote."""
+        self._transition(UnattachedState(self.epoch, self.voted_for, self.election_deadline(now_ms)), observer=True)
+
+    def grant_standard_vote(self, candidate: str, as_directory: str | None = None) -> None:
         """Record a standard vote in the current epoch (Unattached or Prospective)."""
         state = self.state
         if not isinstance(state, (UnattachedState, ProspectiveState)) or state.voted_for not in (None, candidate):
@@ -134,7 +145,15 @@ class QuorumState:
             )
         state.voted_for = candidate
         self._persist()
-        self._emit({"event": "vote", "epoch": state.epoch, "candidate": candidate})
+        self._emit(
+            {
+                "event": "vote",
+                "epoch": state.epoch,
+                "candidate": candidate,
+                "directory_id": self.directory_id,
+                "as_directory": as_directory,
+            }
+        )
         self._announce()
 
     def become_prospective(self, now_ms: int) -> None:
@@ -161,13 +180,14 @@ class QuorumState:
     def become_resigned(self, successors: tuple[str, ...], now_ms: int) -> None:
         self._transition(ResignedState(self.epoch, self.node_id, self.election_deadline(now_ms), successors))
 
-    def _transition(self, new: QuorumRole) -> None:
+    def _transition(self, new: QuorumRole, observer: bool = False) -> None:
         old = self.state
         if new.epoch < old.epoch:
             raise IllegalTransition(f"{self.node_id}: {old.name} -> {new.name}: epoch {old.epoch} -> {new.epoch}")
         if new.name == "candidate" and (old.name != "prospective" or new.epoch != old.epoch + 1):
             raise IllegalTransition(f"{self.node_id}: {old.name} -> candidate at epoch {old.epoch} -> {new.epoch}")
-        if new.name != "candidate" and new.epoch == old.epoch and old.name not in _SAME_EPOCH_SOURCES[new.name]:
+        table = "observer-unattached" if observer else new.name
+        if new.name != "candidate" and new.epoch == old.epoch and old.name not in _SAME_EPOCH_SOURCES[table]:
             raise IllegalTransition(f"{self.node_id}: {old.name} -> {new.name} in the same epoch {old.epoch}")
         if isinstance(old, FollowerState) and isinstance(new, FollowerState) and new.epoch == old.epoch:
             raise IllegalTransition(f"{self.node_id}: follower of {old.leader} -> follower of {new.leader} in epoch {old.epoch}")
@@ -189,5 +209,6 @@ class QuorumState:
                 "epoch": self.epoch,
                 "leader": self.leader,
                 "voted_for": self.voted_for,
+                "directory_id": self.directory_id,
             }
         )

@@ -76,5 +76,32 @@ def isolated_leader_resigns(settings: SimSettings, limit_ms: int = 5000) -> int 
     return None
 
 
+def _count(sim: Simulation, since: int, state: str) -> int:
+    return sum(1 for _, _, event in sim.events[since:] if event["event"] == "transition" and event["state"] == state)
+
+
+def auto_join_growth(settings: SimSettings, down: int = 0, duration_ms: int = 3000) -> dict:
+    """KIP-1186's scenario: voters auto-join (`settings.auto_join`, observers
+    beyond `settings.nodes`) while `down` of the existing voters are crashed,
+    so that the joiner's own fetch is needed to commit its AddRaftVoter. With
+    AckWhenCommitted=true (`ack_when_committed_always`) the joiner cannot
+    fetch while its request waits, and the leader resigns on check-quorum.
+
+    Returns the resignations and leader elections after the first leader,
+    and the voters at the end."""
+    sim = Simulation(settings)
+    for node in sim.ids[settings.nodes - down : settings.nodes]:
+        sim.crash(node)
+    sim.run(settings.election_timeout_ms * 3)
+    mark = len(sim.events)
+    sim.run(duration_ms)
+    leader = sim.leader()
+    return {
+        "resignations": _count(sim, mark, "resigned"),
+        "elections": _count(sim, mark, "leader"),
+        "voters": len(sim.nodes[leader].voters.voters) if leader else 0,
+    }
+
+
 def with_seed(settings: SimSettings, seed: int) -> SimSettings:
     return replace(settings, seed=seed)

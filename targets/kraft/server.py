@@ -12,9 +12,17 @@ answers each with one line carrying the same `id`:
     write    key value     after commit: offset, epoch
     cas      key expected new   after commit; or error `cas-mismatch` with the value seen
     read     key           linearizable: goes through the log; value
+    add-voter     node directory_id [ack_when_committed=true]
+                           AddRaftVoter (the replica must be fetching from this
+                           leader): answered once the new voter set is
+                           committed, or once written when ack_when_committed
+                           is false; offset, epoch
+    remove-voter  node [directory_id]   RemoveRaftVoter, answered once committed
 
 Errors are definite (`not-leader` naming the leader it knows, `bad-request`,
-`cas-mismatch`) except `indeterminate`: the entry was truncated from this
+`cas-mismatch`, and the voter-change refusals `leader-not-ready`,
+`change-in-progress`, `duplicate-voter`, `replica-not-fetching`,
+`voter-not-found`, `last-voter`) except `indeterminate`: the entry was truncated from this
 node's log and the node cannot say more about it.
 
 All core output goes through `_drain`, which persists before it sends.
@@ -29,7 +37,7 @@ import logging
 import random
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +51,14 @@ LOG_READ_LIMIT = 1000
 LINK_QUEUE_LIMIT = 10_000
 CONNECT_TIMEOUT_S = 0.5
 RECONNECT_BACKOFF_S = 0.05
+# Per command: the fields it needs, then the ones it may have.
 _COMMANDS = {
-    "append": ("value",),
-    "write": ("key", "value"),
-    "cas": ("key", "expected", "new"),
-    "read": ("key",),
+    "append": (("value",), ()),
+    "write": (("key", "value"), ()),
+    "cas": (("key", "expected", "new"), ()),
+    "read": (("key",), ()),
+    "add-voter": (("node", "directory_id"), ("ack_when_committed",)),
+    "remove-voter": (("node",), ("directory_id",)),
 }
 
 
@@ -108,8 +119,8 @@ class PeerLink:
 class NodeServer:
     def __init__(self, options: NodeOptions) -> None:
         self.options = options
-        self.config = options.config
         self.data = DataDir(options.data_dir)
+        self.config = replace(options.config, directory_id=self.data.directory_id)
         self.generation = self.data.generation
         rng = random.Random(options.seed)
         self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
@@ -184,7 +195,13 @@ class NodeServer:
             self.durable_end = ready.log_from + len(ready.entries)
 
     def _write_event(self, event: dict) -> None:
-        record = {"ts_ns": time.time_ns(), "node": self.config.node_id, "generation": self.generation, **event}
+        record = {
+            "ts_ns": time.time_ns(),
+            "node": self.config.node_id,
+            "generation": self.generation,
+            "directory_id": self.data.directory_id,
+            **event,
+        }
         self.events.write(json.dumps(record) + "\n")
 
     def _send(self, msg: Message) -> None:
@@ -239,14 +256,15 @@ class NodeServer:
         elif op == "log":
             writer.write(_line({"id": client_id, "records": self._committed_records(request.get("from", 0))}))
         elif op in _COMMANDS:
-            missing = [name for name in _COMMANDS[op] if name not in request]
+            needed, optional = _COMMANDS[op]
+            missing = [name for name in needed if name not in request]
             if missing:
                 writer.write(_line({"id": client_id, "error": "bad-request", "detail": f"{op} needs {missing}"}))
                 return
             request_id = next(self.request_ids)
             self.clients[request_id] = (writer, client_id)
             mine.append(request_id)
-            command = {"op": op, **{name: request[name] for name in _COMMANDS[op]}}
+            command = {"op": op, **{name: request[name] for name in (*needed, *optional) if name in request}}
             self.core.submit(request_id, command, _now_ms())
             self._kick()
         else:
@@ -265,7 +283,6 @@ class NodeServer:
             **self.core.status(),
             "generation": self.generation,
             "directory_id": self.data.directory_id,
-            "voters": list(self.config.voters),
         }
 
     def _committed_records(self, start: Any) -> list[dict]:

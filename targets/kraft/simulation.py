@@ -7,8 +7,13 @@ Ready batch is made "durable" on the node's simulated disk (persist before
 send), its messages are queued, and the `SafetyMonitor` checks the cluster.
 
 Faults: directed link cuts, drop probability and delay range, pause (no
-ticks, messages held until resume), crash (memory lost, disk kept) and
-restart (a new core from the disk, a new generation).
+ticks, messages held until resume), crash (memory lost, disk kept),
+restart (a new core from the disk, a new generation) and wipe (disk lost:
+the node comes back formatted as an observer, with a new directory id).
+
+Membership: `nodes` voters (or one, `standalone`) and `observers` more
+replicas that start outside the voter set; operators add and remove voters
+through the leader, and `auto_join` replicas add themselves.
 """
 
 from __future__ import annotations
@@ -23,12 +28,17 @@ from .core import RaftConfig, RaftCore, Ready
 from .invariants import SafetyMonitor
 from .messages import Entry, Message
 from .quorum_state import ElectionState
+from .voters import VoterSet
 
 
 @dataclass
 class SimDisk:
-    """What survives a crash: the quorum-state file, the log file, the generation."""
+    """What survives a crash: the quorum-state file, the log file, the
+    generation, and the directory id made when the disk was formatted, with
+    the voter set it was formatted to bootstrap (empty: an observer)."""
 
+    directory_id: str
+    bootstrap: tuple[tuple[str, str], ...] = ()
     election_state: ElectionState = field(default_factory=ElectionState)
     entries: list[Entry] = field(default_factory=list)
     generation: int = 0
@@ -51,15 +61,25 @@ class SimSettings:
     bugs: frozenset[str] = frozenset()
     # Off: let violations happen unchecked, to see whether the history checkers catch them.
     check_invariants: bool = True
+    observers: int = 0
+    standalone: bool = False
+    auto_join: bool = False
+    ack_when_committed_always: bool = False
+    voter_change_timeout_ms: int = 400
 
 
 class Simulation:
     def __init__(self, settings: SimSettings) -> None:
         self.settings = settings
         self.rng = random.Random(settings.seed)
-        self.ids = tuple(f"n{i}" for i in range(1, settings.nodes + 1))
+        self.ids = tuple(f"n{i}" for i in range(1, settings.nodes + settings.observers + 1))
         self.now_ms = 0
-        self.disks = {node: SimDisk() for node in self.ids}
+        self.formats = {node: 0 for node in self.ids}
+        initial = self.ids[: 1 if settings.standalone else settings.nodes]
+        self.disks = {node: self._format(node) for node in self.ids}
+        bootstrap = tuple((node, self.disks[node].directory_id) for node in initial)
+        for node in initial:
+            self.disks[node].bootstrap = bootstrap
         self.nodes: dict[str, RaftCore | None] = {node: None for node in self.ids}
         self.paused: set[str] = set()
         self.held: dict[str, list[Message]] = {node: [] for node in self.ids}
@@ -82,11 +102,21 @@ class Simulation:
 
     # ------------------------------------------------------------------ faults
 
+    def _format(self, node: str) -> SimDisk:
+        self.formats[node] += 1
+        return SimDisk(directory_id=f"{node}.{self.formats[node]}")
+
     def config(self, node: str) -> RaftConfig:
         s = self.settings
+        disk = self.disks[node]
         return RaftConfig(
             node_id=node,
-            voters=self.ids,
+            bootstrap=disk.bootstrap,
+            peers=self.ids,
+            directory_id=disk.directory_id,
+            auto_join=s.auto_join,
+            ack_when_committed_always=s.ack_when_committed_always,
+            voter_change_timeout_ms=s.voter_change_timeout_ms,
             election_timeout_ms=s.election_timeout_ms,
             fetch_timeout_ms=s.fetch_timeout_ms,
             fetch_max_wait_ms=s.fetch_max_wait_ms,
@@ -120,6 +150,12 @@ class Simulation:
         for request_id, _ in self.held_commands[node]:
             self._answer(request_id, {"error": "unavailable"})
         self.held_commands[node].clear()
+
+    def wipe(self, node: str) -> None:
+        """Lose the node's disk: it restarts formatted as an observer, a new replica."""
+        self.crash(node)
+        self.disks[node] = self._format(node)
+        self.start(node)
 
     def pause(self, node: str) -> None:
         if self.nodes[node] is not None:
@@ -166,6 +202,46 @@ class Simulation:
         """The leader of the highest epoch any running node believes in."""
         leaders = self.leaders()
         return max(leaders, key=leaders.__getitem__) if leaders else None
+
+    def voter_set(self) -> VoterSet:
+        """The voter set in force at the newest leader (empty without one)."""
+        leader = self.leader()
+        return self.nodes[leader].voters if leader else VoterSet()
+
+    def add_voter(self, node: str, ack_when_committed: bool = True) -> int:
+        """An operator's AddRaftVoter for `node` as its disk is now, sent to the newest leader."""
+        command = {
+            "op": "add-voter",
+            "node": node,
+            "directory_id": self.disks[node].directory_id,
+            "ack_when_committed": ack_when_committed,
+        }
+        return self.submit(self.leader() or self.ids[0], command)
+
+    def remove_voter(self, node: str) -> int:
+        """An operator's RemoveRaftVoter of `node` under the directory the voter set names."""
+        command = {"op": "remove-voter", "node": node, "directory_id": self.voter_set().directory_of(node)}
+        return self.submit(self.leader() or self.ids[0], command)
+
+    def healthy_voters(self, settled: bool = True) -> bool:
+        """May an operator take a voter away now? Seen with the simulator's
+        omniscience: the committed voter set has at least three voters and
+        names every one by the directory its node has now, and (`settled`)
+        no voter change is in flight in any log. Losing one of them then
+        still leaves a majority holding every committed record."""
+        cores = [core for core in self.nodes.values() if core is not None]
+        newest = max(cores, key=lambda core: core.hwm, default=None)
+        if newest is None:
+            return False
+        committed = max((o for o in newest.log.voter_offsets if o < newest.hwm), default=None)
+        if committed is None:
+            return False
+        if settled and any(core.log.last_voter_offset() not in (None, committed) for core in cores):
+            return False
+        voters = VoterSet.from_record(newest.log.entries[committed].data)
+        return len(voters.voters) >= 3 and all(
+            self.disks[node].directory_id == directory for node, directory in voters.voters
+        )
 
     # ------------------------------------------------------------------ clients
 
@@ -262,6 +338,7 @@ ACTIONS = (
     "bounce",
     "network",
 )
+MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
 """What a schedule step can do. A step is (action, node index, amount): the
 node index picks a node (modulo the cluster size) and `amount` is the run
 length in ms, the second node of a cut, or the network setting."""
@@ -339,20 +416,38 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
         elif action == "network":
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
+        elif action in MEMBERSHIP_ACTIONS:
+            change_membership(sim, action, node)
     quiesce(sim)
     load.run(200)
     sim.run(1000)
     return sim
 
 
-def random_steps(rng: random.Random, count: int) -> list[Step]:
+def change_membership(sim: Simulation, action: str, node: str) -> None:
+    """A disk loss or an operator's voter change. Raft cannot survive losing a
+    majority of its voters' disks, and no operator takes a voter away from an
+    unhealthy set, so a wipe waits for settled, healthy voters
+    (`Simulation.healthy_voters`) and a removal for healthy ones; an addition
+    goes to the leader whatever the state, which must refuse what it cannot do."""
+    voters = sim.voter_set()
+    if action == "wipe" and voters.has_node(node) and sim.healthy_voters():
+        sim.wipe(node)
+    elif action == "remove_voter" and voters.has_node(node) and sim.healthy_voters(settled=False):
+        sim.remove_voter(node)
+    elif action == "add_voter" and not voters.has_node(node):
+        sim.add_voter(node)
+
+
+def random_steps(rng: random.Random, count: int, membership: bool = False) -> list[Step]:
     """A seeded random schedule; `run` steps are as common as all faults together."""
+    actions = ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ())
     steps: list[Step] = []
     for _ in range(count):
         if rng.random() < 0.5:
             steps.append(("run", 0, rng.choice((5, 20, 60, 150, 400))))
         else:
-            steps.append((rng.choice(ACTIONS[1:]), rng.randrange(8), rng.randrange(8)))
+            steps.append((rng.choice(actions), rng.randrange(8), rng.randrange(8)))
     return steps
 
 

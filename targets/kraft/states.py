@@ -74,9 +74,10 @@ class CandidateState(_VotedForItself):
 class LeaderState:
     """Leading `epoch`.
 
-    `follower_end` is each voter's log end offset as its last valid fetch
-    reported it; `last_fetch_ms` when each voter last fetched (check-quorum
-    counts these); `begin_sent_ms` when BeginQuorumEpoch was last sent to a
+    `follower_end` is each replica's log end offset as its last valid fetch
+    reported it, and `follower_dir` the directory id that fetch came from;
+    `last_fetch_ms` when each replica last fetched (check-quorum counts the
+    voters' fetches); `begin_sent_ms` when BeginQuorumEpoch was last sent to a
     voter that has not fetched yet; `hwm_sent` the high watermark each voter
     was last told, so a held fetch is answered when the watermark moves.
     """
@@ -85,6 +86,7 @@ class LeaderState:
     node_id: str
     start_ms: int
     follower_end: dict[str, int] = field(default_factory=dict)
+    follower_dir: dict[str, str | None] = field(default_factory=dict)
     last_fetch_ms: dict[str, int] = field(default_factory=dict)
     begin_sent_ms: dict[str, int] = field(default_factory=dict)
     hwm_sent: dict[str, int] = field(default_factory=dict)

@@ -4,10 +4,17 @@ Files:
     quorum-state.json  {"epoch", "voted_for", "leader"}; replaced atomically
                        (write a temporary file, fsync, rename, fsync the directory)
     generation         the life counter (KIP-380's idea), incremented and fsynced at start
-    directory-id       made once, when the directory is new; a wiped disk gets a new one
+    directory-id       made once, when the directory is formatted (by `format_data_dir`,
+                       or by the node itself on an empty directory); a wiped disk gets a new one
     log.bin            the replicated log: per record a 4-byte big-endian length,
                        a 4-byte CRC-32 of the payload, then the payload (JSON of
                        {"epoch", "data"}); appended and truncated, fsynced each time
+
+A formatted directory may start its log with the bootstrap voters record
+(KIP-853's bootstrap checkpoint): the initial voter set, or this node alone
+for a standalone start. An empty directory formats itself with no such
+record, so a node whose disk was lost comes back as an observer and is never
+bootstrapped a second time.
 
 Anything unreadable on start raises `StorageError` naming the file and the
 byte offset: a node never silently starts from a reset state.
@@ -24,6 +31,7 @@ from pathlib import Path
 
 from .messages import Entry
 from .quorum_state import ElectionState
+from .voters import ReplicaKey, VoterSet
 
 _HEADER = struct.Struct(">II")
 
@@ -61,6 +69,32 @@ def _read_json(path: Path) -> dict:
     return value
 
 
+def new_directory_id() -> str:
+    return uuid.uuid4().hex
+
+
+def format_data_dir(path: str | os.PathLike, directory_id: str, voters: tuple[ReplicaKey, ...] = ()) -> None:
+    """Format a new data directory with its directory id and, when `voters`
+    is given, the bootstrap voters record; an already formatted one is refused."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    if (path / "directory-id").exists():
+        raise StorageError(f"{path / 'directory-id'}: already formatted")
+    if len(directory_id) != 32:
+        raise StorageError(f"{path / 'directory-id'}: {directory_id!r} is not a directory id (32 hex digits)")
+    if voters:
+        with open(path / "log.bin", "wb") as log:
+            log.write(_encode(Entry(0, VoterSet.of(voters).record())))
+            log.flush()
+            os.fsync(log.fileno())
+    _write_atomically(path / "directory-id", directory_id + "\n")
+
+
+def _encode(entry: Entry) -> bytes:
+    payload = json.dumps({"epoch": entry.epoch, "data": entry.data}, separators=(",", ":")).encode()
+    return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+
+
 class DataDir:
     """The data directory of one node; opening it starts a new generation."""
 
@@ -87,7 +121,7 @@ class DataDir:
 
     def _load_directory_id(self) -> str:
         if not self.directory_id_path.exists():
-            _write_atomically(self.directory_id_path, uuid.uuid4().hex + "\n")
+            _write_atomically(self.directory_id_path, new_directory_id() + "\n")
         directory_id = self.directory_id_path.read_text(encoding="utf-8").strip()
         if len(directory_id) != 32:
             raise StorageError(f"{self.directory_id_path}: corrupt at byte offset 0: not a directory id")
@@ -151,8 +185,7 @@ class DataDir:
         position = self._log.seek(0, os.SEEK_END)
         chunks = []
         for entry in entries:
-            payload = json.dumps({"epoch": entry.epoch, "data": entry.data}, separators=(",", ":")).encode()
-            chunks.append(_HEADER.pack(len(payload), zlib.crc32(payload)) + payload)
+            chunks.append(_encode(entry))
             self._positions.append(position)
             position += len(chunks[-1])
         self._log.write(b"".join(chunks))

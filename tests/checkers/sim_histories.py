@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from checkers.membership import CHANGES
 from harness.run import final_row, log_event
 from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from targets.kraft.simulation import Simulation
@@ -26,11 +27,28 @@ def operation(command: dict) -> Operation:
     return Operation("read", command["key"], None)
 
 
+def voter_change_rows(sim: Simulation, request_id: int, node: str, command: dict, invoke_ms: int, end_ms: int):
+    """An operator's voter change as the harness records it: process -1, value naming the replica."""
+    value = {k: command[k] for k in ("node", "directory_id", "ack_when_committed") if k in command}
+    answer = sim.replies.get(request_id)
+    if answer is None:
+        fields = {"type": "info", "error": "never answered"}
+    elif "error" in answer:
+        fields = {"type": "fail", "error": answer["error"]}
+    else:
+        fields = {"type": "ok", "offset": answer["offset"], "epoch": answer["epoch"]}
+    common = {"process": -1, "f": command["op"], "value": value, "node": node}
+    return [(invoke_ms, 0, {**common, "type": "invoke"}), (sim.answered_ms.get(request_id, end_ms), 1, {**common, **fields})]
+
+
 def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(history, events, final) of a finished simulation; every request is its own process."""
     end_ms = sim.now_ms + 1
     rows = []
     for request_id, (node, command, invoke_ms) in sim.requests.items():
+        if command["op"] in CHANGES:
+            rows += voter_change_rows(sim, request_id, node, command, invoke_ms, end_ms)
+            continue
         op = operation(command)
         rows.append(
             (invoke_ms, 0, {"process": request_id, "type": "invoke", "f": op.f, "key": op.key, "value": op.value, "node": node})

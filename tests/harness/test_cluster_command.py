@@ -3,6 +3,7 @@ everything, also what a crashed run left behind."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -16,11 +17,10 @@ def splitbrain(*args):
     return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=180)
 
 
-def ours():
+def ours(run_id=None):
+    label = "splitbrain.run" if run_id is None else f"splitbrain.run={run_id}"
     client = docker.from_env()
-    return client.containers.list(all=True, filters={"label": "splitbrain.run"}) + client.networks.list(
-        filters={"label": "splitbrain.run"}
-    )
+    return client.containers.list(all=True, filters={"label": label}) + client.networks.list(filters={"label": label})
 
 
 def test_up_status_down_on_docker(tmp_path):
@@ -28,7 +28,8 @@ def test_up_status_down_on_docker(tmp_path):
     up = splitbrain("cluster", "up", "--backend", "docker", "--nodes", "3", "--state-dir", state)
     try:
         assert up.returncode == 0, up.stderr
-        assert len(ours()) == 5  # 3 nodes, the link proxy server, the network
+        run_id = json.loads((tmp_path / "state" / "cluster.json").read_text())["run_id"]
+        assert len(ours(run_id)) == 5  # 3 nodes, the link proxy server, the network
         status = splitbrain("cluster", "status", "--state-dir", state)
         assert status.returncode == 0 and status.stdout.count("state=leader") == 1
         again = splitbrain("cluster", "up", "--backend", "docker", "--state-dir", state)

@@ -111,6 +111,12 @@ def test_wipe_loses_the_disk(rig):
     rig.nemesis.fault_node("wipe", victim)
     after = wait_until(lambda: rig.cluster.status(victim), what="the wiped node back")
     assert after["generation"] == 1 and after["directory_id"] != before["directory_id"]
+    # Back as an observer: not a voter under its new directory until it is added again.
+    assert not after["voter"]
+    rig.nemesis.invoke(NemesisOp(0, "rejoin"))
+    assert completion(rig, "rejoin") == [victim]
+    rejoined = wait_until(lambda: (s := rig.cluster.status(victim)) and s["voter"] and s, what="the node a voter again")
+    assert [victim, after["directory_id"]] in rejoined["voters"] and len(rejoined["voters"]) == len(rig.cluster.ids)
 
 
 def test_latency_slows_commits_by_at_least_the_added_delay(rig):

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from nemesis.schedule import FAULTS, generate
 
 KINDS = st.lists(st.sampled_from(sorted(FAULTS)), unique=True)
+# Faults made of several operations, and the operations each may hold.
+COMPOSITE = {"churn": ("latency", "kill", "bounce"), "membership": ("wipe", "kill", "start", "shrink")}
 
 
 @given(KINDS, st.integers(0, 2**32), st.floats(1, 120), st.floats(0.2, 10), st.sampled_from([3, 5]))
@@ -25,9 +27,10 @@ def test_faults_are_undone_in_order_and_the_schedule_ends_healed(kinds, seed, li
         if "of" in op.args:
             assert op.args["of"] == open_fault and op.f == recovery[open_fault], op
             open_fault = None
-        elif op.args.get("during") == "churn":
-            assert open_fault in ("churn", None) and op.f in ("latency", "kill", "bounce"), op
-            open_fault = "churn"
+        elif op.args.get("during") in COMPOSITE:
+            during = op.args["during"]
+            assert open_fault in (during, None) and op.f in COMPOSITE[during], op
+            open_fault = during
         else:
             assert open_fault is None, (open_fault, op)
             open_fault = op.f if recovery[op.f] else None

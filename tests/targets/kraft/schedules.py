@@ -7,9 +7,12 @@ narrower families aim a bounded search at the window a planted bug needs.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
-from targets.kraft.simulation import ACTIONS
+from targets.kraft.invariants import InvariantViolation
+from targets.kraft.simulation import ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
 
 RUN_MS = st.sampled_from([5, 10, 20, 60, 150, 400])
 INDEX = st.integers(0, 7)
@@ -33,3 +36,29 @@ def election_churn(max_steps: int = 16) -> st.SearchStrategy:
     return st.tuples(st.sampled_from([1, 2]), st.lists(churn, min_size=1, max_size=max_steps)).map(
         lambda drawn: [("network", 0, drawn[0]), ("crash_leader", 0, 0), *drawn[1]]
     )
+
+
+def membership_schedules(max_steps: int = 24) -> st.SearchStrategy:
+    """Every fault, with disk losses and operators' voter changes mixed in."""
+    return st.lists(step(ACTIONS[1:] + MEMBERSHIP_ACTIONS), max_size=max_steps)
+
+
+def voter_churn(max_steps: int = 12) -> st.SearchStrategy:
+    """Voter changes and disk losses back to back, with short runs between."""
+    churn = step(MEMBERSHIP_ACTIONS + ("crash_leader", "bounce"))
+    return st.lists(churn, min_size=1, max_size=max_steps)
+
+
+def violates(settings: SimSettings, fragment: str):
+    """The predicate a planted-bug search looks for: a drawn (seed, schedule)
+    that breaks the invariant whose message holds `fragment`."""
+
+    def predicate(drawn) -> bool:
+        seed, steps = drawn
+        try:
+            run_schedule(replace(settings, seed=seed), steps)
+        except InvariantViolation as violation:
+            return fragment in str(violation)
+        return False
+
+    return predicate

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 
-from .schedules import election_churn, schedules
+from .schedules import election_churn, schedules, violates
 
 SIM = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -49,18 +49,6 @@ def test_correct_node_over_seeded_schedules(nodes, pre_vote):
             pytest.fail(f"seed {seed}, steps {steps}: {violation}")
 
 
-def violates(bug: str, nodes: int, fragment: str):
-    def predicate(drawn) -> bool:
-        seed, steps = drawn
-        try:
-            run_schedule(SimSettings(nodes=nodes, seed=seed, bugs=frozenset([bug])), steps)
-        except InvariantViolation as violation:
-            return fragment in str(violation)
-        return False
-
-    return predicate
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "bug, nodes, family, fragment",
@@ -72,7 +60,7 @@ def violates(bug: str, nodes: int, fragment: str):
 )
 def test_planted_bug_breaks_its_invariant(bug, nodes, family, fragment):
     search = settings(SIM, max_examples=400, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), family), violates(bug, nodes, fragment), settings=search)
+    seed, steps = find(st.tuples(st.integers(0, 2**16), family), violates(SimSettings(nodes=nodes, bugs=frozenset([bug])), fragment), settings=search)
     with pytest.raises(InvariantViolation, match=fragment) as violation:
         run_schedule(SimSettings(nodes=nodes, seed=seed, bugs=frozenset([bug])), steps)
     print(f"\n{bug}: seed {seed}, shrunk schedule {steps}: {violation.value}")

@@ -86,3 +86,32 @@ def test_a_corrupt_generation_is_reported(tmp_path):
     (tmp_path / "generation").write_text("x\n")
     with pytest.raises(StorageError, match=r"generation: corrupt at byte offset 0"):
         DataDir(tmp_path)
+
+
+def test_format_bootstraps_the_voter_set_once(tmp_path, capsys):
+    from targets.kraft.format import main as format_main
+    from targets.kraft.voters import VoterSet
+
+    ids = {"n1": "1" * 32, "n2": "2" * 32}
+    voters = ",".join(f"{node}@{directory}" for node, directory in ids.items())
+    assert format_main(["--id=n1", f"--data-dir={tmp_path / 'n1'}", f"--directory-id={ids['n1']}",
+                        f"--initial-voters={voters}"]) == 0  # fmt: skip
+    assert capsys.readouterr().out.strip() == ids["n1"]
+    data = reopen(tmp_path / "n1")
+    assert data.directory_id == ids["n1"] and data.generation == 1
+    assert data.entries == [Entry(0, VoterSet.of(ids.items()).record())]
+    assert format_main(["--id=n1", f"--data-dir={tmp_path / 'n1'}"]) == 2
+    assert "already formatted" in capsys.readouterr().err
+
+
+def test_standalone_and_observer_formats(tmp_path, capsys):
+    from targets.kraft.format import main as format_main
+
+    assert format_main(["--id=n1", f"--data-dir={tmp_path / 'alone'}", "--standalone"]) == 0
+    alone = reopen(tmp_path / "alone")
+    assert alone.entries[0].data["voters"] == [["n1", alone.directory_id]]
+    assert format_main(["--id=n2", f"--data-dir={tmp_path / 'observer'}"]) == 0
+    assert reopen(tmp_path / "observer").entries == []
+    with pytest.raises(SystemExit):
+        format_main(["--id=n1", f"--data-dir={tmp_path / 'bad'}", "--initial-voters=n1@short"])
+    assert "ID@DIRECTORY_ID" in capsys.readouterr().err
