@@ -2,9 +2,10 @@
 
 From the nodes' event logs:
 - never two uncommitted voter changes at once: each node announces its voter
-  set in force with its high watermark whenever it changes; a new voters
-  record that arrives while the one before it is above the high watermark
-  was appended before its predecessor committed;
+  set in force with its high watermark and state whenever it changes; a
+  leader that appends a voters record while the one before it is above its
+  high watermark took it before its predecessor committed (a follower may
+  receive both before it learns the high watermark: not judged);
 - AddRaftVoter answered under AckWhenCommitted=true only once committed;
 - a wiped node never votes under its old identity: a vote (or pre-vote)
   granted by a replica whose directory id is not the one the candidate's
@@ -42,7 +43,8 @@ def _overlapping_changes(logged: pd.DataFrame) -> list[dict]:
     found = []
     for (node, _generation), group in ordered.groupby(["node", "generation"], sort=False, dropna=False):
         previous = group["offset"].shift()
-        overlapping = group[(group["offset"] > previous) & (group["hwm"] <= previous)]
+        taken = group["state"].fillna("leader") == "leader"
+        overlapping = group[taken & (group["offset"] > previous) & (group["hwm"] <= previous)]
         for idx, row in overlapping.iterrows():
             found.append(
                 {

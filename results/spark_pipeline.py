@@ -170,6 +170,7 @@ def membership(history: DataFrame, events: DataFrame, final: DataFrame) -> DataF
     life = Window.partitionBy("run_id", "node", "generation").orderBy("time_ns", "seq")
     overlapping = (
         voters.withColumn("previous", F.lag("offset").over(life))
+        .where(F.coalesce("state", F.lit("leader")) == "leader")
         .where((F.col("offset") > F.col("previous")) & (F.col("hwm") <= F.col("previous")))
         .select("run_id", F.lit("two-uncommitted-voter-changes").alias("kind"))
     )  # fmt: skip

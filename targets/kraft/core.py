@@ -873,8 +873,10 @@ class RaftCore:
 
     def _announce_voters(self) -> None:
         """A `voters` event whenever the voter set in force changes (appended,
-        received or truncated away), with the high watermark at that moment:
-        a change made while the one before it is uncommitted shows in it."""
+        received or truncated away), with the high watermark and the state at
+        that moment: a change a leader takes while the one before it is
+        uncommitted shows in it (a follower catching up may receive both
+        before it learns the high watermark, which is no fault)."""
         offset = self.log.last_voter_offset()
         if offset != self._announced_voters:
             self._announced_voters = offset
@@ -882,6 +884,7 @@ class RaftCore:
                 {
                     "event": "voters",
                     "epoch": self.epoch,
+                    "state": self.state.name,
                     "offset": offset,
                     "hwm": self.hwm,
                     "voters": [list(v) for v in self.voters.voters],

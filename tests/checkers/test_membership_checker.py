@@ -44,6 +44,13 @@ def test_a_truncation_back_to_an_older_set_and_a_new_life_are_not_overlaps():
     assert check([*rows, restarted])["valid"] is True
 
 
+def test_a_follower_catching_up_before_it_knows_the_high_watermark_is_not_an_overlap():
+    received = [{**voters(1, "n1", 0, 0), "state": "observer"}, {**voters(2, "n1", 168, 0), "state": "follower"}]
+    assert check(received)["valid"] is True
+    taken = [{**voters(1, "n1", 0, 0), "state": "leader"}, {**voters(2, "n1", 168, 0), "state": "leader"}]
+    assert kinds(check(taken)) == ["two-uncommitted-voter-changes"]
+
+
 def answered(offset, hwm, ack):
     return {"time_ns": 5, "node": "n1", "event": "voter-change-answered", "offset": offset, "hwm": hwm,
             "ack_when_committed": ack}  # fmt: skip
