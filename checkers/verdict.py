@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryError, frame, load_history
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryError, frame, load_history, read_table
 
 from .availability import availability
 from .data_loss import committed_data_loss
@@ -18,17 +18,14 @@ from .models import make_model
 from .result import merge, run_checker
 
 DEFAULT_BUDGET_S = 30.0
+# Every checker a verdict may hold (DESIGN.md, "Verdicts").
+CHECKERS = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable", "membership",
+            "availability")  # fmt: skip
 
 
 def _table(path: Path, columns: dict) -> pd.DataFrame:
-    """A run's table; columns it was written without (an older run) are null."""
-    if not path.exists():
-        return frame([], columns)
-    table = pd.read_parquet(path)
-    for name, dtype in columns.items():
-        if name not in table:
-            table[name] = pd.Series(pd.NA, index=table.index, dtype=dtype)
-    return table
+    """A run's table, or an empty one where the run has none."""
+    return read_table(path, columns) if path.exists() else frame([], columns)
 
 
 def check_tables(
@@ -56,14 +53,23 @@ def check_imported(history: pd.DataFrame, model_spec: dict, budget_s: float = DE
 
 
 def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
+    """The verdict of a run directory. A torn last line of a crashed run's
+    history.jsonl is left out, and the verdict says so: `warnings` names the
+    line and `stats.torn_lines` counts it."""
     run_dir = Path(run_dir)
-    history = load_history(run_dir)
+    warnings: list[str] = []
+    history = load_history(run_dir, warnings)
     meta = _run_meta(run_dir)
     if "source" in meta:
-        return check_imported(history, meta["model"], budget_s)
-    events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
-    final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
-    return check_tables(history, events, final, budget_s)
+        verdict = check_imported(history, meta["model"], budget_s)
+    else:
+        events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
+        final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
+        verdict = check_tables(history, events, final, budget_s)
+    verdict["stats"] = {"history_rows": len(history), "torn_lines": len(warnings)}
+    if warnings:
+        verdict["warnings"] = warnings
+    return verdict
 
 
 def _run_meta(run_dir: Path) -> dict:
@@ -71,6 +77,9 @@ def _run_meta(run_dir: Path) -> dict:
     if not path.exists():
         return {}
     try:
-        return json.loads(path.read_text())
+        meta = json.loads(path.read_text())
     except ValueError as error:
         raise HistoryError(f"{path}: not JSON: {error}") from None
+    if not isinstance(meta, dict) or ("source" in meta and not isinstance(meta.get("model"), dict)):
+        raise HistoryError(f"{path}: not a run description (an object, with a model if imported)")
+    return meta

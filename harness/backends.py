@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.mesh import LinkMesh
+from harness.ownership import Ownership
 
 
 def bring_up(
@@ -25,16 +26,25 @@ def bring_up(
     toxiproxy: str | None = None,
     hosts: Path | None = None,
     initial_voters: int | None = None,
+    reaper: bool = True,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
-    proxies, and the cluster's nodes are routed through it."""
+    proxies, and the cluster's nodes are routed through it.
+
+    Everything made is recorded in `root/owned.jsonl`; with `reaper`, a
+    watchdog removes it should this process die before `stack` unwinds
+    (`splitbrain cluster up` goes without: its cluster outlives the command)."""
     root = Path(root)
+    ownership = Ownership(root, run_id)
+    if reaper:
+        stack.callback(ownership.watch().release)
     timeouts = dict(
         node_args=node_args,
         election_timeout_ms=election_timeout_ms,
         fetch_timeout_ms=fetch_timeout_ms,
         initial_voters=initial_voters,
+        ownership=ownership,
     )
     if backend == "ssh":
         from harness.ssh_cluster import SshCluster
@@ -44,6 +54,7 @@ def bring_up(
         cluster = SshCluster(root / "cluster", spec.nodes, **timeouts)
         stack.callback(cluster.close)
         if spec.toxiproxy_url is None:
+            record_ports(ownership, cluster)
             return cluster, DirectLinks(cluster)
         server = ToxiproxyServer(spec.toxiproxy_url)
         wait_for_api(server)
@@ -55,6 +66,7 @@ def bring_up(
         cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts)
         stack.callback(cluster.close)
         if net == "iptables":
+            record_ports(ownership, cluster)
             return cluster, IptablesLinks(cluster)
         server = ToxiproxyServer(toxiproxy or cluster.start_toxiproxy())
         wait_for_api(server)
@@ -65,7 +77,7 @@ def bring_up(
         if toxiproxy:
             server = ToxiproxyServer(toxiproxy)
         else:
-            own = OwnToxiproxy().start(root / "toxiproxy.log")
+            own = OwnToxiproxy(ownership=ownership).start(root / "toxiproxy.log")
             stack.callback(own.stop)
             server = ToxiproxyServer(own.url)
         cluster = LocalCluster(root / "cluster", nodes, **timeouts)
@@ -73,4 +85,11 @@ def bring_up(
         mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
     stack.callback(mesh.remove)
     cluster.routes = {link: mesh.route(link) for link in mesh.links}
+    record_ports(ownership, cluster, server)
     return cluster, mesh
+
+
+def record_ports(ownership: Ownership, cluster, server=None) -> None:
+    """The loopback ports this run listens on or publishes, for whoever checks that none stays open."""
+    addresses = [*cluster.client.values(), *cluster.raft.values(), *([(server.host, server.port)] if server else [])]
+    ownership.ports([port for host, port in addresses if host in ("127.0.0.1", "localhost")])

@@ -3,7 +3,8 @@ workloads x nemesis sets x seeds x repeats), each an ordinary run directory
 under one campaign folder, with a progress bar. Run ids are fixed by the
 matrix (a repeat runs the same seed again: real timing still differs, which
 is what shows a flaky verdict), so an interrupted campaign resumes where it stopped: a run with a
-verdict is not run again; one cut short is moved to `interrupted/` (its
+verdict is not run again (a run is `<id>.partial` until it has one); one
+cut short is moved to `interrupted/` (its
 history kept) and run again. The campaign folder gets `summary.html`.
 
     [campaign]
@@ -27,7 +28,10 @@ history kept) and run again. The campaign folder gets `summary.html`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import shutil
 import time
 import tomllib
@@ -36,11 +40,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from harness.limits import Range
 from harness.run import Run, RunConfig
 
 MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats"}
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
+LOCK_FILE = ".campaign.lock"
+REPEATS = Range(int, least=1, most=10_000)
 OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress"}
 
 
@@ -55,8 +62,9 @@ class PlannedRun:
     config: RunConfig
 
 
-def load(path: Path) -> tuple[Path, list[PlannedRun]]:
-    """The campaign folder and every run of the matrix, in order."""
+def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun]]:
+    """The campaign folder (under `results`, when given, instead of the
+    file's `results` key) and every run of the matrix, in order."""
     try:
         raw = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
@@ -73,12 +81,18 @@ def load(path: Path) -> tuple[Path, list[PlannedRun]]:
             if key not in allowed:
                 raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
     name = campaign.get("name") or Path(path).stem
-    folder = Path(campaign.get("results", "runs/campaigns")) / name
+    in_file = campaign.get("results", "runs/campaigns")
+    if not isinstance(name, str) or "/" in name or name in (".", "..") or not isinstance(in_file, str):
+        raise CampaignError(f"{path}: campaign.name must be a folder name and campaign.results a path")
+    folder = Path(in_file if results is None else results) / name
     planned = []
     for target, table in targets.items():
+        if not isinstance(table, dict):
+            raise CampaignError(f"{path}: targets.{target}: must be a table")
         # A target may bring its own matrix: the faults that show its bug.
         matrix = {**campaign, **{k: v for k, v in table.items() if k in TARGET_MATRIX_KEYS}}
         overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
+        _check_matrix(path, target, matrix)
         for workload in matrix.get("workloads", ["append"]):
             for nemesis in matrix.get("nemeses", ["partition,kill,pause"]):
                 kinds = [k for k in nemesis.split(",") if k and k != "none"]
@@ -89,10 +103,24 @@ def load(path: Path) -> tuple[Path, list[PlannedRun]]:
                         try:
                             config = RunConfig(**settings, workload=workload, nemesis=kinds, seed=seed, results=folder,
                                                run_id=run_id, progress=False)  # fmt: skip
-                        except TypeError as error:
-                            raise CampaignError(f"{path}: {error}") from None
+                            config.validate()
+                        except (TypeError, ValueError) as error:
+                            raise CampaignError(f"{path}: targets.{target}: {error}") from None
                         planned.append(PlannedRun(run_id, target, config))
     return folder, planned
+
+
+def _check_matrix(path: Path, target: str, matrix: dict) -> None:
+    """The matrix keys' types and ranges (each run's settings are checked by RunConfig.validate)."""
+    for key in ("workloads", "nemeses"):
+        if key in matrix and (not isinstance(matrix[key], list) or not all(isinstance(v, str) for v in matrix[key])):
+            raise CampaignError(f"{path}: targets.{target}: {key} must be a list of names, not {matrix[key]!r}")
+    seeds = matrix.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds:
+        raise CampaignError(f"{path}: targets.{target}: seeds must be a list of integers, not {seeds!r}")
+    problem = REPEATS.problem(matrix.get("repeats", 1))
+    if problem:
+        raise CampaignError(f"{path}: targets.{target}: repeats {problem}")
 
 
 def finished(run_dir: Path) -> bool:
@@ -102,14 +130,45 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
-def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]:
-    """Run what is not finished yet; returns the folder and every run directory."""
+def execute(config_path: Path, progress: bool = True, results: Path | None = None,
+            finished_run=None) -> tuple[Path, list[Path]]:  # fmt: skip
+    """Run what is not finished yet; returns the folder and every run
+    directory. `finished_run(run_dir)` is called as each run has its verdict
+    (runs finished before, too, in their turn)."""
+    folder, planned = load(config_path, results)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CampaignError(f"{folder}: cannot make the campaign folder: {error.strerror or error}") from None
+    with exclusive(folder):
+        return _execute(config_path, folder, planned, progress, finished_run or (lambda run_dir: None))
+
+
+@contextlib.contextmanager
+def exclusive(folder: Path):
+    """One campaign per folder at a time: a second one would move the first's
+    live run aside and share its data directories. The lock goes with the
+    process, however it ends."""
+    with open(folder / LOCK_FILE, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise CampaignError(f"{folder}: a campaign is already running in this folder ({holder})") from None
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}\n")
+        lock.flush()
+        yield
+
+
+def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool,
+             finished_run) -> tuple[Path, list[Path]]:  # fmt: skip
     from checkers.verdict import check_run
     from results.campaign_page import write_summary
+    from results.history import complete, partial
     from results.report import write_report
 
-    folder, planned = load(config_path)
-    folder.mkdir(parents=True, exist_ok=True)
     (folder / "campaign.json").write_text(json.dumps(
         {"config": str(Path(config_path).resolve()), "runs": [{"run_id": p.run_id, "target": p.target} for p in planned]},
         indent=2) + "\n")  # fmt: skip
@@ -117,13 +176,17 @@ def execute(config_path: Path, progress: bool = True) -> tuple[Path, list[Path]]
         for plan in planned:
             run_dir = folder / plan.run_id
             if not finished(run_dir):
-                if run_dir.exists():
-                    aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
-                    aside.parent.mkdir(exist_ok=True)
-                    shutil.move(run_dir, aside)
-                Run(plan.config).execute()
-                (run_dir / "verdict.json").write_text(json.dumps(check_run(run_dir), indent=2, default=str) + "\n")
-                write_report(run_dir)
+                for cut_short in (run_dir, partial(run_dir)):
+                    if cut_short.exists():
+                        aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
+                        aside.parent.mkdir(exist_ok=True)
+                        shutil.move(cut_short, aside)
+                run = Run(plan.config)
+                run.execute()
+                (run.dir / "verdict.json").write_text(json.dumps(check_run(run.dir), indent=2, default=str) + "\n")
+                write_report(run.dir)
+                complete(run.dir)
+            finished_run(run_dir)
             bar.update()
     write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
     return folder, [folder / plan.run_id for plan in planned]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import signal
 import sys
 
 from pathlib import Path
@@ -13,7 +15,9 @@ from tqdm import tqdm
 
 from checkers.models import MODELS
 from harness.cluster import quorum_args
-from nemesis.schedule import FAULTS, TOPOLOGIES, generate
+from harness import limits
+from harness.limits import raise_file_limit, setting_type
+from nemesis.schedule import FAULTS, TOPOLOGIES
 from targets.kraft.core import BUGS
 from workloads.generators import WORKLOADS
 
@@ -97,21 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--net iptables needs --backend docker")
     if args.net == "iptables" and "latency" in kinds:
         raise UsageError("--nemesis latency needs the link proxies, not --net iptables")
-    for name in ("nodes", "concurrency"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1")
-    voters = 1 if args.standalone else args.initial_voters or args.nodes
-    if not 1 <= voters <= args.nodes:
-        raise UsageError(f"--initial-voters must be between 1 and --nodes ({args.nodes}), not {voters}")
-    if not 0 <= args.down_at_join < voters:
-        raise UsageError(f"--down-at-join must be at least 0 and fewer than the {voters} initial voters")
-    topologies = [t.strip() for t in args.topologies.split(",")] if args.topologies else None
-    try:
-        generate(random.Random(0), kinds, 0, 1, args.nodes, topologies)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
     config = RunConfig(
-        topologies=topologies,
+        topologies=[t.strip() for t in args.topologies.split(",")] if args.topologies else None,
         target=args.target,
         backend=args.backend,
         nodes=args.nodes,
@@ -121,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         interval_s=args.interval,
         rate=args.rate,
         concurrency=args.concurrency,
-        seed=args.seed,
+        seed=random.SystemRandom().randrange(2**31) if args.seed is None else args.seed,
         bugs=args.bug,
         pre_vote=args.pre_vote,
         check_quorum=args.check_quorum,
@@ -135,16 +126,59 @@ def cmd_run(args: argparse.Namespace) -> int:
         hosts=args.hosts,
         progress=not args.quiet,
     )
+    try:
+        config.validate()
+    except ValueError as error:
+        name, _, why = str(error).partition(": ")
+        raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
+    writable_folder(args.results, "--results")
+    if args.toxiproxy:
+        reachable_toxiproxy(args.toxiproxy)
+    raise_file_limit()
+    print(f"seed: {config.seed}", file=sys.stderr)
     run = Run(config)
     try:
         run.execute()
-    finally:
+    except BaseException:
         print(f"run directory: {run.dir}", file=sys.stderr)
+        raise
     return report(run.dir)
 
 
+# Run settings as `splitbrain run` spells them, for messages about them.
+OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
+           "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies"}  # fmt: skip
+
+
+def writable_folder(path: Path, option: str, make: bool = True) -> None:
+    """A folder we can write in (made if missing, with `make`); else a
+    one-line error naming the option."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: a file, not a folder")
+    if not make and not path.exists():
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"{option} {path}: {error.strerror or error}") from None
+    if not path.is_dir() or not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: not a folder this user can write in")
+
+
+def reachable_toxiproxy(url: str) -> None:
+    """`--toxiproxy URL` answers its API, or a one-line error before the run starts."""
+    from harness.links import ToxiproxyServer, wait_for_api
+
+    try:
+        wait_for_api(ToxiproxyServer(url), timeout_s=5.0)
+    except (ValueError, TimeoutError) as error:
+        raise UsageError(f"--toxiproxy: {error}") from None
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    """Each run directory checked and its verdict written; one line per run; the worst exit code."""
+    """Each run directory checked and its verdict written; one line per run; the
+    worst exit code. A run that cannot be checked is an error line of its own
+    (exit 2), and the others are still checked."""
     from checkers.verdict import check_run
     from results.history import HistoryError, find_run_dirs
     from results.report import write_report
@@ -157,46 +191,60 @@ def cmd_check(args: argparse.Namespace) -> int:
     for run_dir in tqdm(run_dirs, desc="runs", unit="run", disable=_no_bar(args, run_dirs)):
         try:
             verdict = check_run(run_dir, args.budget)
-        except (UsageError, HistoryError) as error:
-            tqdm.write(f"splitbrain: {error}", file=sys.stderr)
+            for warning in verdict.get("warnings", []):
+                tqdm.write(f"splitbrain: warning: {warning}", file=sys.stderr)
+            (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+            write_report(run_dir)
+        except (UsageError, HistoryError, OSError) as error:
+            tqdm.write(one_line(f"error   {run_dir}: {error}"), file=sys.stderr)
             worst = max(worst, EXIT_ERROR)
             continue
-        (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-        write_report(run_dir)
+        except Exception as error:  # a bug of ours on this run: the others are still checked
+            tqdm.write(one_line(f"error   {run_dir}: internal error: {type(error).__name__}: {error} "
+                                f"(traceback in {crash_log()})"), file=sys.stderr)  # fmt: skip
+            worst = max(worst, EXIT_ERROR)
+            continue
         tqdm.write(verdict_line(run_dir, verdict))
         worst = max(worst, exit_code(verdict))
     return worst
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
-    """The matrix of runs, resumable; one line per run; the worst exit code."""
+    """The matrix of runs, resumable; one line per run as it finishes; the worst exit code."""
     from harness import campaign
 
+    worst = EXIT_VALID
+
+    def finished_run(run_dir: Path) -> None:
+        nonlocal worst
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        tqdm.write(verdict_line(run_dir, verdict))
+        worst = max(worst, exit_code(verdict))
+
     try:
-        folder, run_dirs = campaign.execute(args.config, progress=not args.quiet)
+        folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
     except campaign.CampaignError as error:
         raise UsageError(str(error)) from None
-    worst = EXIT_VALID
-    for run_dir in run_dirs:
-        verdict = json.loads((run_dir / "verdict.json").read_text())
-        print(verdict_line(run_dir, verdict))
-        worst = max(worst, exit_code(verdict))
     print(f"campaign: {len(run_dirs)} runs in {folder}; summary: {folder / 'summary.html'}")
     return worst
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    """Pack runs into an archive, or verify one: every problem named, exit 1 if any."""
+    """Pack runs into an archive, or verify one: every problem named, exit 2 if any."""
     from checkers.verdict import check_run
     from results import archive
     from results.history import HistoryError, find_run_dirs
 
     if args.verify:
-        problems = archive.verify(args.verify)
+        try:
+            problems = archive.verify(args.verify)
+            runs = len(archive.read_manifest(args.verify)["runs"])
+        except archive.ArchiveError as error:
+            raise UsageError(str(error)) from None
         for problem in problems:
             print(f"{args.verify}: {problem}")
-        print(f"archive {args.verify}: {len(archive.read_manifest(args.verify)['runs'])} runs, {len(problems)} problems")
-        return EXIT_INVALID if problems else EXIT_VALID
+        print(f"archive {args.verify}: {runs} runs, {len(problems)} problems")
+        return EXIT_ERROR if problems else EXIT_VALID
     if args.to is None or not args.runs:
         raise UsageError("archive: give --to ARCHIVE and run directories, or --verify ARCHIVE")
     try:
@@ -208,33 +256,40 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    """The archive re-checked and summarised on Spark; exit 1 when a run fails a
-    safety checker, the re-check contradicts an archived verdict, or an entry is corrupt."""
+    """The archive re-checked and summarised on Spark. Exit 2 when an entry is
+    corrupt or the re-check contradicts an archived verdict (the archive
+    cannot be trusted), else 1 when a run fails a safety checker."""
+    from results.archive import ArchiveError
     from results.spark_pipeline import analyze
 
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
-    steps = ["spark session", "election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable",
-             "summaries"]  # fmt: skip
+    steps = ["spark session", "election-safety", "single-leader-per-epoch", "committed-data-loss", "membership",
+             "linearizable", "summaries"]  # fmt: skip
     with tqdm(total=len(steps), desc="analyze", unit="step", disable=args.quiet) as bar:
         def step(name: str) -> None:
             bar.set_postfix_str(name)
             bar.update(1 if bar.n < len(steps) else 0)
 
-        found = analyze(args.archive, args.master, args.out, args.budget, step)
+        try:
+            found = analyze(args.archive, args.master, args.out, args.budget, step)
+        except ArchiveError as error:
+            raise UsageError(str(error)) from None
     for problem in found["problems"]:
         print(f"CORRUPT {args.archive}: {problem}")
     verdicts = found["verdicts"]
     failed = verdicts[verdicts["valid"] == "false"]
     print(f"analyze: {verdicts['run_id'].nunique()} runs re-checked on Spark, {failed['run_id'].nunique()} failing a safety checker")
-    print(found["failure_rate"].to_string(index=False))
+    if len(found["failure_rate"]):
+        print(found["failure_rate"].to_string(index=False))
     for row in found["flaky"].itertuples(index=False):
         print(f"FLAKY {row.failed} of {row.runs} runs failed: {', '.join(row.run_ids)}")
     for row in found["disagreements"].itertuples(index=False):
         print(f"DISAGREES {row.run_id}: {row.checker}: archived {row.archived}, re-checked {row.rechecked}")
     print(f"analysis written to {found['out']}")
-    bad = found["problems"] or len(found["disagreements"]) or len(failed)
-    return EXIT_INVALID if bad else EXIT_VALID
+    if found["problems"] or len(found["disagreements"]):
+        return EXIT_ERROR
+    return EXIT_INVALID if len(failed) else EXIT_VALID
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -248,6 +303,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     except (PolicyError, HistoryError) as error:
         raise UsageError(str(error)) from None
     checks = [check for run_dir in runs for check in judge(run_dir, policy)]
+    writable_folder(args.junit.parent, "--junit")
     junit(checks, args.junit)
     failed = [c for c in checks if c.failure]
     for check in failed:
@@ -273,12 +329,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         model = make_model(args.model, parse_initial(args.initial))
     except ValueError as error:
         raise UsageError(f"--model/--initial: {error}") from None
+    writable_folder(args.to, "--to", make=False)
     worst = EXIT_VALID
     for path in tqdm(args.files, desc="import", unit="file", disable=_no_bar(args, args.files)):
         try:
             run_dir = import_file(path, args.format, model, args.to, replace=args.replace)
         except ImportFormatError as error:
-            tqdm.write(f"splitbrain: {error}", file=sys.stderr)
+            tqdm.write(one_line(f"splitbrain: {error}"), file=sys.stderr)
             worst = EXIT_ERROR
             continue
         tqdm.write(f"imported {path} -> {run_dir}")
@@ -298,35 +355,54 @@ def parse_initial(text: str | None):
 def cmd_cluster(args: argparse.Namespace) -> int:
     from harness import manual_cluster
 
-    if args.action == "up":
-        args.state_dir.mkdir(parents=True, exist_ok=True)
-        node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum, args.auto_join, args.ack_when_committed_always)
-        try:
+    if args.action != "down" and (args.run or args.all):
+        raise UsageError(f"cluster {args.action}: --run and --all are for `cluster down`")
+    try:
+        if args.action == "up":
+            node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum, args.auto_join, args.ack_when_committed_always)
             state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args)
-        except FileExistsError as error:
-            raise UsageError(str(error)) from None
-        print(json.dumps(state, indent=2))
-    elif args.action == "status":
-        try:
-            rows = manual_cluster.status(args.state_dir)
-        except FileNotFoundError as error:
-            raise UsageError(str(error)) from None
-        for row in rows:
-            print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
-    else:
-        for name in manual_cluster.down(args.state_dir):
-            print(f"removed {name}")
+            print(json.dumps(state, indent=2))
+        elif args.action == "status":
+            for row in manual_cluster.status(args.state_dir):
+                print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
+        else:
+            removed = cluster_down(args)
+            for name in removed:
+                print(f"removed {name}")
+            if not removed:
+                print("cluster down: nothing of ours was running")
+    except manual_cluster.ClusterStateError as error:
+        raise UsageError(str(error)) from None
     return EXIT_VALID
 
 
+def cluster_down(args: argparse.Namespace) -> list[str]:
+    """`cluster down`: the state directory's records, one run by id, or (listed first) everything."""
+    from harness import manual_cluster
+
+    if args.all:
+        listed = manual_cluster.everything()
+        for line in listed:
+            print(f"found {line}")
+        return manual_cluster.down_all() if listed else []
+    if args.run:
+        return manual_cluster.down_run(args.run)
+    return manual_cluster.down(args.state_dir)
+
+
 def report(run_dir: Path) -> int:
-    """Check a run directory, write its verdict and report, print a line per checker; the exit code by verdict."""
+    """Check a run directory, write its verdict and report, give it its own
+    name, print a line per checker; the exit code by verdict."""
     from checkers.verdict import check_run
+    from results.history import complete
     from results.report import write_report
 
     verdict = check_run(run_dir)
     (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    print(f"report: {write_report(run_dir)}")
+    write_report(run_dir)
+    run_dir = complete(run_dir)
+    print(f"run directory: {run_dir}", file=sys.stderr)
+    print(f"report: {run_dir / 'report.html'}")
     for name, result in verdict["checkers"].items():
         anomalies = result.get("anomalies", [])
         line = f"{name}: {result['valid']}"
@@ -357,17 +433,58 @@ class UsageError(Exception):
     """A bad option or input: reported in one line, exit code 2."""
 
 
+def one_line(text: object) -> str:
+    """A message as one printable line: control characters and line breaks
+    that came in with the input (a file's bytes, say) are shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("splitbrain")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Help that shows each option's default, where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line (naming the option), exit 2;
+    `--help` shows every default."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        kwargs.setdefault("allow_abbrev", False)  # a typo is an error, never another option
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, one_line(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="splitbrain", description=__doc__)
+    parser = Parser(prog="splitbrain", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"splitbrain {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     simulate = commands.add_parser("simulate", help="fault schedules over a simulated cluster of the reference quorum")
-    simulate.add_argument("--nodes", type=int, default=3)
-    simulate.add_argument("--schedules", type=int, default=200)
-    simulate.add_argument("--steps", type=int, default=20, help="fault and load steps per schedule")
-    simulate.add_argument("--seed", type=int, default=0)
+    simulate.add_argument("--nodes", type=limits.SIM_NODES.parse, default=3, help="nodes in the simulated cluster")
+    simulate.add_argument("--schedules", type=limits.SCHEDULES.parse, default=200, help="schedules to run, one seed each")
+    simulate.add_argument("--steps", type=limits.STEPS.parse, default=20, help="fault and load steps per schedule")
+    simulate.add_argument("--seed", type=setting_type("seed"), default=0, help="the first schedule's seed")
     simulate.add_argument("--keep-going", action="store_true", help="do not stop at the first violation")
-    simulate.add_argument("--observers", type=int, default=0, help="replicas beyond the initial voters")
+    simulate.add_argument("--observers", type=limits.OBSERVERS.parse, default=0, help="replicas beyond the initial voters")
     simulate.add_argument(
         "--membership", action="store_true", help="schedules also lose disks and add and remove voters"
     )
@@ -375,31 +492,39 @@ def build_parser() -> argparse.ArgumentParser:
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
     run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
-    run.add_argument("--target", default="kraft", choices=["kraft"])
-    run.add_argument("--backend", default="local", choices=["local", "docker", "ssh"])
+    run.add_argument("--target", default="kraft", choices=["kraft"], help="the system under test")
+    run.add_argument(
+        "--backend", default="local", choices=["local", "docker", "ssh"],
+        help="where nodes run: processes on 127.0.0.1, containers, or your hosts over SSH",
+    )  # fmt: skip
     run.add_argument("--hosts", type=Path, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
     run.add_argument(
         "--net", default="proxy", choices=["proxy", "iptables"], help="cut links with link proxies or iptables (docker)"
     )
-    run.add_argument("--nodes", type=int, default=3)
+    run.add_argument("--nodes", type=setting_type("nodes"), default=3, help=f"cluster size (at most {limits.MAX_NODES})")
     voters = run.add_mutually_exclusive_group()
     voters.add_argument(
-        "--initial-voters", type=int, metavar="N", help="the first N nodes bootstrap the voter set, the rest observe"
+        "--initial-voters", type=setting_type("initial_voters"), metavar="N", help="the first N nodes bootstrap the voter set, the rest observe"
     )
     voters.add_argument("--standalone", action="store_true", help="the first node bootstraps alone (N = 1)")
     run.add_argument(
-        "--down-at-join", type=int, default=0, metavar="K", help="kill K voters (not the leader) before observers start"
+        "--down-at-join", type=setting_type("down_at_join"), default=0, metavar="K", help="kill K voters (not the leader) before observers start"
     )
-    run.add_argument("--workload", default="append", choices=list(WORKLOADS))
+    run.add_argument(
+        "--workload", default="append", choices=list(WORKLOADS), help="client load: log appends, or a read/write/cas register"
+    )
     run.add_argument(
         "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
     )
     run.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
-    run.add_argument("--time-limit", type=float, default=20.0, help="seconds of load and faults")
-    run.add_argument("--interval", type=float, default=3.0, help="seconds each fault lasts, and between faults")
-    run.add_argument("--rate", type=float, default=50.0, help="client operations per second, all clients together")
-    run.add_argument("--concurrency", type=int, default=4, help="client processes")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults")
+    run.add_argument("--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults")
+    run.add_argument("--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together")
+    run.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
+    run.add_argument(
+        "--seed", type=setting_type("seed"),
+        help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
+    )  # fmt: skip
     run.add_argument("--results", type=Path, default=Path("runs"), help="where run directories go")
     run.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -409,27 +534,30 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
     check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     check.add_argument(
-        "--budget", type=float, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
+        "--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
     )
     check.add_argument("--quiet", action="store_true", help="no progress bar")
     check.set_defaults(func=cmd_check)
 
     campaign = commands.add_parser("campaign", help="a matrix of runs from a TOML file; resumable")
-    campaign.add_argument("config", type=Path, metavar="CONFIG.toml", help="see harness/campaign.py for its keys")
+    campaign.add_argument("config", type=Path, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign files\")")
+    campaign.add_argument("--results", type=Path, help="where the campaign folder goes (default: the file's results key)")
     campaign.add_argument("--quiet", action="store_true", help="no progress bar")
     campaign.set_defaults(func=cmd_campaign)
 
-    archive = commands.add_parser("archive", help="pack run directories into an archive folder, or verify one")
+    archive = commands.add_parser(
+        "archive", help="pack run directories into an archive folder, or verify one (exit 2 on any problem)"
+    )
     archive.add_argument("runs", type=Path, nargs="*", metavar="RUN", help="run directories, or folders of them")
     archive.add_argument("--to", type=Path, metavar="ARCHIVE", help="the archive folder (made if missing)")
     archive.add_argument("--verify", type=Path, metavar="ARCHIVE", help="check every file against the manifest")
     archive.set_defaults(func=cmd_archive)
 
     analyze = commands.add_parser("analyze", help="re-check and summarise an archive on Spark (PySpark)")
-    analyze.add_argument("archive", type=Path, metavar="ARCHIVE")
+    analyze.add_argument("archive", type=Path, metavar="ARCHIVE", help="an archive folder (splitbrain archive --to)")
     analyze.add_argument("--master", default="local[*]", help="a Spark master URL (default: local[*])")
     analyze.add_argument("--out", type=Path, help="where the summaries go (default: ARCHIVE/analysis)")
-    analyze.add_argument("--budget", type=float, default=30.0, help="seconds of linearizability search per (run, key)")
+    analyze.add_argument("--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds of linearizability search per (run, key)")
     analyze.add_argument("--quiet", action="store_true", help="no progress bar")
     analyze.set_defaults(func=cmd_analyze)
 
@@ -440,9 +568,11 @@ def build_parser() -> argparse.ArgumentParser:
     gate.set_defaults(func=cmd_gate)
 
     imports = commands.add_parser("import", help="histories recorded by other tools (Jepsen) as run directories")
-    imports.add_argument("files", type=Path, nargs="+", metavar="FILE")
-    imports.add_argument("--format", required=True, choices=["jepsen-edn", "jepsen-log"])
-    imports.add_argument("--model", required=True, choices=sorted(MODELS))
+    imports.add_argument("files", type=Path, nargs="+", metavar="FILE", help="history files, one run directory each")
+    imports.add_argument(
+        "--format", required=True, choices=["jepsen-edn", "jepsen-log"], help="Jepsen's EDN history, or old jepsen.util log lines"
+    )
+    imports.add_argument("--model", required=True, choices=sorted(MODELS), help="what the history ran against (checkers/models.py)")
     imports.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
     imports.add_argument("--to", type=Path, required=True, help="where run directories go: TO/<file stem>/")
     imports.add_argument("--replace", action="store_true", help="import over run directories that exist")
@@ -450,10 +580,16 @@ def build_parser() -> argparse.ArgumentParser:
     imports.set_defaults(func=cmd_import)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
-    cluster.add_argument("action", choices=["up", "status", "down"])
-    cluster.add_argument("--backend", default="local", choices=["local", "docker"])
-    cluster.add_argument("--nodes", type=int, default=3)
-    cluster.add_argument("--state-dir", type=Path, default=Path("runs/cluster"), help="where `up` records the cluster")
+    cluster.add_argument("action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it")
+    cluster.add_argument("--backend", default="local", choices=["local", "docker"], help="where the nodes run")
+    cluster.add_argument("--nodes", type=setting_type("nodes"), default=3, help="cluster size")
+    cluster.add_argument(
+        "--state-dir", type=Path, default=Path("runs/cluster"),
+        help="where `up` records what it made; `down` removes what is recorded there (also a run directory's)",
+    )  # fmt: skip
+    scope = cluster.add_mutually_exclusive_group()
+    scope.add_argument("--run", metavar="ID", help="down: remove one run's containers, networks and processes")
+    scope.add_argument("--all", action="store_true", help="down: remove every splitbrain object on this machine, listed first")
     add_quorum_options(cluster)
     cluster.set_defaults(func=cmd_cluster)
 
@@ -473,14 +609,43 @@ def main(argv: list[str] | None = None) -> int:
 
         return server.main(argv[1:])
     args = build_parser().parse_args(argv)
+    interrupt_on_termination()
     try:
         return args.func(args)
     except UsageError as error:
-        print(f"splitbrain: {error}", file=sys.stderr)
+        print(one_line(f"splitbrain: {error}"), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("splitbrain: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as error:  # a bug of ours: exit 2 (never 1, "violation"), the traceback kept
+        print(one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash_log()})"),
+              file=sys.stderr)  # fmt: skip
+        return EXIT_ERROR
+
+
+def crash_log() -> Path:
+    """The traceback of the exception being handled, written to a file of its own."""
+    import tempfile
+    import traceback
+
+    handle, name = tempfile.mkstemp(prefix="splitbrain-crash-", suffix=".log")
+    with os.fdopen(handle, "w") as log:
+        log.write(f"splitbrain {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
+    return Path(name)
+
+
+def interrupt_on_termination() -> None:
+    """SIGTERM (what `timeout`, CI cancellation and `docker stop` send) and
+    SIGHUP (a closed terminal) behave as Ctrl-C: heal, tear down, keep the
+    history, exit 2. Where Ctrl-C is ignored (a run healing and collecting),
+    so are they."""
+
+    def as_interrupt(signum, frame) -> None:
+        signal.raise_signal(signal.SIGINT)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, as_interrupt)
 
 
 if __name__ == "__main__":

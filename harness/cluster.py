@@ -13,9 +13,12 @@ comes back as an observer under a new directory id, as a replaced disk does.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
+
+from harness.ownership import Ownership
 
 from targets.kraft.client import call
 from targets.kraft.storage import format_data_dir, new_directory_id
@@ -53,8 +56,11 @@ class ClusterBase:
         election_timeout_ms: int,
         fetch_timeout_ms: int,
         initial_voters: int | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self.root = Path(root)
+        # What this cluster starts is recorded, so only it is ever cleaned up.
+        self.ownership = ownership or Ownership(self.root, f"cluster-{os.urandom(4).hex()}")
         self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
         if initial_voters is not None and not 1 <= initial_voters <= nodes:
             raise ValueError(f"--initial-voters: {initial_voters} is not between 1 and the {nodes} nodes")

@@ -3,23 +3,24 @@ on a network the run creates, the project source mounted read-only, node data
 in a per-node host directory (kept across restarts, lost by `wipe`). The
 harness reaches nodes only through client ports published on 127.0.0.1.
 
-Everything created carries the label `splitbrain.run=<run id>`, which is how
-`splitbrain cluster down` finds leftovers of a crashed run.
+Everything created carries the labels `splitbrain.run=<run id>` and
+`splitbrain.owner=<owner id>` and is recorded in the run's ledger
+(`harness/ownership.py`), which is how the reaper and `splitbrain cluster
+down` find what this run, and no other, left behind.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import docker
-from docker.errors import APIError, NotFound
+from docker.errors import NotFound
 
 from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
+from harness.ownership import Ownership
 from harness.ports import free_port
 
-LABEL = "splitbrain.run"
 SOURCE_MOUNT = "/opt/splitbrain"
 RAFT_PORT = 9000
 CLIENT_PORT = 9100
@@ -37,14 +38,19 @@ class DockerCluster(ClusterBase):
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters,
+                         ownership or Ownership(root, run_id))  # fmt: skip
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
-        self.labels = {LABEL: run_id}
-        self.prefix = f"splitbrain-{run_id}"
+        self.labels = self.ownership.labels
+        # Names are unique per owner: two campaigns may use the same run ids.
+        self.prefix = f"splitbrain-{self.ownership.owner}"
+        self.ownership.docker()
         self.network = self.docker.networks.create(self.prefix, driver="bridge", labels=self.labels)
+        self.ownership.network(self.network)
         self.raft = {node: (node, RAFT_PORT) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.containers: dict[str, object] = {}
@@ -64,6 +70,7 @@ class DockerCluster(ClusterBase):
             network=self.network.name,
             networking_config={self.network.name: self.docker.api.create_endpoint_config(aliases=[alias])},
         )
+        self.ownership.container(container)
         return container
 
     def start_toxiproxy(self) -> str:
@@ -181,22 +188,3 @@ class DockerCluster(ClusterBase):
         except NotFound:
             pass
 
-
-def down(run_id: str | None = None) -> list[str]:
-    """Remove every container and network splitbrain created (of one run, or
-    all); returns their names. Works after a crashed run."""
-    client = docker.from_env()
-    selector = {"label": f"{LABEL}={run_id}" if run_id else LABEL}
-    removed = []
-    for container in client.containers.list(all=True, filters=selector):
-        container.remove(force=True)
-        removed.append(container.name)
-    for network in client.networks.list(filters=selector):
-        for attempt in range(5):
-            try:
-                network.remove()
-                break
-            except APIError:
-                time.sleep(0.2 * (attempt + 1))
-        removed.append(network.name)
-    return removed

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 
+from harness.ownership import Ownership
 from harness.ports import free_port
 
 START_TIMEOUT_S = 10.0
@@ -61,9 +62,10 @@ def wait_for_api(server: ToxiproxyServer, timeout_s: float = START_TIMEOUT_S) ->
 class OwnToxiproxy:
     """splitbrain's server as a child process on 127.0.0.1, for the local backend."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, ownership: Ownership | None = None) -> None:
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
+        self.ownership = ownership
 
     @property
     def url(self) -> str:
@@ -77,7 +79,10 @@ class OwnToxiproxy:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=self.ownership.environment() if self.ownership else None,
             )
+        if self.ownership:
+            self.ownership.process(self.process.pid)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from harness.cluster import ClusterBase
+from harness.ownership import Ownership
 from harness.ports import free_port
 
 STOP_TIMEOUT_S = 5.0
@@ -30,8 +31,9 @@ class LocalCluster(ClusterBase):
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership)
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
@@ -57,7 +59,9 @@ class LocalCluster(ClusterBase):
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=self.ownership.environment(),
             )
+        self.ownership.process(self.processes[node].pid)
 
     def start_all(self) -> None:
         for node in self.ids:

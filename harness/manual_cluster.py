@@ -1,34 +1,38 @@
 """`splitbrain cluster up|status|down`: a cluster brought up by hand, left
-running between commands. `up` records what it started in a state file;
-`down` removes everything splitbrain made, whether a state file exists or
-not (containers and networks by label, node and proxy processes by command
-line), so it also cleans up after a crashed run.
+running between commands. `up` records what it started in the state
+directory (`cluster.json` and the ledger of `harness/ownership.py`); `down`
+removes what that directory recorded, and nothing else: the machine is
+shared. `down --run ID` removes one run's objects by their marks (after a
+crash, say), and `down --all` every object any splitbrain run made, listed
+first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import time
 import uuid
 from pathlib import Path
 
+from harness import ownership
 from harness.backends import bring_up
 from targets.kraft.client import call
 
-OUR_MODULES = ("targets.kraft.node", "harness.toxiproxy")
+STATE_FILE = "cluster.json"
+
+
+class ClusterStateError(ValueError):
+    """A state directory that cannot be used; the message names the file."""
 
 
 def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = ()) -> dict:
     state_dir = Path(state_dir)
-    state_file = state_dir / "cluster.json"
+    state_file = state_dir / STATE_FILE
     if state_file.exists():
-        raise FileExistsError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
+        raise ClusterStateError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
     run_id = f"manual-{uuid.uuid4().hex[:8]}"
     with contextlib.ExitStack() as stack:
-        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args)
+        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args, reaper=False)
         cluster.start_all()
         leader = cluster.wait_for_leader(30)
         stack.pop_all()  # up: it stays running until `down`
@@ -36,6 +40,7 @@ def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (
     state = {
         "backend": backend,
         "run_id": run_id,
+        "owner": cluster.ownership.owner,
         "toxiproxy": url,
         "clients": {node: list(cluster.client[node]) for node in cluster.ids},
         "leader": leader,
@@ -44,55 +49,59 @@ def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (
     return state
 
 
-def status(state_dir: Path) -> list[dict]:
-    state_file = Path(state_dir) / "cluster.json"
+def read_state(state_dir: Path) -> dict:
+    state_file = Path(state_dir) / STATE_FILE
     if not state_file.exists():
-        raise FileNotFoundError(f"{state_file}: no cluster is up")
-    state = json.loads(state_file.read_text())
+        raise ClusterStateError(f"{state_file}: no cluster is up")
+    try:
+        state = json.loads(state_file.read_text())
+        clients = {str(node): (str(host), int(port)) for node, (host, port) in state["clients"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ClusterStateError(f"{state_file}: not a cluster state file ({type(error).__name__}: {error})") from None
+    return {**state, "clients": clients}
+
+
+def status(state_dir: Path) -> list[dict]:
     rows = []
-    for node, address in state["clients"].items():
+    for node, address in read_state(state_dir)["clients"].items():
         try:
-            rows.append(call(tuple(address), "status", 1.0))
-        except OSError as error:
+            rows.append(call(address, "status", 1.0))
+        except (OSError, ValueError) as error:
             rows.append({"node": node, "state": f"unreachable ({error})"})
     return rows
 
 
 def down(state_dir: Path) -> list[str]:
-    """Remove every container, network and process splitbrain made."""
-    from docker.errors import DockerException
-
-    from harness.docker_cluster import down as docker_down
-
+    """Remove what the state directory's ledgers recorded; returns what went."""
+    state_dir = Path(state_dir)
     removed = []
-    try:
-        removed += docker_down()
-    except DockerException:  # no Docker engine: nothing of ours can be there
-        pass
-    removed += kill_our_processes()
-    state_file = Path(state_dir) / "cluster.json"
+    for ledger in ownership.find_ledgers(state_dir):
+        removed += ownership.sweep(ledger)
+    state_file = state_dir / STATE_FILE
     if state_file.exists():
         state_file.unlink()
     return removed
 
 
-def kill_our_processes() -> list[str]:
-    """SIGKILL every process running one of splitbrain's node or proxy modules."""
-    killed = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        words = [a.decode(errors="replace") for a in argv]
-        if any(a == "-m" and b in OUR_MODULES for a, b in zip(words, words[1:])):
-            try:
-                os.kill(int(proc.name), signal.SIGCONT)
-                os.kill(int(proc.name), signal.SIGKILL)
-                killed.append(f"pid {proc.name} ({' '.join(words[1:3])})")
-            except ProcessLookupError:
-                pass
-    time.sleep(0.1 if killed else 0)
-    return killed
+def down_run(run_id: str) -> list[str]:
+    """Remove one run's containers and networks (by label) and processes (by
+    the mark in their environment), wherever its records are."""
+    removed = [f"process {pid}" for pid in ownership.marked_processes(ownership.RUN_ENV, run_id)
+               if ownership.kill_process(pid)]  # fmt: skip
+    return removed + ownership.remove_docker_objects({"label": f"{ownership.RUN_LABEL}={run_id}"})
+
+
+def everything() -> list[str]:
+    """What `down --all` would remove: one line per object, with its run."""
+    found = ownership.everything()
+    lines = [f"container {c.name} (run {c.labels.get(ownership.RUN_LABEL)})" for c in found["containers"]]
+    lines += [f"network {n.name} (run {n.attrs.get('Labels', {}).get(ownership.RUN_LABEL)})" for n in found["networks"]]
+    lines += [f"process {pid}" for pid in found["processes"]]
+    return lines
+
+
+def down_all() -> list[str]:
+    """Remove every labelled container and network and every marked process."""
+    removed = [f"process {pid}" for pid in ownership.marked_processes(ownership.RUN_ENV, None)
+               if ownership.kill_process(pid)]  # fmt: skip
+    return removed + ownership.remove_docker_objects({"label": ownership.RUN_LABEL})

@@ -23,13 +23,17 @@ from tqdm import tqdm
 
 from harness.backends import bring_up
 from harness.cluster import quorum_args
+from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.schedule import NemesisOp, generate
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, read_jsonl, recover
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, partial, read_jsonl, recover
 from targets.kraft.client import Client, call
-from workloads.generators import Operation, completion, make_workload
+from targets.kraft.core import BUGS
+from workloads.generators import WORKLOADS, Operation, completion, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
+CHOICES = {"target": ("kraft",), "backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"),
+           "workload": tuple(WORKLOADS)}  # fmt: skip
 
 
 @dataclass
@@ -66,6 +70,42 @@ class RunConfig:
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
     run_id: str | None = None
 
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting out of its range or
+        choices (as RunConfig names it), before anything is written."""
+        for name, allowed in RUN_SETTINGS.items():
+            value = getattr(self, name)
+            if value is None and name == "initial_voters":
+                continue
+            problem = allowed.problem(value)
+            if problem:
+                raise ValueError(f"{name}: {problem}")
+        for name, choices in CHOICES.items():
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(choices)}")
+        for name in ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "progress"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: must be true or false, not {getattr(self, name)!r}")
+        for name in ("nemesis", "bugs", "topologies"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+                raise ValueError(f"{name}: must be a list of names, not {value!r}")
+        wrong = sorted(set(self.bugs) - set(BUGS))
+        if wrong:
+            raise ValueError(f"bugs: unknown {wrong}; known: {', '.join(sorted(BUGS))}")
+        voters = self.nodes if self.initial_voters is None else self.initial_voters
+        if voters > self.nodes:
+            raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
+        if self.down_at_join >= voters:
+            raise ValueError(f"down_at_join: must be fewer than the {voters} initial voters, not {self.down_at_join}")
+        problem = schedule_problem(self.time_limit_s, self.interval_s)
+        if problem:
+            raise ValueError(f"interval_s: {problem}")
+        try:
+            generate(random.Random(0), self.nemesis, 0, 1, self.nodes, self.topologies)
+        except ValueError as error:
+            raise ValueError(str(error).replace("--nemesis", "nemesis").replace("--topologies", "topologies")) from None
+
     def node_args(self) -> tuple[str, ...]:
         return quorum_args(self.bugs, self.pre_vote, self.check_quorum, self.auto_join, self.ack_when_committed_always)
 
@@ -85,7 +125,11 @@ class Run:
         self.config = config
         self.rng = random.Random(config.seed)
         run_id = config.run_id or time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
-        self.dir = Path(config.results) / run_id
+        self.run_id = run_id
+        # Written under a temporary name until it has its verdict (results.history.complete).
+        if (Path(config.results) / run_id).exists():
+            raise FileExistsError(f"{Path(config.results) / run_id}: a run directory of that name exists")
+        self.dir = partial(Path(config.results) / run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         self.recorder = HistoryRecorder(self.dir)
         self.events: list[dict] = []
@@ -124,7 +168,7 @@ class Run:
                 stack,
                 config.backend,
                 self.dir,
-                self.dir.name,
+                self.run_id,
                 config.nodes,
                 config.node_args(),
                 config.election_timeout_ms,

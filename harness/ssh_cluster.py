@@ -14,6 +14,7 @@ from pathlib import Path
 import paramiko
 
 from harness.cluster import ClusterBase
+from harness.ownership import Ownership
 from harness.docker_image import ROOT
 
 REMOTE_DIR = "splitbrain"  # under the remote user's home
@@ -124,8 +125,9 @@ class SshCluster(ClusterBase):
         election_timeout_ms: int = 300,
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
-        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters)
+        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership)
         self.ids = tuple(nodes)
         self.specs = nodes
         self.raft = {node: spec.raft for node, spec in nodes.items()}

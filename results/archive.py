@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .history import HistoryError, recover
+from .history import TABLES, HistoryError, read_table, recover
 
 MANIFEST, INDEX, RUNS = "manifest.json", "index.parquet", "runs"
 FIGURES = ("leader_elections", "disruptive_elections", "leaderless_ms", "epochs")
@@ -45,9 +45,12 @@ def read_manifest(archive: Path) -> dict:
         return {"format": 1, "runs": {}}
     try:
         manifest = json.loads(path.read_text())
-        manifest["runs"].items()
-    except (ValueError, KeyError, AttributeError) as error:
-        raise ArchiveError(f"{path}: unreadable manifest: {error}") from None
+        for entry in manifest["runs"].values():
+            for meta in entry["files"].values():
+                if not isinstance(meta["sha256"], str) or not isinstance(meta["bytes"], int):
+                    raise TypeError("each file needs its sha256 (text) and bytes (a number)")
+    except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
+        raise ArchiveError(f"{path}: unreadable manifest: {type(error).__name__}: {error}") from None
     return manifest
 
 
@@ -73,17 +76,29 @@ def _sha256(path: Path) -> str:
 
 
 def add(archive: Path, run_dirs: list[Path], check) -> list[str]:
-    """Archive each run (its verdict first, by `check`, where it has none); returns the ids added."""
+    """Archive each run (its verdict first, by `check`, where it has none);
+    returns the ids added. Every run is read and indexed before the archive
+    is touched, so a run that cannot be archived leaves the archive as it
+    was; each run is copied under a temporary name and renamed when whole."""
     archive = Path(archive)
-    (archive / RUNS).mkdir(parents=True, exist_ok=True)
+    if archive.exists() and not archive.is_dir():
+        raise ArchiveError(f"{archive}: a file, not an archive folder")
     manifest = read_manifest(archive)
-    added = []
+    ready = []
     for run_dir in run_dirs:
-        ident = run_id(run_dir)
         if not (run_dir / "history.parquet").exists():
             recover(run_dir)  # a crashed run: its history.jsonl is the record
         if not (run_dir / "verdict.json").exists():
             (run_dir / "verdict.json").write_text(json.dumps(check(run_dir), indent=2, default=str) + "\n")
+        index_row(run_id(run_dir), run_dir)  # raises, naming the file, for what the index cannot read
+        for name, columns in TABLES.items():  # what check reads, analyze reads: refuse what neither can
+            if (run_dir / name).exists():
+                read_table(run_dir / name, columns)
+        ready.append(run_dir)
+    (archive / RUNS).mkdir(parents=True, exist_ok=True)
+    added = []
+    for run_dir in ready:
+        ident = run_id(run_dir)
         files = _files(run_dir)
         known = manifest["runs"].get(ident)
         if known is not None:
@@ -91,9 +106,12 @@ def add(archive: Path, run_dirs: list[Path], check) -> list[str]:
                 raise ArchiveError(f"{run_dir}: the archive holds other files under its id {ident}")
             continue
         target = archive / RUNS / ident
-        if target.exists():
-            shutil.rmtree(target)  # left by a crash before the manifest named it
-        shutil.copytree(run_dir, target)
+        staging = archive / RUNS / f".{ident}.partial"
+        for leftover in (staging, target):  # left by a crash before the manifest named it
+            if leftover.exists():
+                shutil.rmtree(leftover)
+        shutil.copytree(run_dir, staging)
+        staging.rename(target)
         manifest["runs"][ident] = {"source": str(Path(run_dir).resolve()), "files": files,
                                    "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
         _write_manifest(archive, manifest)
@@ -106,6 +124,8 @@ def verify(archive: Path) -> list[str]:
     """Every problem, one line each naming the run and file: missing, changed,
     or a run directory the manifest does not list (a partial entry)."""
     archive = Path(archive)
+    if not (archive / MANIFEST).is_file():
+        raise ArchiveError(f"{archive}: not an archive (no {MANIFEST})")
     manifest = read_manifest(archive)
     problems = []
     for ident, entry in sorted(manifest["runs"].items()):
@@ -118,7 +138,8 @@ def verify(archive: Path) -> list[str]:
                 problems.append(f"{ident}: {name}: checksum differs from the manifest")
     listed = set(manifest["runs"])
     on_disk = {p.name for p in (archive / RUNS).iterdir()} if (archive / RUNS).is_dir() else set()
-    problems += [f"{ident}: partial entry: not in the manifest" for ident in sorted(on_disk - listed)]
+    problems += [f"{ident.removeprefix('.').removesuffix('.partial')}: partial entry: not in the manifest"
+                 for ident in sorted(on_disk - listed)]  # fmt: skip
     return problems
 
 
@@ -130,10 +151,21 @@ def write_index(archive: Path, manifest: dict) -> pd.DataFrame:
 
 
 def index_row(ident: str, run_dir: Path) -> dict:
+    """The run's row of the index; a run.json or verdict.json that is not in
+    the run directory format is a `HistoryError` naming the run."""
+    try:
+        return _index_row(ident, run_dir)
+    except (AttributeError, TypeError, KeyError) as error:
+        raise HistoryError(f"{run_dir}: run.json or verdict.json not in the run directory format ({error})") from None
+
+
+def _index_row(ident: str, run_dir: Path) -> dict:
     try:
         meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
         verdict = json.loads((run_dir / "verdict.json").read_text())
-    except ValueError as error:
+        if not isinstance(meta, dict) or not isinstance(verdict, dict) or not isinstance(verdict.get("checkers", {}), dict):
+            raise ValueError("run.json and verdict.json must hold JSON objects")
+    except (OSError, ValueError) as error:
         raise HistoryError(f"{run_dir}: {error}") from None
     config = meta.get("config", {})
     checkers = verdict.get("checkers", {})

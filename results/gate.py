@@ -29,6 +29,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from checkers.verdict import CHECKERS
+
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability"}
 
 
@@ -61,6 +63,15 @@ def load_policy(path: Path) -> Policy:
         raise PolicyError(f"{path}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(POLICY_KEYS))}")
     if not isinstance(raw.get("required"), list) or not raw["required"]:
         raise PolicyError(f"{path}: 'required' must list the checkers every run must pass")
+    for key in ("required", "may_be_absent", "allow_unknown"):
+        names = raw.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise PolicyError(f"{path}: {key!r} must be a list of checker names")
+        unknown = [n for n in names if n not in CHECKERS]
+        if unknown:
+            raise PolicyError(f"{path}: {key}: unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
+    if not isinstance(raw.get("availability", {}), dict):
+        raise PolicyError(f"{path}: 'availability' must be a table of thresholds")
     policy = Policy(raw["required"], raw.get("may_be_absent", []), raw.get("allow_unknown", []), raw.get("availability", {}))
     for key, bound in _thresholds(policy.availability):
         if not key.split(".")[-1].startswith(("max_", "min_")) or not isinstance(bound, (int, float)):
@@ -82,6 +93,8 @@ def judge(run_dir: Path, policy: Policy) -> list[Check]:
     try:
         verdict = json.loads((run_dir / "verdict.json").read_text())
         checkers = verdict["checkers"]
+        if not isinstance(checkers, dict) or not all(isinstance(r, dict) for r in checkers.values()):
+            raise TypeError("checkers must map each name to its result")
     except FileNotFoundError:
         return [Check(run, "verdict", "no verdict.json (splitbrain check writes it)")]
     except (ValueError, KeyError, TypeError) as error:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 # Text columns are Arrow-backed: the checkers' string work stays vectorised.
 TEXT = "string[pyarrow]"
@@ -123,14 +125,18 @@ class HistoryRecorder:
             self.file.close()
 
 
-def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
+def read_jsonl(path: Path, columns: dict[str, str] | None = None) -> tuple[list[dict], str | None]:
     """The rows of a JSON-lines file. A torn last line (a write cut short by a
-    crash) is left out and described in the second value; any other bad line
-    raises `HistoryError` naming the file and line."""
+    crash) is left out and described in the second value; any other bad line,
+    or with `columns` a value of the wrong type, raises `HistoryError`
+    naming the file and line."""
     rows: list[dict] = []
     torn = None
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except (OSError, UnicodeDecodeError) as error:
+        raise HistoryError(f"{path}: unreadable: {error}") from None
     last = len(lines) - 1
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -144,43 +150,135 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
                 torn = f"{path}: line {number}: torn last line left out ({error})"
                 continue
             raise HistoryError(f"{path}: line {number}: {error}") from None
+        if columns is not None:
+            problem = _type_problem(row, columns)
+            if problem:
+                raise HistoryError(f"{path}: line {number}: {problem}")
         rows.append(row)
     return rows, torn
 
 
-def load_history(run_dir: Path) -> pd.DataFrame:
-    """The history of a run: its Parquet file, or `history.jsonl` after a crash."""
+REQUIRED = {"index", "time_ns", "process", "type", "f"}
+
+
+def _type_problem(row: dict, columns: dict[str, str]) -> str | None:
+    """Why a row does not fit the table's columns, or None."""
+    for name, dtype in columns.items():
+        value = row.get(name)
+        if value is None:
+            if name in REQUIRED and columns is HISTORY_COLUMNS:
+                return f"{name}: missing"
+            continue
+        if dtype in ("int64", "Int64") and (isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**63):
+            return f"{name}: {value!r} is not an integer"
+        if dtype == "boolean" and not isinstance(value, bool):
+            return f"{name}: {value!r} is not true or false"
+    if columns is HISTORY_COLUMNS and row["type"] not in OP_TYPES:
+        return f"type: {row['type']!r} is not one of {', '.join(OP_TYPES)}"
+    if columns is HISTORY_COLUMNS and not isinstance(row["f"], str):
+        return f"f: {row['f']!r} is not a name"
+    return None
+
+
+def load_history(run_dir: Path, warnings: list[str] | None = None) -> pd.DataFrame:
+    """The history of a run: its Parquet file, or `history.jsonl` after a
+    crash (a torn last line is left out, and said in `warnings`)."""
     run_dir = Path(run_dir)
     parquet = run_dir / "history.parquet"
     if parquet.exists():
-        try:
-            return pd.read_parquet(parquet)
-        except Exception as error:  # pyarrow raises several types for a damaged file
-            raise HistoryError(f"{parquet}: unreadable: {error}") from None
+        return read_table(parquet, HISTORY_COLUMNS)
     jsonl = run_dir / "history.jsonl"
     if not jsonl.exists():
         raise HistoryError(f"{run_dir}: no history.parquet or history.jsonl")
-    rows, _ = read_jsonl(jsonl)
+    rows, torn = read_jsonl(jsonl, HISTORY_COLUMNS)
+    if torn and warnings is not None:
+        warnings.append(torn)
     return frame(rows, HISTORY_COLUMNS)
+
+
+def read_table(path: Path, columns: dict[str, str]) -> pd.DataFrame:
+    """A run's Parquet table in the contract's types. Columns it was written
+    without (an older run) are null; columns of Parquet's null type (pandas
+    writes an all-None column so) get the contract's type; anything that
+    cannot be read or cast is a `HistoryError` naming file and column."""
+    try:
+        table = pd.read_parquet(path)
+    except Exception as error:  # pyarrow raises several types for a damaged file
+        raise HistoryError(f"{path}: unreadable: {error}") from None
+    for name, dtype in columns.items():
+        if name not in table:
+            if name in REQUIRED and columns is HISTORY_COLUMNS:
+                raise HistoryError(f"{path}: no column {name!r}")
+            table[name] = pd.Series(pd.NA, index=table.index, dtype=dtype)
+        elif str(table[name].dtype) != dtype:
+            try:
+                table[name] = table[name].astype(dtype)
+            except (ValueError, TypeError, OverflowError) as error:
+                raise HistoryError(f"{path}: column {name!r} is not {dtype}: {error}") from None
+    return table
+
+
+TABLES = {"history.parquet": HISTORY_COLUMNS, "events.parquet": EVENTS_COLUMNS, "final.parquet": FINAL_COLUMNS}
+
+
+def conforms(path: Path, columns: dict[str, str]) -> bool:
+    """The Parquet file's columns have the contract's types exactly (Spark,
+    unlike pandas, reads nothing else: not a column of Parquet's null type,
+    which pandas writes for an all-None column). Missing columns read as null."""
+    schema = pq.read_schema(path)
+    for name, dtype in columns.items():
+        if name in schema.names:
+            kind = schema.field(name).type
+            fits = (pa.types.is_string(kind) or pa.types.is_large_string(kind)) if dtype == TEXT else (
+                pa.types.is_boolean(kind) if dtype == "boolean" else kind == pa.int64())  # fmt: skip
+            if not fits:
+                return False
+    return True
+
+
+def normalise(path: Path, columns: dict[str, str], to: Path) -> None:
+    """Write the table at `path` to `to` in the contract's types."""
+    to.parent.mkdir(parents=True, exist_ok=True)
+    read_table(path, columns)[list(columns)].to_parquet(to, index=False)
 
 
 def recover(run_dir: Path) -> str | None:
     """Write `history.parquet` from `history.jsonl` (after a crash); returns
     the note about a torn last line, if there was one."""
     run_dir = Path(run_dir)
-    rows, torn = read_jsonl(run_dir / "history.jsonl")
+    rows, torn = read_jsonl(run_dir / "history.jsonl", HISTORY_COLUMNS)
     frame(rows, HISTORY_COLUMNS).to_parquet(run_dir / "history.parquet", index=False)
     return torn
 
 
+PARTIAL = ".partial"
+
+
+def partial(run_dir: Path) -> Path:
+    """The name a run directory has until it is complete (has its verdict)."""
+    return run_dir.with_name(run_dir.name + PARTIAL)
+
+
+def complete(run_dir: Path) -> Path:
+    """Give a finished run directory (verdict written) its own name; returns it."""
+    run_dir = Path(run_dir)
+    if not run_dir.name.endswith(PARTIAL):
+        return run_dir
+    final = run_dir.with_name(run_dir.name.removesuffix(PARTIAL))
+    run_dir.rename(final)
+    return final
+
+
 def find_run_dirs(paths: list[Path]) -> list[Path]:
-    """Each path is a run directory, or a folder of them (one level down)."""
+    """Each path is a run directory, or a folder of them (one level down).
+    In a folder, runs still going or cut short (`*.partial`) are left out:
+    name one to read it."""
     found = []
     for path in map(Path, paths):
         if _is_run(path):
             found.append(path)
             continue
-        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p)) if path.is_dir() else []
+        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p) and not p.name.endswith(PARTIAL)) if path.is_dir() else []
         if not inside:
             raise HistoryError(f"{path}: no run directories here")
         found += inside

@@ -46,6 +46,8 @@ TYPES = ("invoke", "ok", "fail", "info")
 
 def history_rows(path: Path, fmt: str, records: list[Record], model: Model) -> list[dict]:
     """History rows of the records, checked: every completion has its invocation."""
+    if not records:
+        raise ImportFormatError(f"{path}: no operations in this file")
     times = [r.time for r in records]
     use_time = bool(records) and None not in times and all(a <= b for a, b in zip(times, times[1:]))
     pending: dict[int, Record] = {}

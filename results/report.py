@@ -117,7 +117,7 @@ def _operations(history: pd.DataFrame) -> pd.DataFrame:
     still_open = still_open.assign(index=-1, time_ns=end, type="open")
     parts = [p.rename(columns={"time_ns": "t1"}) for p in (paired, still_open) if len(p)]
     if not parts:
-        return pd.DataFrame(columns=["invoke", "t0", "t1", "process", "f", "value", "type", "latency_ms"])
+        return pd.DataFrame(columns=["index", "invoke", "t0", "t1", "process", "f", "value", "type", "latency_ms"])
     ops = pd.concat(parts)
     ops["latency_ms"] = (ops["t1"] - ops["t0"]) / 1e6
     return ops.astype({"invoke": "int64", "t0": "int64", "t1": "int64"}).sort_values("t0").reset_index(drop=True)

@@ -12,22 +12,25 @@ across seeds or repeats of one configuration (flaky), and runs whose archived
 verdict the re-check contradicts.
 
 The archive is verified first: a corrupt or partial entry is named and left
-out of the analysis, and the command then exits 1.
+out of the analysis, and the command then exits 2 (1 is for failing runs).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from . import archive as archive_
-from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS
+from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, normalise
 
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "linearizable")
 CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
@@ -37,8 +40,11 @@ SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string", "b
 def session(master: str = "local[*]") -> SparkSession:
     # Python workers run this interpreter, which has splitbrain and pandas.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master)
+    if _on_loopback(master):  # nothing to reach from outside: the driver listens on loopback only
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     spark = (
-        SparkSession.builder.master(master)
+        builder
         .appName("splitbrain-analyze")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.ui.enabled", "false")
@@ -50,15 +56,33 @@ def session(master: str = "local[*]") -> SparkSession:
     return spark
 
 
+def _on_loopback(master: str) -> bool:
+    """`local[...]`, or a cluster whose master is on this machine's loopback."""
+    if master.startswith("local"):
+        return True
+    host = urlsplit(master).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 def _schema(columns: dict[str, str]) -> str:
     return ", ".join(f"`{name}` {SPARK_TYPES[dtype]}" for name, dtype in columns.items())
 
 
-def read_table(spark: SparkSession, store: Path, run_ids: list[str], name: str, columns: dict) -> DataFrame:
-    """One table of every run, with its run id; runs without the file add no rows."""
-    paths = [str(store / archive_.RUNS / r / name) for r in run_ids if (store / archive_.RUNS / r / name).exists()]
+def read_table(spark: SparkSession, store: Path, run_ids: list[str], name: str, columns: dict, scratch: Path) -> DataFrame:
+    """One table of every run, with its run id; runs without the file add no
+    rows. A file in other types than the contract's (a column of Parquet's
+    null type, say) is read from a copy in the contract's types under `scratch`."""
+    paths = []
+    for run_id in run_ids:
+        path = store / archive_.RUNS / run_id / name
+        if path.exists() and not conforms(path, columns):
+            copy = scratch / archive_.RUNS / run_id / name
+            normalise(path, columns, copy)
+            path = copy
+        if path.exists():
+            paths.append(str(path))
     if not paths:
-        return spark.createDataFrame([], f"run_id string, {_schema(columns)}")
+        return spark.createDataFrame([], f"{_schema(columns)}, run_id string, seq long")
     frame = spark.read.schema(_schema(columns)).parquet(*paths)
     run_id = F.regexp_extract(F.input_file_name(), r"/runs/([^/]+)/[^/]+$", 1)
     # Row order within a file breaks ties in time, as the stable sorts of the pandas checkers do.
@@ -242,11 +266,12 @@ def _counts(anomalies: DataFrame) -> DataFrame:
     return anomalies.groupBy("run_id", "kind").agg(F.count(F.lit(1)).alias("count"))
 
 
-def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: float = 30.0, progress=None) -> pd.DataFrame:
+def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: float = 30.0, progress=None,
+             scratch: Path = Path("normalised")) -> pd.DataFrame:  # fmt: skip
     """One row per (run_id, checker): valid (true/false/unknown) and the anomaly kinds found."""
-    history = read_table(spark, store, run_ids, "history.parquet", HISTORY_COLUMNS).cache()
-    events = read_table(spark, store, run_ids, "events.parquet", EVENTS_COLUMNS).cache()
-    final = read_table(spark, store, run_ids, "final.parquet", FINAL_COLUMNS)
+    history = read_table(spark, store, run_ids, "history.parquet", HISTORY_COLUMNS, scratch).cache()
+    events = read_table(spark, store, run_ids, "events.parquet", EVENTS_COLUMNS, scratch).cache()
+    final = read_table(spark, store, run_ids, "final.parquet", FINAL_COLUMNS, scratch)
     step = progress or (lambda name: None)
     found = {}
     step("election-safety")
@@ -343,17 +368,26 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
     broken = {p.split(":")[0] for p in problems}
     manifest = archive_.read_manifest(store)
     run_ids = sorted(set(manifest["runs"]) - broken)
-    index = pd.read_parquet(store / archive_.INDEX)
+    index = pd.read_parquet(store / archive_.INDEX) if (store / archive_.INDEX).exists() else pd.DataFrame({"run_id": []})
     index = index[index["run_id"].isin(run_ids)].reset_index(drop=True)
     models = {r: json.loads(m) if isinstance(m, str) else None for r, m in zip(index["run_id"], index.get("model", []))}
-    step = progress or (lambda name: None)
-    step("spark session")
-    spark = session(master)
-    rechecked = verdicts(spark, store, run_ids, models, budget_s, step)
-    step("summaries")
-    results = summaries(spark, index, rechecked)
     out = Path(out or store / "analysis")
     out.mkdir(parents=True, exist_ok=True)
+    step = progress or (lambda name: None)
+    if not run_ids:  # nothing sound to analyse: say so, without Spark
+        rechecked = pd.DataFrame(columns=["run_id", "checker", "valid", "kinds"])
+        results = {name: pd.DataFrame() for name in ("failure_rate", "availability", "flaky")}
+        results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])
+    else:
+        step("spark session")
+        spark = session(master)
+        scratch = Path(tempfile.mkdtemp(prefix=".normalised-", dir=out))
+        try:
+            rechecked = verdicts(spark, store, run_ids, models, budget_s, step, scratch)
+            step("summaries")
+            results = summaries(spark, index, rechecked)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     rechecked.to_parquet(out / "verdicts.parquet", index=False)
     for name, table in results.items():
         table.to_json(out / f"{name}.json", orient="records", indent=1, default_handler=str)

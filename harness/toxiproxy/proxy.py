@@ -21,8 +21,8 @@ TIMER_POLL_S = 0.01
 
 def split_address(text: str) -> tuple[str, int]:
     host, sep, port = str(text).rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected HOST:PORT with a port from 0 to 65535, got {text!r}")
     return host or "127.0.0.1", int(port)
 
 

@@ -223,8 +223,10 @@ async def serve(host: str, port: int, ready: asyncio.Event | None = None, stop: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="splitbrain toxiproxy", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="splitbrain toxiproxy", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--listen", default="127.0.0.1:8474", help="HOST:PORT of the REST API")
+    # A bad command line is one line, as everywhere in splitbrain.
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: {message}\n")
     args = parser.parse_args(argv)
     try:
         host, port = split_address(args.listen)

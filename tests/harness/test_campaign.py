@@ -8,6 +8,7 @@ import json
 import pytest
 
 from harness.campaign import CampaignError, load
+from results.history import partial
 from tests.harness.test_cli import splitbrain
 
 CAMPAIGN = """
@@ -64,8 +65,10 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     correct, buggy = folder / "correct-append-partition-s0-r0", folder / "ack-before-commit-append-partition-s0-r0"
     assert json.loads((correct / "verdict.json").read_text())["valid"] is True
     assert json.loads((buggy / "verdict.json").read_text())["checkers"]["committed-data-loss"]["valid"] is False
-    # A cut run: no verdict. Resuming runs it again and keeps the cut one aside; the finished one stays.
+    # A cut run: no verdict, still under its temporary name. Resuming runs it again and keeps the cut one
+    # aside; the finished one stays.
     (buggy / "verdict.json").unlink()
+    buggy.rename(partial(buggy))
     kept = (correct / "verdict.json").stat().st_mtime_ns
     second = splitbrain("campaign", "--quiet", str(path))
     assert second.returncode == 1, second.stdout + second.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def splitbrain(*args: str) -> subprocess.CompletedProcess:
@@ -55,9 +56,37 @@ def test_check_reads_a_crashed_runs_jsonl_and_finds_a_stale_read(tmp_path):
     assert json.loads((tmp_path / "verdict.json").read_text())["valid"] is False
 
 
+ROW = '{"index": 0, "time_ns": 1, "process": 0, "type": "invoke", "f": "read", "key": "k"}'
+
+
 def test_check_names_a_corrupt_history_line(tmp_path):
-    (tmp_path / "history.jsonl").write_text('{"index": 0}\n{oops\n{"index": 2}\n')
+    (tmp_path / "history.jsonl").write_text(f'{ROW}\n{{oops\n{ROW}\n')
     result = splitbrain("check", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith(f"splitbrain: {tmp_path / 'history.jsonl'}: line 2: ")
+    assert result.stderr.startswith(f"error   {tmp_path}: {tmp_path / 'history.jsonl'}: line 2: ")
+
+
+def test_a_torn_last_line_is_a_warning_counted_in_the_verdict(tmp_path):
+    (tmp_path / "history.jsonl").write_text(f'{ROW}\n{ROW[:30]}')
+    result = splitbrain("check", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"warning: {tmp_path / 'history.jsonl'}: line 2: torn last line left out" in result.stderr
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    assert verdict["stats"] == {"history_rows": 1, "torn_lines": 1} and "line 2" in verdict["warnings"][0]
+
+
+def test_one_broken_run_of_many_is_reported_and_the_rest_checked(tmp_path):
+    """Knossos's mongodb-v0-ack-rollback- holds nemesis operations only; a
+    run beside it is broken. Both get their line; the batch exits 2."""
+    edn = Path(__file__).parents[2] / ".." / "shared" / "data" / "knossos-histories" / "good" / "mongodb-v0-ack-rollback-.edn"
+    if not edn.exists():
+        edn = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories" / "good" / "mongodb-v0-ack-rollback-0.edn"
+    imported = splitbrain("import", "--format", "jepsen-edn", "--model", "cas-register", "--to", str(tmp_path), str(edn))
+    assert imported.returncode == 0, imported.stderr
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "history.jsonl").write_text(f'{{oops\n{ROW}\n')
+    result = splitbrain("check", "--quiet", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stdout.startswith("true ") and result.stderr.startswith(f"error   {tmp_path / 'broken'}:")
+    assert (tmp_path / edn.stem / "report.html").exists()

@@ -1,9 +1,10 @@
 """`splitbrain cluster up|status|down` by hand, on Docker: `down` removes
-everything, also what a crashed run left behind."""
+what its state directory recorded, or one run's objects by id after a crash."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -37,22 +38,33 @@ def test_up_status_down_on_docker(tmp_path):
     finally:
         down = splitbrain("cluster", "down", "--state-dir", state)
     assert down.returncode == 0 and "removed" in down.stdout
-    assert ours() == []
+    assert ours(run_id) == []
     missing = splitbrain("cluster", "status", "--state-dir", state)
     assert missing.returncode == 2 and "no cluster is up" in missing.stderr
 
 
-def test_down_cleans_up_after_a_crashed_harness(tmp_path):
+def test_down_by_run_id_removes_that_run_and_nothing_else(tmp_path):
+    """After a crash, `down --run ID` finds the run by the marks on what it
+    made: a labelled network and a process with the run in its environment.
+    Another run's process, started from the same module, is left alone."""
     client = docker.from_env()
     network = client.networks.create("splitbrain-crashed-test", labels={"splitbrain.run": "crashed-test"})
-    stray = subprocess.Popen([sys.executable, "-m", "harness.toxiproxy", "--listen", "127.0.0.1:0"])
+
+    def proxy(run_id):
+        command = [sys.executable, "-m", "harness.toxiproxy", "--listen", "127.0.0.1:0"]
+        return subprocess.Popen(command, env={**os.environ, "SPLITBRAIN_RUN": run_id})
+
+    stray, other = proxy("crashed-test"), proxy("someone-elses-run")
     try:
-        down = splitbrain("cluster", "down", "--state-dir", str(tmp_path))
+        down = splitbrain("cluster", "down", "--run", "crashed-test")
         assert down.returncode == 0
         assert stray.wait(10) == -9
-        assert "splitbrain-crashed-test" in down.stdout and ours() == []
+        assert other.poll() is None
+        assert f"process {stray.pid}" in down.stdout and "splitbrain-crashed-test" in down.stdout
+        assert ours("crashed-test") == []
     finally:
-        if stray.poll() is None:
-            stray.kill()
+        for process in (stray, other):
+            if process.poll() is None:
+                process.kill()
         if client.networks.list(names=["splitbrain-crashed-test"]):
             network.remove()

@@ -57,7 +57,7 @@ def test_verify_names_changed_missing_and_partial_entries(tmp_path, runs):
         "half-copied: partial entry: not in the manifest",
     ]
     done = splitbrain("archive", "--verify", str(store))
-    assert done.returncode == 1 and done.stdout.count("\n") == 4, done.stdout
+    assert done.returncode == 2 and done.stdout.count("\n") == 4, done.stdout
     assert done.stdout.splitlines()[-1] == f"archive {store}: 3 runs, 3 problems"
 
 

@@ -77,7 +77,8 @@ def test_unreadable_runs_fail_by_name(tmp_path):
 @pytest.mark.parametrize(
     "text, message",
     [("required = []", "'required' must list"), ('required = ["x"]\nrequird = 1', "unknown key 'requird'"),
-     ('required = ["x"]\n[availability]\nfastest = 1', "availability.fastest"), ("required = [", "policy.toml")],
+     ('required = ["linearizable"]\n[availability]\nfastest = 1', "availability.fastest"), ("required = [", "policy.toml"),
+     ('required = ["linearizable"]\nmay_be_absent = ["linearisable"]', "may_be_absent: unknown checker 'linearisable'")],
 )  # fmt: skip
 def test_bad_policies_are_named(tmp_path, text, message):
     with pytest.raises(PolicyError, match=message.replace("[", r"\[")):

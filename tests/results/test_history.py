@@ -33,8 +33,12 @@ def test_recovery_leaves_out_a_torn_last_line_and_says_so(tmp_path):
 
 
 def test_a_corrupt_line_in_the_middle_is_an_error_naming_it(tmp_path):
-    (tmp_path / "history.jsonl").write_text('{"index": 0}\nnot json\n{"index": 2}\n')
+    row = '{"index": 0, "time_ns": 1, "process": 0, "type": "invoke", "f": "read"}'
+    (tmp_path / "history.jsonl").write_text(f"{row}\nnot json\n{row}\n")
     with pytest.raises(HistoryError, match=r"history\.jsonl: line 2"):
+        recover(tmp_path)
+    (tmp_path / "history.jsonl").write_text(f'{row}\n{row.replace("0,", "true,", 1)}\n{row}\n')
+    with pytest.raises(HistoryError, match=r"history\.jsonl: line 2: index: True is not an integer"):
         recover(tmp_path)
 
 

@@ -6,12 +6,21 @@ Jepsen histories; a corrupt entry is named and left out."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import subprocess
+import time
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pyspark
 import pytest
 
 from checkers.models import cas_register
+from harness.ports import free_port
 from checkers.verdict import check_run, check_tables
 from results import archive
 from results.importer import import_file
@@ -19,6 +28,7 @@ from results.spark_pipeline import SAFETY, analyze
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
 from tests.checkers.test_on_simulated_histories import churn
+from tests.harness.test_cli import splitbrain
 
 pytestmark = pytest.mark.slow
 
@@ -101,3 +111,81 @@ def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
     again = analyze(store, out=tmp_path / "analysis2")
     assert again["problems"] == [f"{broken}: events.parquet: checksum differs from the manifest"]
     assert broken not in set(again["verdicts"]["run_id"]) and len(set(again["verdicts"]["run_id"])) == len(runs) - 1
+
+
+def null_typed(run_dir: Path) -> None:
+    """Rewrite the run's events as pandas writes an all-None column: Parquet's null type."""
+    events = pd.read_parquet(run_dir / "events.parquet").astype(object)
+    events["voted_for"] = None
+    events.to_parquet(run_dir / "events.parquet", index=False)
+    assert pq.read_schema(run_dir / "events.parquet").field("voted_for").type == pa.null()
+
+
+def test_what_check_and_archive_accept_analyze_accepts(tmp_path):
+    """Null-typed text columns, and an archive of imported runs only (no
+    events table at all), are analysed; an archive whose only entry is
+    corrupt is an error (exit 2) naming it, not a crash."""
+    sim = run_schedule(SimSettings(seed=1, check_invariants=False), random_steps(random.Random(1), 12))
+    run_dir = write_run(tmp_path / "sim", "correct", None, 1, *tables(sim))
+    null_typed(run_dir)
+    imported = [import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
+                for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")]  # fmt: skip
+    for store, runs in [(tmp_path / "mixed", [run_dir, *imported]), (tmp_path / "imports", imported)]:
+        archive.add(store, runs, check_run)
+        found = analyze(store, out=store / "analysis")
+        expected = {(archive.run_id(r), name): str(result["valid"]).lower() for r in runs
+                    for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items() if name in SAFETY}  # fmt: skip
+        assert {(r.run_id, r.checker): r.valid for r in found["verdicts"].itertuples(index=False)} == expected
+        assert found["problems"] == [] and found["disagreements"].empty
+    lone = tmp_path / "lone"
+    archive.add(lone, imported[:1], check_run)
+    (lone / archive.RUNS / archive.run_id(imported[0]) / "history.parquet").write_bytes(b"garbage")
+    done = splitbrain("analyze", "--quiet", str(lone))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "CORRUPT" in done.stdout and "Traceback" not in done.stderr + done.stdout
+
+
+@pytest.fixture
+def standalone_spark(tmp_path):
+    """A Spark master and one worker started from pyspark's own scripts, on 127.0.0.1."""
+    home = Path(pyspark.__file__).parent
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}  # fmt: skip
+    port = free_port()
+    spark_class = [str(home / "bin" / "spark-class")]
+    started = []
+    try:
+        for command in (
+            ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(free_port())],
+            ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
+             "--webui-port", str(free_port()), "--work-dir", str(tmp_path / "work"), f"spark://127.0.0.1:{port}"],
+        ):  # fmt: skip
+            log = open(tmp_path / f"{command[0].rsplit('.', 1)[1]}.log", "wb")
+            started.append(subprocess.Popen(spark_class + command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True))  # fmt: skip
+        deadline = time.monotonic() + 120
+        while b"Successfully registered with master" not in (tmp_path / "Worker.log").read_bytes():
+            assert time.monotonic() < deadline, (tmp_path / "Worker.log").read_text()[-2000:]
+            time.sleep(0.5)
+        yield f"spark://127.0.0.1:{port}"
+    finally:
+        for process in started:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def test_analyze_on_a_standalone_spark_cluster(tmp_path, standalone_spark):
+    """Cluster mode is why Spark is here: the same verdicts from a real master and worker."""
+    runs = [import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
+            for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")]  # fmt: skip
+    sim = run_schedule(SimSettings(seed=3, bugs=frozenset(["ack-before-commit"]), check_invariants=False),
+                       random_steps(random.Random(3), 20))  # fmt: skip
+    runs.append(write_run(tmp_path / "sim", "ack", "ack-before-commit", 3, *tables(sim)))
+    store = tmp_path / "archive"
+    archive.add(store, runs, check_run)
+    done = splitbrain("analyze", "--quiet", "--master", standalone_spark, str(store))
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stdout + done.stderr
+    rechecked = pd.read_parquet(store / "analysis" / "verdicts.parquet")
+    expected = {(archive.run_id(r), name): str(result["valid"]).lower() for r in runs
+                for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items() if name in SAFETY}  # fmt: skip
+    assert {(r.run_id, r.checker): r.valid for r in rechecked.itertuples(index=False)} == expected

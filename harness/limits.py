@@ -1,0 +1,100 @@
+"""What every numeric option and run setting may be: one table, read by the
+command line's argument types and by the check of a run's configuration
+(which campaigns use for their TOML), so a value is refused before anything
+is written, in one line naming the option or key.
+
+Cluster size has a stated limit, `MAX_NODES`: every directed link has its own
+proxy, so n nodes need n(n-1) proxies and about 4n^2 sockets; at 15 nodes that
+is under 1,000 sockets, and the harness raises its own file-descriptor limit
+to the hard limit to leave room for client connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import resource
+from dataclasses import dataclass
+
+MAX_NODES = 15
+# A schedule of more operations than this is a mistake (an interval far too short).
+MAX_SCHEDULE_OPS = 10_000
+
+
+@dataclass(frozen=True)
+class Range:
+    """A number's kind and bounds; `above` excludes its bound, `least` includes it."""
+
+    kind: type
+    least: float | None = None
+    above: float | None = None
+    most: float | None = None
+
+    def problem(self, value) -> str | None:
+        """Why `value` does not fit, or None."""
+        kinds = (int,) if self.kind is int else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            return f"must be {'an integer' if self.kind is int else 'a number'}, not {value!r}"
+        if not math.isfinite(value):
+            return f"must be finite, not {value!r}"
+        if self.least is not None and value < self.least:
+            return f"must be at least {self.least:g}, not {value!r}"
+        if self.above is not None and value <= self.above:
+            return f"must be more than {self.above:g}, not {value!r}"
+        if self.most is not None and value > self.most:
+            return f"must be at most {self.most:g}, not {value!r}"
+        return None
+
+    def parse(self, text: str):
+        """An argparse type: the value, or ArgumentTypeError saying why not."""
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if self.kind is int else 'a number'}, not {text!r}") from None
+        problem = self.problem(value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+
+
+DAY_S = 86_400.0
+RUN_SETTINGS = {
+    "nodes": Range(int, least=1, most=MAX_NODES),
+    "concurrency": Range(int, least=1, most=1024),
+    "time_limit_s": Range(float, above=0, most=DAY_S),
+    "interval_s": Range(float, least=0.1, most=DAY_S),
+    "rate": Range(float, above=0, most=1_000_000),
+    "seed": Range(int, least=0, most=2**63 - 1),
+    "initial_voters": Range(int, least=1, most=MAX_NODES),
+    "down_at_join": Range(int, least=0, most=MAX_NODES),
+    "election_timeout_ms": Range(int, least=10, most=600_000),
+    "fetch_timeout_ms": Range(int, least=10, most=600_000),
+    "op_timeout_s": Range(float, above=0, most=3_600),
+    "probe_interval_s": Range(float, least=0.01, most=3_600),
+}
+BUDGET_S = Range(float, above=0, most=DAY_S)
+SCHEDULES = Range(int, least=1, most=10_000_000)
+STEPS = Range(int, least=1, most=100_000)
+OBSERVERS = Range(int, least=0, most=MAX_NODES)
+SIM_NODES = Range(int, least=1, most=MAX_NODES)
+
+
+def setting_type(name: str):
+    """The argparse type for the run setting `name`."""
+    return RUN_SETTINGS[name].parse
+
+
+def schedule_problem(time_limit_s: float, interval_s: float) -> str | None:
+    """A schedule would have more operations than anyone means to run."""
+    if time_limit_s / interval_s > MAX_SCHEDULE_OPS:
+        return f"{time_limit_s:g} s at intervals of {interval_s:g} s is over {MAX_SCHEDULE_OPS} faults; lengthen the interval"
+    return None
+
+
+def raise_file_limit() -> None:
+    """Raise this process's open-file limit to its hard limit: a cluster of
+    MAX_NODES behind its link proxies holds about 4n^2 sockets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 1 << 16 if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))

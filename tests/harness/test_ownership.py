@@ -1,0 +1,87 @@
+"""The ledger and the reaper on plain processes: a sweep removes what its
+ledger recorded or marked and nothing else (not a process that merely runs the
+same command, not a reused pid), and a reaper sweeps once the process holding
+its pipe dies, however it dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from harness.ownership import OWNER_ENV, Ownership, alive, marked_processes, read_ledger, start_time, sweep
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
+
+
+def gone(process: subprocess.Popen, timeout_s: float = 10.0) -> bool:
+    try:
+        process.wait(timeout_s)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def test_a_sweep_removes_what_its_ledger_names_and_nothing_else(tmp_path):
+    mine = Ownership(tmp_path / "a", "run-a")
+    recorded = subprocess.Popen(SLEEPER, env=mine.environment())
+    mine.process(recorded.pid)
+    marked_only = subprocess.Popen(SLEEPER, env=mine.environment())  # started, not yet recorded: a crash came between
+    stranger = subprocess.Popen(SLEEPER)  # the same command line, someone else's
+    other_run = subprocess.Popen(SLEEPER, env=Ownership(tmp_path / "b", "run-a").environment())  # same run id, other owner
+    try:
+        time.sleep(0.2)
+        assert marked_processes(OWNER_ENV, mine.owner) == sorted([recorded.pid, marked_only.pid])
+        removed = sweep(mine.path)
+        assert sorted(removed) == sorted([f"process {recorded.pid}", f"process {marked_only.pid}"])
+        assert gone(recorded) and gone(marked_only)
+        assert stranger.poll() is None and other_run.poll() is None
+        assert sweep(mine.path) == []  # twice is safe
+    finally:
+        for process in (recorded, marked_only, stranger, other_run):
+            process.kill()
+            process.wait()
+
+
+def test_a_reused_pid_is_not_ours(tmp_path):
+    """A recorded pid whose start time differs is another process now."""
+    ledger = Ownership(tmp_path, "run-r")
+    process = subprocess.Popen(SLEEPER)
+    try:
+        with open(ledger.path, "a") as f:
+            f.write(f'{{"process": {process.pid}, "start": {start_time(process.pid) - 1}}}\n')
+        assert sweep(ledger.path) == [] and process.poll() is None
+        assert alive(process.pid, start_time(process.pid))
+    finally:
+        process.kill()
+        process.wait()
+    assert not alive(process.pid, start_time(process.pid))
+
+
+def test_the_reaper_sweeps_when_its_harness_is_sigkilled(tmp_path):
+    """A stand-in harness records a child and starts a reaper; SIGKILL of the
+    harness is all it takes for the child to go."""
+    harness = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import subprocess, sys, time
+        from harness.ownership import Ownership
+        ownership = Ownership({str(tmp_path)!r}, "run-k")
+        ownership.watch()
+        child = subprocess.Popen({SLEEPER!r}, env=ownership.environment(), start_new_session=True)
+        ownership.process(child.pid)
+        print(child.pid, flush=True)
+        time.sleep(120)
+    """)], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())  # fmt: skip
+    child = int(harness.stdout.readline())
+    _, entries = read_ledger(tmp_path / "owned.jsonl")
+    started = entries[0]["start"]
+    assert alive(child, started)
+    harness.send_signal(signal.SIGKILL)
+    harness.wait(10)
+    deadline = time.monotonic() + 10
+    while alive(child, started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child, started)
+    assert f"removed process {child}" in (tmp_path / "reaper.log").read_text()
