@@ -97,16 +97,23 @@ def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     return table.assign(majority=table["majority"].fillna(everyone).astype("int64"))
 
 
-def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame) -> dict:
+def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None = None) -> dict:
     """Every claim about who leads epoch e names the same node: nodes saying
-    they lead, nodes naming a leader, and clients answered `ok` by a node."""
+    they lead, nodes naming a leader (in events, and in any reply to a client,
+    a refusal included: "not leader; the leader of epoch 4 is n2"), and, where
+    the target declares `ok_proves_leadership`, clients answered `ok` by a
+    node (a node acknowledges only what it appended as that epoch's leader;
+    a target whose followers answer for the leader declares otherwise)."""
     claims = [
         events[events["state"] == "leader"].assign(claimed=lambda d: d["node"], by=lambda d: d["node"]),
         events.dropna(subset=["leader"]).assign(claimed=lambda d: d["leader"], by=lambda d: d["node"]),
     ]
-    ok = history[(history["type"] == "ok") & (history["process"] >= 0)].dropna(subset=["epoch", "node"])
-    # A node acknowledges only records it appended as the leader of their epoch.
-    claims.append(ok.assign(claimed=ok["node"], by="client"))
+    replies = history[history["process"] >= 0]
+    named = replies[replies["type"] != "invoke"].dropna(subset=["epoch", "leader"])
+    claims.append(named.assign(claimed=named["leader"], by=named["node"].fillna("client")))
+    if (capabilities or {}).get("ok_proves_leadership", True):
+        ok = replies[replies["type"] == "ok"].dropna(subset=["epoch", "node"])
+        claims.append(ok.assign(claimed=ok["node"], by="client"))
     table = _concat([c[["time_ns", "epoch", "claimed", "by"]] for c in claims]).dropna(subset=["epoch", "claimed"])
     counts = table.groupby("epoch")["claimed"].nunique()
     anomalies = []

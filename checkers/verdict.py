@@ -29,11 +29,17 @@ def _table(path: Path, columns: dict) -> pd.DataFrame:
 
 
 def check_tables(
-    history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame, budget_s: float = DEFAULT_BUDGET_S
+    history: pd.DataFrame,
+    events: pd.DataFrame,
+    final: pd.DataFrame,
+    budget_s: float = DEFAULT_BUDGET_S,
+    capabilities: dict | None = None,
 ) -> dict:
+    """Every checker that applies. `capabilities` are what the run's target
+    declared (run.json); checkers read them instead of assuming a target."""
     results = {
         "election-safety": run_checker(election_safety, events),
-        "single-leader-per-epoch": run_checker(single_leader_per_epoch, events, history),
+        "single-leader-per-epoch": run_checker(single_leader_per_epoch, events, history, capabilities),
     }
     client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())
     if "append" in client_fs:
@@ -65,7 +71,7 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     else:
         events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
         final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
-        verdict = check_tables(history, events, final, budget_s)
+        verdict = check_tables(history, events, final, budget_s, meta.get("capabilities"))
     verdict["stats"] = {"history_rows": len(history), "torn_lines": len(warnings)}
     if warnings:
         verdict["warnings"] = warnings
@@ -80,6 +86,8 @@ def _run_meta(run_dir: Path) -> dict:
         meta = json.loads(path.read_text())
     except ValueError as error:
         raise HistoryError(f"{path}: not JSON: {error}") from None
-    if not isinstance(meta, dict) or ("source" in meta and not isinstance(meta.get("model"), dict)):
+    if not isinstance(meta, dict) or ("source" in meta and not isinstance(meta.get("model"), dict)) or not isinstance(
+        meta.get("capabilities", {}), dict
+    ):
         raise HistoryError(f"{path}: not a run description (an object, with a model if imported)")
     return meta

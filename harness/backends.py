@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import targets
+from harness.cluster import DEFAULT_TARGET
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.mesh import LinkMesh
@@ -27,6 +29,7 @@ def bring_up(
     hosts: Path | None = None,
     initial_voters: int | None = None,
     reaper: bool = True,
+    target: str = DEFAULT_TARGET,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
@@ -45,6 +48,7 @@ def bring_up(
         fetch_timeout_ms=fetch_timeout_ms,
         initial_voters=initial_voters,
         ownership=ownership,
+        target=targets.get(target),
     )
     if backend == "ssh":
         from harness.ssh_cluster import SshCluster

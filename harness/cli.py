@@ -13,24 +13,26 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+import targets
 from checkers.models import MODELS
-from harness.cluster import quorum_args
 from harness import limits
+from harness.cluster import DEFAULT_TARGET
 from harness.limits import raise_file_limit, setting_type
 from nemesis.schedule import FAULTS, TOPOLOGIES
-from targets.kraft.core import BUGS
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
 
 
 def add_quorum_options(parser: argparse.ArgumentParser) -> None:
-    """Options of the reference quorum that campaigns vary."""
+    """The target and the options of it that campaigns vary."""
+    parser.add_argument("--target", default=DEFAULT_TARGET, choices=targets.names(), help="the system under test")
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false", help="disable KIP-996 Pre-Vote")
     parser.add_argument(
         "--no-check-quorum", dest="check_quorum", action="store_false", help="leaders never resign on lost fetches"
     )
-    parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS), help="plant a bug (repeatable)")
+    every_bug = sorted({bug for name in targets.names() for bug in targets.get(name).bugs})
+    parser.add_argument("--bug", action="append", default=[], choices=every_bug, help="plant a bug (repeatable)")
     parser.add_argument("--auto-join", action="store_true", help="observers ask the leader to make them voters")
     parser.add_argument(
         "--ack-when-committed-always",
@@ -39,46 +41,27 @@ def add_quorum_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    """A seeded campaign of random fault schedules over the simulated cluster."""
-    from targets.kraft.invariants import InvariantViolation
-    from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+def target_settings(args: argparse.Namespace) -> dict:
+    """The quorum options of the command line, as RunConfig names them."""
+    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
+    return {"bugs": list(args.bug), **{name: getattr(args, name) for name in names}}
 
-    anomalies = []
-    ran = 0
-    for offset in tqdm(range(args.schedules), desc="schedules", unit="run", disable=args.quiet):
-        seed = args.seed + offset
-        steps = random_steps(random.Random(seed), args.steps, membership=args.membership)
-        settings = SimSettings(
-            nodes=args.nodes,
-            observers=args.observers,
-            seed=seed,
-            pre_vote=args.pre_vote,
-            check_quorum=args.check_quorum,
-            bugs=frozenset(args.bug),
-            auto_join=args.auto_join,
-            ack_when_committed_always=args.ack_when_committed_always,
-        )
-        ran += 1
-        try:
-            run_schedule(settings, steps)
-        except InvariantViolation as violation:
-            anomalies.append({"seed": seed, "violation": str(violation), "steps": steps})
-            if not args.keep_going:
-                break
-    verdict = {
-        "valid": not anomalies,
-        "checkers": {
-            "simulation-invariants": {
-                "valid": not anomalies,
-                "anomalies": anomalies,
-                "stats": {"schedules": ran, "nodes": args.nodes, "bugs": args.bug},
-            }
-        },
-    }
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """A seeded campaign of random fault schedules over the target's simulation."""
+    target = targets.get(args.target)
+    settings = {**target_settings(args), "bugs": frozenset(args.bug), "nodes": args.nodes, "observers": args.observers}
+
+    def bar(items):
+        return tqdm(items, desc="schedules", unit="run", disable=args.quiet)
+
+    try:
+        verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
+    except NotImplementedError as error:
+        raise UsageError(str(error)) from None
     json.dump(verdict, sys.stdout, indent=2)
     print()
-    return EXIT_VALID if not anomalies else EXIT_INVALID
+    return exit_code(verdict)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -359,8 +342,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         raise UsageError(f"cluster {args.action}: --run and --all are for `cluster down`")
     try:
         if args.action == "up":
-            node_args = quorum_args(args.bug, args.pre_vote, args.check_quorum, args.auto_join, args.ack_when_committed_always)
-            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args)
+            node_args = targets.get(args.target).options(target_settings(args))
+            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args, args.target)
             print(json.dumps(state, indent=2))
         elif args.action == "status":
             for row in manual_cluster.status(args.state_dir):
@@ -492,7 +475,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_quorum_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
     run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
-    run.add_argument("--target", default="kraft", choices=["kraft"], help="the system under test")
     run.add_argument(
         "--backend", default="local", choices=["local", "docker", "ssh"],
         help="where nodes run: processes on 127.0.0.1, containers, or your hosts over SSH",
@@ -601,9 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["node"]:
-        from targets.kraft import node
-
-        return node.main(argv[1:])
+        return targets.get(DEFAULT_TARGET).main("node", argv[1:])
     if argv[:1] == ["toxiproxy"]:
         from harness.toxiproxy import server
 

@@ -18,30 +18,11 @@ import shutil
 import time
 from pathlib import Path
 
+import targets
 from harness.ownership import Ownership
+from targets.interface import NodeSpec, Target
 
-from targets.kraft.client import call
-from targets.kraft.storage import format_data_dir, new_directory_id
-
-
-def quorum_args(
-    bugs: list[str],
-    pre_vote: bool = True,
-    check_quorum: bool = True,
-    auto_join: bool = False,
-    ack_when_committed_always: bool = False,
-) -> tuple[str, ...]:
-    """Node options for planted bugs, switched-off protections and auto-join."""
-    args = [f"--bug={bug}" for bug in bugs]
-    if not pre_vote:
-        args.append("--no-pre-vote")
-    if not check_quorum:
-        args.append("--no-check-quorum")
-    if auto_join:
-        args.append("--auto-join")
-    if ack_when_committed_always:
-        args.append("--ack-when-committed-always")
-    return tuple(args)
+DEFAULT_TARGET = "kraft"
 
 
 class ClusterBase:
@@ -57,25 +38,20 @@ class ClusterBase:
         fetch_timeout_ms: int,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
+        target: Target | None = None,
     ) -> None:
         self.root = Path(root)
+        self.target = target or targets.get(DEFAULT_TARGET)
         # What this cluster starts is recorded, so only it is ever cleaned up.
         self.ownership = ownership or Ownership(self.root, f"cluster-{os.urandom(4).hex()}")
         self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
         if initial_voters is not None and not 1 <= initial_voters <= nodes:
             raise ValueError(f"--initial-voters: {initial_voters} is not between 1 and the {nodes} nodes")
         self.initial_voters = nodes if initial_voters is None else initial_voters
-        self.directory_ids = {node: new_directory_id() for node in self.ids}
+        self.directory_ids = {node: self.target.new_directory_id() for node in self.ids}
         self.formatted: set[str] = set()
-        # Requests (votes, fetches) are retried and long polls answered well
-        # within an election timeout, as KRaft's request manager does.
-        self.node_args = (
-            f"--election-timeout-ms={election_timeout_ms}",
-            f"--fetch-timeout-ms={fetch_timeout_ms}",
-            f"--request-timeout-ms={election_timeout_ms // 2}",
-            f"--fetch-max-wait-ms={election_timeout_ms // 3}",
-            *node_args,
-        )
+        timing = {"election_timeout_ms": election_timeout_ms, "fetch_timeout_ms": fetch_timeout_ms}
+        self.node_args = (*self.target.options(timing), *node_args)
         self.routes: dict[tuple[str, str], tuple[str, int]] = {}
         self.raft: dict[str, tuple[str, int]] = {}
         self.client: dict[str, tuple[str, int]] = {}
@@ -103,23 +79,12 @@ class ClusterBase:
     def peer_address(self, src: str, dst: str) -> tuple[str, int]:
         return self.routes.get((src, dst), self.raft[dst])
 
-    def node_command(
-        self, node: str, data_dir: str, raft_listen: str, client_listen: str, event_log: str | None = None
-    ) -> list[str]:
-        """The node's arguments; its event log lives beside (not in) the data
-        directory, so a wiped disk does not take the evidence with it."""
-        peers = [f"--peer={peer}={':'.join(map(str, self.peer_address(node, peer)))}" for peer in self.ids if peer != node]
-        return [
-            "-m",
-            "targets.kraft.node",
-            f"--id={node}",
-            f"--data-dir={data_dir}",
-            f"--event-log={event_log or self.event_log(node)}",
-            f"--raft-listen={raft_listen}",
-            f"--client-listen={client_listen}",
-            *peers,
-            *self.node_args,
-        ]
+    def node_command(self, python: str, node: str, data_dir: str, raft_listen: str, client_listen: str,
+                     event_log: str | None = None) -> list[str]:  # fmt: skip
+        """The node's command line, by its target."""
+        peers = {peer: ":".join(map(str, self.peer_address(node, peer))) for peer in self.ids if peer != node}
+        spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers)
+        return self.target.command(python, spec, self.node_args)
 
     @property
     def voters(self) -> tuple[str, ...]:
@@ -139,7 +104,7 @@ class ClusterBase:
         self.formatted.add(node)
 
     def format(self, node: str, directory_id: str, bootstrap: tuple) -> None:
-        format_data_dir(self.data_dir(node), directory_id, bootstrap)
+        self.target.format(self.data_dir(node), directory_id, bootstrap)
 
     def wipe(self, node: str) -> None:
         """Lose the node's data directory (it must be stopped): a disk loss."""
@@ -154,10 +119,7 @@ class ClusterBase:
     # ------------------------------------------------------------------ queries
 
     def status(self, node: str, timeout_s: float = 0.5) -> dict | None:
-        try:
-            return call(self.client[node], "status", timeout_s)
-        except (OSError, ValueError):
-            return None
+        return self.target.status(self.client[node], timeout_s)
 
     def wait_for_leader(self, timeout_s: float = 10.0, exclude: tuple[str, ...] = ()) -> str:
         """The leader that every running node (but `exclude`) agrees on."""

@@ -20,6 +20,7 @@ from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
 from harness.ownership import Ownership
 from harness.ports import free_port
+from targets.interface import Target
 
 SOURCE_MOUNT = "/opt/splitbrain"
 RAFT_PORT = 9000
@@ -39,9 +40,10 @@ class DockerCluster(ClusterBase):
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
+        target: Target | None = None,
     ) -> None:
         super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters,
-                         ownership or Ownership(root, run_id))  # fmt: skip
+                         ownership or Ownership(root, run_id), target)  # fmt: skip
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
@@ -58,7 +60,7 @@ class DockerCluster(ClusterBase):
     def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict):
         container = self.docker.containers.create(
             self.image,
-            ["python3", *command],
+            command,
             name=f"{self.prefix}-{name}",
             hostname=alias,
             labels=self.labels,
@@ -80,7 +82,7 @@ class DockerCluster(ClusterBase):
         container = self._create(
             "toxiproxy",
             "toxiproxy",
-            ["-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"],
+            ["python3", "-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"],
             {f"{TOXIPROXY_PORT}/tcp": ("127.0.0.1", port)},
             {},
         )
@@ -96,7 +98,7 @@ class DockerCluster(ClusterBase):
             data = self.data_dir(node)
             self.prepare(node)
             command = self.node_command(
-                node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
+                "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
             )
             container = self._create(
                 node,

@@ -1,6 +1,7 @@
 """A cluster of reference-quorum node processes on 127.0.0.1 (the local backend).
 
-Each node is `python -m targets.kraft.node` in its own session (so a Ctrl-C
+Each node is its target's process (for the reference quorum, `python -m
+targets.kraft.node`) in its own session (so a Ctrl-C
 meant for the harness reaches only the harness, which then stops the nodes
 itself); pause is SIGSTOP, kill is SIGKILL. `close()` kills every node it
 started; use it as a context manager.
@@ -18,6 +19,7 @@ from pathlib import Path
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from harness.ports import free_port
+from targets.interface import Target
 
 STOP_TIMEOUT_S = 5.0
 
@@ -32,8 +34,9 @@ class LocalCluster(ClusterBase):
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
+        target: Target | None = None,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership, target)
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
@@ -41,7 +44,7 @@ class LocalCluster(ClusterBase):
     def command(self, node: str) -> list[str]:
         raft = "{}:{}".format(*self.raft[node])
         client = "{}:{}".format(*self.client[node])
-        return [sys.executable, *self.node_command(node, str(self.data_dir(node)), raft, client)]
+        return self.node_command(sys.executable, node, str(self.data_dir(node)), raft, client)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -14,9 +14,10 @@ import json
 import uuid
 from pathlib import Path
 
+import targets
 from harness import ownership
 from harness.backends import bring_up
-from targets.kraft.client import call
+from harness.cluster import DEFAULT_TARGET
 
 STATE_FILE = "cluster.json"
 
@@ -25,20 +26,21 @@ class ClusterStateError(ValueError):
     """A state directory that cannot be used; the message names the file."""
 
 
-def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = ()) -> dict:
+def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (), target: str = DEFAULT_TARGET) -> dict:
     state_dir = Path(state_dir)
     state_file = state_dir / STATE_FILE
     if state_file.exists():
         raise ClusterStateError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
     run_id = f"manual-{uuid.uuid4().hex[:8]}"
     with contextlib.ExitStack() as stack:
-        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args, reaper=False)
+        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args, reaper=False, target=target)
         cluster.start_all()
         leader = cluster.wait_for_leader(30)
         stack.pop_all()  # up: it stays running until `down`
     url = f"http://{mesh.server.host}:{mesh.server.port}"
     state = {
         "backend": backend,
+        "target": target,
         "run_id": run_id,
         "owner": cluster.ownership.owner,
         "toxiproxy": url,
@@ -62,12 +64,14 @@ def read_state(state_dir: Path) -> dict:
 
 
 def status(state_dir: Path) -> list[dict]:
+    state = read_state(state_dir)
+    try:
+        target = targets.get(state.get("target", DEFAULT_TARGET))
+    except ValueError as error:
+        raise ClusterStateError(f"{Path(state_dir) / STATE_FILE}: {error}") from None
     rows = []
-    for node, address in read_state(state_dir)["clients"].items():
-        try:
-            rows.append(call(address, "status", 1.0))
-        except (OSError, ValueError) as error:
-            rows.append({"node": node, "state": f"unreachable ({error})"})
+    for node, address in state["clients"].items():
+        rows.append(target.status(address, 1.0) or {"node": node, "state": "unreachable"})
     return rows
 
 

@@ -21,24 +21,23 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+import targets
 from harness.backends import bring_up
-from harness.cluster import quorum_args
+from harness.cluster import DEFAULT_TARGET
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.schedule import NemesisOp, generate
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, partial, read_jsonl, recover
-from targets.kraft.client import Client, call
-from targets.kraft.core import BUGS
-from workloads.generators import WORKLOADS, Operation, completion, make_workload
+from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, partial, recover
+from targets.interface import TargetClient
+from workloads.generators import WORKLOADS, Operation, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
-CHOICES = {"target": ("kraft",), "backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"),
-           "workload": tuple(WORKLOADS)}  # fmt: skip
+CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS)}
 
 
 @dataclass
 class RunConfig:
-    target: str = "kraft"
+    target: str = DEFAULT_TARGET
     backend: str = "local"
     nodes: int = 3
     workload: str = "append"
@@ -90,9 +89,14 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
                 raise ValueError(f"{name}: must be a list of names, not {value!r}")
-        wrong = sorted(set(self.bugs) - set(BUGS))
+        if self.target not in targets.names():
+            raise ValueError(f"target: {self.target!r} is not one of {', '.join(targets.names())}")
+        target = targets.get(self.target)
+        wrong = sorted(set(self.bugs) - set(target.bugs))
         if wrong:
-            raise ValueError(f"bugs: unknown {wrong}; known: {', '.join(sorted(BUGS))}")
+            raise ValueError(f"bugs: unknown {wrong} for {target.name}; known: {', '.join(target.bugs) or 'none'}")
+        if self.workload not in target.capabilities.workloads:
+            raise ValueError(f"workload: {target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
             raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
@@ -107,7 +111,9 @@ class RunConfig:
             raise ValueError(str(error).replace("--nemesis", "nemesis").replace("--topologies", "topologies")) from None
 
     def node_args(self) -> tuple[str, ...]:
-        return quorum_args(self.bugs, self.pre_vote, self.check_quorum, self.auto_join, self.ack_when_committed_always)
+        """The target's node options for this run's flags (timing is the cluster's)."""
+        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
+        return targets.get(self.target).options({name: getattr(self, name) for name in flags})
 
 
 def git_revision() -> str | None:
@@ -123,6 +129,7 @@ def git_revision() -> str | None:
 class Run:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
+        self.target = targets.get(config.target)
         self.rng = random.Random(config.seed)
         run_id = config.run_id or time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
         self.run_id = run_id
@@ -149,7 +156,8 @@ class Run:
             "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
             "seed": config.seed,
             "target": config.target,
-            "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0"},
+            "capabilities": self.target.capabilities.as_json(),
+            "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0", **self.target.versions()},
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "schedule": [asdict(op) for op in self.schedule],
@@ -177,6 +185,7 @@ class Run:
                 config.toxiproxy,
                 config.hosts,
                 config.initial_voters,
+                target=config.target,
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))
@@ -267,7 +276,7 @@ class Run:
         rng = random.Random(self.rng.random())
         pace_s = config.concurrency / config.rate
         process = next(self.process_ids)
-        clients: dict[str, Client] = {}
+        clients: dict[str, TargetClient] = {}
         try:
             while time.monotonic() < deadline:
                 op = workload.next_op()
@@ -281,11 +290,10 @@ class Run:
 
     async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> str:
         self.recorder.record(process, "invoke", op.f, key=op.key, value=op.value, node=node)
-        answer, error = None, None
         client = clients.get(node)
         if client is None:
             try:
-                client = clients[node] = await Client.connect(*self.cluster.client[node], self.config.op_timeout_s)
+                client = clients[node] = await self.target.connect(self.cluster.client[node], self.config.op_timeout_s)
             except (OSError, asyncio.TimeoutError) as exc:
                 # Never sent: definitely did not happen.
                 self.leader_hint = None
@@ -293,16 +301,13 @@ class Run:
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
                 )["type"]
         try:
-            answer = await client.call(op.f, self.config.op_timeout_s, **op.request())
+            fields = await client.invoke(op.f, op.key, op.value, self.config.op_timeout_s)
         except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            fields = {"type": "info", "value": op.value, "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__}
             clients.pop(node, None)
             await client.close()
-            self.leader_hint = None
-        fields = completion(op, answer, error)
         kind = fields.pop("type")
-        if answer is not None:
-            self.leader_hint = node if kind == "ok" else answer.get("leader") or None
+        self.leader_hint = node if kind == "ok" else fields.get("leader") or None
         fields.setdefault("value", op.value)
         self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
         return kind
@@ -315,71 +320,16 @@ class Run:
             for node in self.cluster.ids:
                 status = await asyncio.to_thread(self.cluster.status, node, 0.2)
                 if status is not None:
-                    self.events.append(status_event(status, self.recorder.now_ns()))
+                    self.events.append(self.target.status_event(status, self.recorder.now_ns()))
             await asyncio.sleep(self.config.probe_interval_s)
 
     def node_log_events(self, cluster) -> list[dict]:
         rows = []
         for node in cluster.ids:
             path = self.dir / "nodes" / node / "events.jsonl"
-            if not path.exists():
-                continue
-            records, _ = read_jsonl(path)
-            for record in records:
-                rows.append(log_event(record, self.recorder.wall_to_run_ns(record["ts_ns"])))
+            if path.exists():
+                rows += self.target.log_events(path, self.recorder.wall_to_run_ns)
         return rows
 
     def final_logs(self, cluster) -> list[dict]:
-        rows = []
-        for node in cluster.ids:
-            start = 0
-            while batch := call(cluster.client[node], "log", 5.0, **{"from": start})["records"]:
-                rows += [final_row(node, r["offset"], r["epoch"], r["data"]) for r in batch]
-                start = batch[-1]["offset"] + 1
-        return rows
-
-
-def final_row(node: str, offset: int, epoch: int, data: dict) -> dict:
-    """A `final` row: an append record shows its value, any other record its whole data."""
-    value = data.get("value") if data.get("op") == "append" else data
-    return {"node": node, "offset": offset, "epoch": epoch, "value": value}
-
-
-def status_event(status: dict, time_ns: int) -> dict:
-    return {
-        "time_ns": time_ns,
-        "node": status["node"],
-        "generation": status.get("generation"),
-        "event": "status",
-        "state": status.get("state"),
-        "epoch": status.get("epoch"),
-        "leader": status.get("leader"),
-        "voted_for": status.get("voted_for"),
-        "offset": status.get("log_end_offset"),
-        "hwm": status.get("hwm"),
-        "directory_id": status.get("directory_id"),
-        "voters": status.get("voters"),
-        "source": "poll",
-    }
-
-
-def log_event(record: dict, time_ns: int) -> dict:
-    event = record.get("event")
-    return {
-        "time_ns": time_ns,
-        "node": record.get("node"),
-        "generation": record.get("generation"),
-        "event": event,
-        "state": record.get("state"),
-        "epoch": record.get("epoch"),
-        "leader": record.get("leader"),
-        "voted_for": record.get("voted_for"),
-        "candidate": record.get("candidate"),
-        "offset": record.get("offset", record.get("log_end_offset")),
-        "hwm": record.get("hwm"),
-        "directory_id": record.get("directory_id"),
-        "voters": record.get("voters"),
-        "source": "log",
-        "as_directory": record.get("as_directory"),
-        "ack_when_committed": record.get("ack_when_committed"),
-    }
+        return [row for node in cluster.ids for row in self.target.final_rows(node, cluster.client[node])]

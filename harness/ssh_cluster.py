@@ -15,6 +15,7 @@ import paramiko
 
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
+from targets.interface import Target
 from harness.docker_image import ROOT
 
 REMOTE_DIR = "splitbrain"  # under the remote user's home
@@ -126,8 +127,10 @@ class SshCluster(ClusterBase):
         fetch_timeout_ms: int = 600,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
+        target: Target | None = None,
     ) -> None:
-        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership)
+        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership,
+                         target)  # fmt: skip
         self.ids = tuple(nodes)
         self.specs = nodes
         self.raft = {node: spec.raft for node, spec in nodes.items()}
@@ -138,7 +141,8 @@ class SshCluster(ClusterBase):
         for node, connection in self.connections.items():
             self.base[node] = connection.run("echo $HOME").strip() + "/" + REMOTE_DIR
             connection.run(f"mkdir -p {shlex.quote(self.base[node])}/{node}")
-            connection.put_tree(ROOT / "targets", self.base[node])
+            for source in self.target.ssh_sources:
+                connection.put_tree(ROOT / source, self.base[node])
 
     def _remote(self, node: str, path: str) -> str:
         return f"{self.base[node]}/{node}/{path}"
@@ -150,8 +154,8 @@ class SshCluster(ClusterBase):
         self.prepare(node)
         raft = f"0.0.0.0:{self.raft[node][1]}"
         client = f"0.0.0.0:{self.specs[node].client_port}"
-        command = self.node_command(node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"))
-        line = " ".join(shlex.quote(word) for word in ["python3", *command])
+        command = self.node_command("python3", node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"))
+        line = " ".join(shlex.quote(word) for word in command)
         log = shlex.quote(self._remote(node, "node.log"))
         script = f"cd {shlex.quote(self.base[node])} || exit 1; nohup {line} >> {log} 2>&1 < /dev/null & echo $!"
         self.pids[node] = int(self.connections[node].run(script).strip())
@@ -194,9 +198,7 @@ class SshCluster(ClusterBase):
         self._signal(node, "CONT")
 
     def format(self, node: str, directory_id: str, bootstrap: tuple) -> None:
-        voters = ",".join(f"{v}@{d}" for v, d in bootstrap)
-        words = ["python3", "-m", "targets.kraft.format", f"--id={node}", f"--data-dir={self._remote(node, 'data')}",
-                 f"--directory-id={directory_id}", *([f"--initial-voters={voters}"] if voters else [])]  # fmt: skip
+        words = self.target.format_command("python3", node, self._remote(node, "data"), directory_id, bootstrap)
         line = " ".join(shlex.quote(word) for word in words)
         # A run starts from a fresh disk and fresh logs, whatever an earlier run on this host left there.
         old = " ".join(shlex.quote(self._remote(node, name)) for name in ("data", "events.jsonl", "node.log"))

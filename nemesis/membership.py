@@ -18,8 +18,6 @@ from __future__ import annotations
 import random
 import time
 
-from targets.kraft.client import call_many
-
 PROCESS = -1
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 10.0
@@ -46,7 +44,7 @@ class VoterChanges:
         for change in changes:
             self.recorder.record(PROCESS, "invoke", change["op"], value=_value(change), node=leader)
         try:
-            answers = call_many(self.cluster.client[leader], changes, ANSWER_TIMEOUT_S)
+            answers = self.cluster.target.change_voters(self.cluster.client[leader], changes, ANSWER_TIMEOUT_S)
         except OSError as error:
             answers = [{"error": f"connect: {error}"}] * len(changes)  # never sent: definitely not made
         rows = []

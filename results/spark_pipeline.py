@@ -136,12 +136,18 @@ def election_safety(events: DataFrame) -> DataFrame:
     return _counts(double.unionByName(back).unionByName(short))
 
 
-def single_leader_per_epoch(events: DataFrame, history: DataFrame) -> DataFrame:
+def single_leader_per_epoch(events: DataFrame, history: DataFrame, ok_proves_nothing: list[str] = ()) -> DataFrame:
+    """Claims from events, from the leader named in any client reply, and from
+    `ok` replies except in runs whose target declares they prove nothing."""
+    replies = history.where((F.col("process") >= 0) & (F.col("type") != "invoke"))
+    acks = replies.where(F.col("type") == "ok")
+    if ok_proves_nothing:
+        acks = acks.where(~F.col("run_id").isin(list(ok_proves_nothing)))
     claims = (
         events.where(F.col("state") == "leader").select("run_id", "epoch", F.col("node").alias("claimed"))
         .unionByName(events.select("run_id", "epoch", F.col("leader").alias("claimed")))
-        .unionByName(history.where((F.col("type") == "ok") & (F.col("process") >= 0))
-                     .select("run_id", "epoch", F.col("node").alias("claimed")))
+        .unionByName(replies.select("run_id", "epoch", F.col("leader").alias("claimed")))
+        .unionByName(acks.select("run_id", "epoch", F.col("node").alias("claimed")))
         .dropna(subset=["epoch", "claimed"])
     )  # fmt: skip
     two = claims.groupBy("run_id", "epoch").agg(F.countDistinct("claimed").alias("n")).where("n > 1")
@@ -267,7 +273,7 @@ def _counts(anomalies: DataFrame) -> DataFrame:
 
 
 def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: float = 30.0, progress=None,
-             scratch: Path = Path("normalised")) -> pd.DataFrame:  # fmt: skip
+             scratch: Path = Path("normalised"), ok_proves_nothing: list[str] = ()) -> pd.DataFrame:  # fmt: skip
     """One row per (run_id, checker): valid (true/false/unknown) and the anomaly kinds found."""
     history = read_table(spark, store, run_ids, "history.parquet", HISTORY_COLUMNS, scratch).cache()
     events = read_table(spark, store, run_ids, "events.parquet", EVENTS_COLUMNS, scratch).cache()
@@ -277,7 +283,7 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
     step("election-safety")
     found["election-safety"] = election_safety(events).toPandas()
     step("single-leader-per-epoch")
-    found["single-leader-per-epoch"] = single_leader_per_epoch(events, history).toPandas()
+    found["single-leader-per-epoch"] = single_leader_per_epoch(events, history, ok_proves_nothing).toPandas()
     step("committed-data-loss")
     found["committed-data-loss"] = committed_data_loss(history, final, events).toPandas()
     step("membership")
@@ -383,7 +389,9 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
         spark = session(master)
         scratch = Path(tempfile.mkdtemp(prefix=".normalised-", dir=out))
         try:
-            rechecked = verdicts(spark, store, run_ids, models, budget_s, step, scratch)
+            declared = index["ok_proves_leadership"] if "ok_proves_leadership" in index else pd.Series(True, index.index)
+            proves_nothing = index.loc[~declared.fillna(True).astype(bool), "run_id"].tolist()
+            rechecked = verdicts(spark, store, run_ids, models, budget_s, step, scratch, proves_nothing)
             step("summaries")
             results = summaries(spark, index, rechecked)
         finally:

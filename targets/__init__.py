@@ -1,1 +1,23 @@
-"""What runs on the nodes, one subpackage per target system."""
+"""What runs on the nodes, one subpackage per target system, and the
+registry through which everything outside `targets/` finds them: a target
+is named (`--target NAME`), never imported by its package."""
+
+from __future__ import annotations
+
+import importlib
+
+from targets.interface import Target
+
+# name -> the module whose TARGET implements targets.interface.Target
+REGISTRY = {"kraft": "targets.kraft.target"}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def get(name: str) -> Target:
+    """The target called `name`; ValueError naming the known ones otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown target {name!r}; known: {', '.join(REGISTRY)}")
+    return importlib.import_module(REGISTRY[name]).TARGET

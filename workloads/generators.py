@@ -1,5 +1,6 @@
-"""What clients ask for: seeded operation generators for each workload, and
-how a node's answer becomes a history completion (`ok`, `fail` or `info`).
+"""What clients ask for: seeded operation generators for each workload. How
+a node is asked, and how its answer becomes a history completion, is the
+target's (`targets.interface.TargetClient.invoke`).
 
 An operation is `(f, key, value)` with `value` as the history shows it
 (DESIGN.md: append value; write value; cas [expected, new]; read null).
@@ -13,25 +14,12 @@ from dataclasses import dataclass
 
 WORKLOADS = ("append", "register")
 
-# Errors after which the operation definitely did not happen.
-DEFINITE_ERRORS = {"not-leader", "bad-request", "cas-mismatch"}
-
 
 @dataclass(frozen=True)
 class Operation:
     f: str
     key: str | None
     value: object
-
-    def request(self) -> dict:
-        """The node client-port request fields for this operation."""
-        if self.f == "append":
-            return {"value": self.value}
-        if self.f == "write":
-            return {"key": self.key, "value": self.value}
-        if self.f == "cas":
-            return {"key": self.key, "expected": self.value[0], "new": self.value[1]}
-        return {"key": self.key}
 
 
 class AppendWorkload:
@@ -70,16 +58,3 @@ def make_workload(name: str, rng: random.Random):
         return RegisterWorkload(rng)
     raise ValueError(f"--workload: unknown workload {name!r}; known: {list(WORKLOADS)}")
 
-
-def completion(op: Operation, answer: dict | None, error: str | None = None) -> dict:
-    """The completion row fields for `op`, from the node's answer or from a
-    client-side error (timeout, lost connection: always `info`)."""
-    if answer is None:
-        return {"type": "info", "error": error or "no answer"}
-    fields = {"epoch": answer.get("epoch"), "leader": answer.get("leader"), "offset": answer.get("offset")}
-    failure = answer.get("error")
-    if failure is None:
-        value = answer.get("value") if op.f == "read" else op.value
-        return {"type": "ok", "value": value, **fields}
-    kind = "fail" if failure in DEFINITE_ERRORS else "info"
-    return {"type": kind, "error": failure, "value": op.value, **fields}

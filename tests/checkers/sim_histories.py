@@ -8,10 +8,10 @@ from __future__ import annotations
 import pandas as pd
 
 from checkers.membership import CHANGES
-from harness.run import final_row, log_event
 from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from targets.kraft.simulation import Simulation
-from workloads.generators import Operation, completion
+from targets.kraft.target import completion, final_row, log_event
+from workloads.generators import Operation
 
 MS = 1_000_000
 
@@ -54,8 +54,7 @@ def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             (invoke_ms, 0, {"process": request_id, "type": "invoke", "f": op.f, "key": op.key, "value": op.value, "node": node})
         )
         answer = sim.replies.get(request_id)
-        fields = completion(op, answer, None if answer else "never answered")
-        fields.setdefault("value", op.value)
+        fields = completion(op.f, op.value, answer, None if answer else "never answered")
         rows.append((sim.answered_ms.get(request_id, end_ms), 1, {"process": request_id, "f": op.f, "key": op.key,
                                                                    "node": node, **fields}))  # fmt: skip
     rows.sort(key=lambda r: (r[0], r[1]))

@@ -91,6 +91,24 @@ def test_a_client_ack_is_a_leadership_claim():
     )
     leader = events({"time_ns": 1, "node": "n1", "event": "transition", "state": "leader", "epoch": 1})
     assert single_leader_per_epoch(leader, claims)["valid"] is False
+    # A target whose followers forward proposals and answer themselves declares that an ok proves nothing.
+    assert single_leader_per_epoch(leader, claims, {"ok_proves_leadership": False})["valid"] is True
+
+
+def test_the_leader_named_in_a_refusal_is_a_claim():
+    """n1 acknowledges as leader of epoch 4 while n2 refuses, naming itself leader of epoch 4."""
+    replies = history(
+        {"process": 0, "type": "invoke", "f": "append", "node": "n1", "value": "1"},
+        {"process": 0, "type": "ok", "f": "append", "node": "n1", "epoch": 4, "offset": 1, "value": "1"},
+        {"process": 1, "type": "invoke", "f": "append", "node": "n2", "value": "2"},
+        {"process": 1, "type": "fail", "f": "append", "node": "n2", "epoch": 4, "leader": "n2", "value": "2",
+         "error": "not-leader"},
+    )  # fmt: skip
+    verdict = single_leader_per_epoch(events(), replies)
+    assert verdict["valid"] is False and verdict["anomalies"][0]["leaders"] == ["n1", "n2"]
+    # The refusal alone, naming the leader n1: one leader, no anomaly.
+    agreeing = replies.assign(leader=replies["leader"].where(replies["leader"].isna(), "n1"))
+    assert single_leader_per_epoch(events(), agreeing)["valid"] is True
 
 
 APPENDS = history(

@@ -1,0 +1,191 @@
+"""etcd 3.4 behind the target interface (`targets/interface.py`).
+
+- Nodes: `etcd` with a static initial cluster; each member advertises one
+  peer URL that every other member dials, so the harness cannot route one
+  directed link through its own proxy (`peer_routes` is false): on Docker,
+  links are cut with iptables by source address; on the local backend, runs
+  with link faults are refused before they start.
+- Clients: the JSON gateway. `register`: put, get (linearizable, or
+  serializable with `--serializable-reads`), and compare-and-set as a txn
+  comparing the value. A put or txn answered with an error, or not answered,
+  is `info` (never retried: a client that retries was the cause of a false
+  lost-update report, etcd #14890); only errors etcd gives before acting
+  (invalid argument) are definite.
+- An `ok` proves nothing about leadership (followers forward proposals and
+  answer themselves): `ok_proves_leadership` is false.
+- Observation: status polls (`/v3/maintenance/status`) and the zap JSON
+  log (`logs.py`); member ids become node names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+
+from . import logs
+from .gateway import Gateway, GatewayError, NotSent, b64, post_once, unb64
+
+# gRPC codes etcd gives before acting on a request: the operation did not happen.
+DEFINITE_CODES = {3}  # INVALID_ARGUMENT
+CLUSTER_TOKEN = "splitbrain"
+
+
+class EtcdClient(TargetClient):
+    def __init__(self, gateway: Gateway, serializable_reads: bool) -> None:
+        self.gateway = gateway
+        self.serializable_reads = serializable_reads
+
+    async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+        try:
+            return await asyncio.to_thread(self._invoke, f, key, value, timeout_s)
+        except NotSent as error:
+            return {"type": "fail", "value": value, "error": f"not sent: {error}"}
+        except GatewayError as error:
+            definite = f == "read" or error.code in DEFINITE_CODES
+            return {"type": "fail" if definite else "info", "value": value, "error": f"{error.code}: {error}"}
+
+    def _invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+        post = self.gateway.post
+        if f == "read":
+            request = {"key": b64(key), **({"serializable": True} if self.serializable_reads else {})}
+            answer = post("/v3/kv/range", request, timeout_s)
+            kvs = answer.get("kvs") or []
+            read = json.loads(unb64(kvs[0]["value"])) if kvs else None
+            return {"type": "ok", "value": read, "epoch": _term(answer)}
+        if f == "write":
+            answer = post("/v3/kv/put", {"key": b64(key), "value": b64(json.dumps(value))}, timeout_s)
+            return {"type": "ok", "value": value, "epoch": _term(answer)}
+        if f == "cas":
+            expected, new = value
+            txn = {
+                "compare": [{"key": b64(key), "target": "VALUE", "result": "EQUAL", "value": b64(json.dumps(expected))}],
+                "success": [{"request_put": {"key": b64(key), "value": b64(json.dumps(new))}}],
+            }
+            answer = post("/v3/kv/txn", txn, timeout_s)
+            if answer.get("succeeded"):
+                return {"type": "ok", "value": value, "epoch": _term(answer)}
+            # The compare ran and saw another value: an observation, and definitely no write.
+            return {"type": "fail", "value": value, "error": "cas-mismatch", "epoch": _term(answer)}
+        raise ValueError(f"etcd: no operation {f!r}")
+
+    async def close(self) -> None:
+        self.gateway.close()
+
+
+def _term(answer: dict) -> int | None:
+    term = (answer.get("header") or {}).get("raft_term")
+    return int(term) if term is not None else None
+
+
+class Etcd(Target):
+    name = "etcd"
+    capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
+                                workloads=("register",), peer_routes=False)  # fmt: skip
+    image_packages = ("etcd-server",)
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # decimal member id -> node name
+        self.serializable_reads = False
+
+    def options(self, settings: dict) -> tuple[str, ...]:
+        for name, wanted, why in (("check_quorum", True, "etcd 3.4 always checks quorum"),
+                                  ("auto_join", False, "etcd members join by member add"),
+                                  ("ack_when_committed_always", False, "etcd has no AckWhenCommitted")):  # fmt: skip
+            if settings.get(name, wanted) is not wanted:
+                raise ValueError(f"{name}: {why}")
+        args = []
+        if "election_timeout_ms" in settings:
+            election = settings["election_timeout_ms"]
+            args += [f"--election-timeout={election}", f"--heartbeat-interval={max(10, election // 10)}"]
+        if settings.get("pre_vote", True) and "pre_vote" in settings:
+            args.append("--pre-vote")
+        return tuple(args)
+
+    def versions(self) -> dict[str, str]:
+        binary = shutil.which("etcd")
+        if binary is None:
+            return {"etcd": "not installed on the harness machine"}
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+        return {"etcd": next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("etcd Version")), out.strip())}
+
+    def new_directory_id(self) -> str:
+        return uuid.uuid4().hex
+
+    def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
+        """etcd makes its data directory itself; it wants one that is absent or empty, of mode 0700."""
+        Path(data_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+        Path(data_dir).chmod(0o700)
+
+    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
+                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+        return ["sh", "-c", f"mkdir -p -m 0700 '{data_dir}'"]
+
+    def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
+        members = {spec.node: spec.raft_address, **spec.peers}
+        initial = ",".join(f"{node}=http://{address}" for node, address in sorted(members.items()))
+        return [
+            "etcd", f"--name={spec.node}", f"--data-dir={spec.data_dir}",
+            f"--listen-client-urls=http://{spec.client_listen}", f"--advertise-client-urls=http://{spec.client_address}",
+            f"--listen-peer-urls=http://{spec.raft_listen}", f"--initial-advertise-peer-urls=http://{spec.raft_address}",
+            f"--initial-cluster={initial}", "--initial-cluster-state=new", f"--initial-cluster-token={CLUSTER_TOKEN}",
+            "--logger=zap", "--log-outputs=stderr", *options,
+        ]  # fmt: skip
+
+    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient:
+        gateway = Gateway(address, timeout_s)
+        try:
+            await asyncio.to_thread(gateway.connect)
+        except NotSent as error:
+            raise ConnectionRefusedError(str(error)) from None
+        return EtcdClient(gateway, self.serializable_reads)
+
+    def _name(self, address: tuple[str, int], member: str | None) -> str | None:
+        if member is None or member == "0":
+            return None
+        if member not in self.names:
+            try:
+                listed = post_once(address, "/v3/cluster/member/list", {}, 1.0).get("members") or []
+            except (OSError, GatewayError, ValueError):
+                listed = []
+            self.names.update({m["ID"]: m.get("name") or m["ID"] for m in listed})
+        return self.names.get(member, member)
+
+    def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
+        try:
+            answer = post_once(address, "/v3/maintenance/status", {}, timeout_s)
+        except GatewayError as error:  # e.g. "etcdserver: no leader": it answers, knowing no leader
+            return {"node": None, "state": "no-leader", "epoch": None, "leader": None, "error": str(error)}
+        except (OSError, ValueError):
+            return None
+        me = (answer.get("header") or {}).get("member_id")
+        leader = self._name(address, answer.get("leader"))
+        node = self._name(address, me)
+        return {
+            "node": node,
+            "state": "leader" if answer.get("leader") == me else "follower",
+            "epoch": int(answer.get("raftTerm", 0)),
+            "leader": leader,
+            "hwm": int(answer.get("raftIndex", 0)),
+            "log_end_offset": int(answer.get("raftIndex", 0)),
+            "is_learner": bool(answer.get("isLearner")),
+        }
+
+    def status_event(self, status: dict, time_ns: int) -> dict:
+        return {"time_ns": time_ns, "node": status["node"], "event": "status", "state": status.get("state"),
+                "epoch": status.get("epoch"), "leader": status.get("leader"), "offset": status.get("log_end_offset"),
+                "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
+
+    def log_events(self, path: Path, to_run_ns) -> list[dict]:
+        return logs.events(path, Path(path).parent.name, to_run_ns)
+
+    def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
+        return []  # the register workload keeps no log to compare
+
+
+TARGET = Etcd()

@@ -1,0 +1,154 @@
+"""The seam between splitbrain and a system under test: what every target
+implements, and all that the harness, nemeses, workloads, checkers and
+results may know of one. It is Jepsen's split of DB, Client and Process: the
+target says how to prepare and start a node and how to talk to it; the
+backend (local processes, Docker, SSH) says where the node runs; so N
+backends and M targets cost N + M.
+
+A target is found by name in the registry (`targets.get`), never imported
+by its own package outside `targets/`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the checkers may rely on, written to run.json with each run.
+
+    - `ok_proves_leadership`: an `ok` reply comes from the node that led the
+      reply's epoch (the reference quorum; not etcd, whose followers forward
+      proposals and answer themselves).
+    - `generations`: statuses and events carry the node's life (KIP-380).
+    - `voter_changes`: the target takes AddRaftVoter/RemoveRaftVoter-style
+      membership operations (`change_voters`).
+    """
+
+    ok_proves_leadership: bool
+    generations: bool
+    voter_changes: bool
+    workloads: tuple[str, ...]
+
+    def as_json(self) -> dict:
+        return {**asdict(self), "workloads": list(self.workloads)}
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One node as a backend lays it out: where its data and event log are,
+    where it listens, and where it dials each peer (a link proxy, or the
+    peer itself)."""
+
+    node: str
+    data_dir: str
+    event_log: str
+    raft_listen: str
+    client_listen: str
+    peers: dict[str, str]
+
+
+class TargetClient(ABC):
+    """One client connection to one node (asyncio)."""
+
+    @abstractmethod
+    async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+        """Perform one workload operation; returns the completion's fields:
+        `type` (`ok`, `fail` when it definitely did not happen, `info` when
+        unknown), and any of `value`, `epoch`, `leader`, `offset`, `error`.
+        The target decides which errors are definite. A timeout or a lost
+        connection raises (the harness records `info`)."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+
+class Target(ABC):
+    """A system under test."""
+
+    name: str
+    capabilities: Capabilities
+    # Planted bugs a run may ask for (`--bug`).
+    bugs: tuple[str, ...] = ()
+    # Debian packages the node image must hold for this target.
+    image_packages: tuple[str, ...] = ()
+    # Folders of this repository an SSH host needs (copied over SFTP).
+    ssh_sources: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------------ options
+
+    @abstractmethod
+    def options(self, settings: dict) -> tuple[str, ...]:
+        """The node's options from a run's settings (RunConfig's names: bugs,
+        pre_vote, check_quorum, election_timeout_ms, ...); raises ValueError
+        naming a setting the target cannot honour."""
+
+    def versions(self) -> dict[str, str]:
+        """Versions of the target's software, for run.json."""
+        return {}
+
+    # ------------------------------------------------------------------ nodes
+
+    @abstractmethod
+    def new_directory_id(self) -> str:
+        """A fresh identity for a data directory (a replaced disk gets a new one)."""
+
+    @abstractmethod
+    def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
+        """Prepare a node's data directory on this machine before its first
+        start; `bootstrap` names the initial voters as (node, directory id),
+        empty for a node that starts outside the voter set."""
+
+    @abstractmethod
+    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
+                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+        """The same, as a command to run on another host."""
+
+    @abstractmethod
+    def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
+        """The node's command line (`python` is the interpreter there)."""
+
+    # ------------------------------------------------------------------ clients and observation
+
+    @abstractmethod
+    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient: ...
+
+    @abstractmethod
+    def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
+        """A node's status (`node`, `state`, `epoch`, `leader`, `hwm`, and
+        what else it reports), or None when it does not answer."""
+
+    @abstractmethod
+    def status_event(self, status: dict, time_ns: int) -> dict:
+        """A status as a row of the events table."""
+
+    @abstractmethod
+    def log_events(self, path: Path, to_run_ns) -> list[dict]:
+        """A node's log, collected into the run directory, as events rows
+        (`to_run_ns` turns the log's wall-clock nanoseconds into the run's clock)."""
+
+    @abstractmethod
+    def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
+        """The node's committed log at the end, as rows of the final table."""
+
+    # ------------------------------------------------------------------ membership (optional)
+
+    def change_voters(self, address: tuple[str, int], changes: list[dict], timeout_s: float) -> list[dict | None]:
+        """Send voter changes together to a node; an answer per change (None:
+        no answer). Only where `capabilities.voter_changes`."""
+        raise NotImplementedError(f"{self.name}: no voter changes")
+
+    # ------------------------------------------------------------------ the target's own commands (optional)
+
+    def main(self, command: str, argv: list[str]) -> int:
+        """Run a command the target brings (`splitbrain node`)."""
+        raise NotImplementedError(f"{self.name} has no command {command!r}")
+
+    def simulate(self, settings: dict, schedules: int, steps: int, seed: int, membership: bool,
+                 keep_going: bool, progress) -> dict:  # fmt: skip
+        """Seeded fault schedules over a deterministic simulation of the
+        target, where it has one (`splitbrain simulate`): a verdict."""
+        raise NotImplementedError(f"{self.name} has no simulator")

@@ -1,0 +1,218 @@
+"""The reference quorum behind the target interface (`targets/interface.py`):
+its node and format commands, its client protocol (line-delimited JSON on
+the client port) turned into history completions, its status and event log
+turned into events rows, its committed log into final rows, voter changes,
+and its own commands (`splitbrain node`, `splitbrain simulate`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+
+from .client import Client, call, call_many
+from .core import BUGS
+from .storage import format_data_dir, new_directory_id
+
+# Errors after which the operation definitely did not happen.
+DEFINITE_ERRORS = {"not-leader", "bad-request", "cas-mismatch"}
+
+
+def request(f: str, key: str | None, value: object) -> dict:
+    """The client-port request fields of one workload operation."""
+    if f == "append":
+        return {"value": value}
+    if f == "write":
+        return {"key": key, "value": value}
+    if f == "cas":
+        return {"key": key, "expected": value[0], "new": value[1]}
+    return {"key": key}
+
+
+def completion(f: str, value: object, answer: dict | None, error: str | None = None) -> dict:
+    """The completion row fields of an operation, from the node's answer or
+    from a client-side error (timeout, lost connection: always `info`)."""
+    if answer is None:
+        return {"type": "info", "error": error or "no answer", "value": value}
+    fields = {"epoch": answer.get("epoch"), "leader": answer.get("leader"), "offset": answer.get("offset")}
+    failure = answer.get("error")
+    if failure is None:
+        return {"type": "ok", "value": answer.get("value") if f == "read" else value, **fields}
+    kind = "fail" if failure in DEFINITE_ERRORS else "info"
+    return {"type": kind, "error": failure, "value": value, **fields}
+
+
+def final_row(node: str, offset: int, epoch: int, data: dict) -> dict:
+    """A `final` row: an append record shows its value, any other record its whole data."""
+    value = data.get("value") if data.get("op") == "append" else data
+    return {"node": node, "offset": offset, "epoch": epoch, "value": value}
+
+
+def log_event(record: dict, time_ns: int) -> dict:
+    """One line of a node's events.jsonl as an events row."""
+    return {
+        "time_ns": time_ns,
+        "node": record.get("node"),
+        "generation": record.get("generation"),
+        "event": record.get("event"),
+        "state": record.get("state"),
+        "epoch": record.get("epoch"),
+        "leader": record.get("leader"),
+        "voted_for": record.get("voted_for"),
+        "candidate": record.get("candidate"),
+        "offset": record.get("offset", record.get("log_end_offset")),
+        "hwm": record.get("hwm"),
+        "directory_id": record.get("directory_id"),
+        "voters": record.get("voters"),
+        "source": "log",
+        "as_directory": record.get("as_directory"),
+        "ack_when_committed": record.get("ack_when_committed"),
+    }
+
+
+class KRaftClient(TargetClient):
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+        return completion(f, value, await self.client.call(f, timeout_s, **request(f, key, value)))
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+class KRaft(Target):
+    name = "kraft"
+    capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
+                                workloads=("append", "register"))  # fmt: skip
+    bugs = tuple(sorted(BUGS))
+    image_packages = ("python3",)
+    ssh_sources = ("targets",)
+
+    def options(self, settings: dict) -> tuple[str, ...]:
+        """Only the settings given become options. Requests (votes, fetches)
+        are retried and long polls answered well within an election timeout,
+        as KRaft's request manager does."""
+        args = []
+        if "election_timeout_ms" in settings:
+            election = settings["election_timeout_ms"]
+            args += [f"--election-timeout-ms={election}", f"--request-timeout-ms={election // 2}",
+                     f"--fetch-max-wait-ms={election // 3}"]  # fmt: skip
+        if "fetch_timeout_ms" in settings:
+            args.append(f"--fetch-timeout-ms={settings['fetch_timeout_ms']}")
+        args += [f"--bug={bug}" for bug in settings.get("bugs", [])]
+        flags = {"pre_vote": ("--no-pre-vote", False), "check_quorum": ("--no-check-quorum", False),
+                 "auto_join": ("--auto-join", True), "ack_when_committed_always": ("--ack-when-committed-always", True)}  # fmt: skip
+        args += [flag for name, (flag, when) in flags.items() if settings.get(name, not when) is when]
+        return tuple(args)
+
+    def versions(self) -> dict[str, str]:
+        return {"kraft": "reference quorum (this repository)"}
+
+    def new_directory_id(self) -> str:
+        return new_directory_id()
+
+    def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
+        format_data_dir(data_dir, directory_id, bootstrap)
+
+    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
+                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+        voters = ",".join(f"{v}@{d}" for v, d in bootstrap)
+        return [python, "-m", "targets.kraft.format", f"--id={node}", f"--data-dir={data_dir}",
+                f"--directory-id={directory_id}", *([f"--initial-voters={voters}"] if voters else [])]  # fmt: skip
+
+    def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
+        """The node's event log lives beside (not in) the data directory, so a
+        wiped disk does not take the evidence with it."""
+        return [
+            python, "-m", "targets.kraft.node", f"--id={spec.node}", f"--data-dir={spec.data_dir}",
+            f"--event-log={spec.event_log}", f"--raft-listen={spec.raft_listen}", f"--client-listen={spec.client_listen}",
+            *(f"--peer={peer}={address}" for peer, address in spec.peers.items()), *options,
+        ]  # fmt: skip
+
+    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient:
+        return KRaftClient(await Client.connect(*address, timeout_s))
+
+    def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
+        try:
+            return call(address, "status", timeout_s)
+        except (OSError, ValueError):
+            return None
+
+    def status_event(self, status: dict, time_ns: int) -> dict:
+        return {
+            "time_ns": time_ns,
+            "node": status["node"],
+            "generation": status.get("generation"),
+            "event": "status",
+            "state": status.get("state"),
+            "epoch": status.get("epoch"),
+            "leader": status.get("leader"),
+            "voted_for": status.get("voted_for"),
+            "offset": status.get("log_end_offset"),
+            "hwm": status.get("hwm"),
+            "directory_id": status.get("directory_id"),
+            "voters": status.get("voters"),
+            "source": "poll",
+        }
+
+    def log_events(self, path: Path, to_run_ns) -> list[dict]:
+        """events.jsonl, one JSON object a line; a torn last line (the node
+        was killed mid-write) is left out."""
+        rows = []
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        for number, line in enumerate(lines, start=1):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                if number == len(lines):
+                    continue
+                raise ValueError(f"{path}: line {number}: not JSON") from None
+            rows.append(log_event(record, to_run_ns(record["ts_ns"])))
+        return rows
+
+    def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
+        rows, start = [], 0
+        while batch := call(address, "log", 5.0, **{"from": start})["records"]:
+            rows += [final_row(node, r["offset"], r["epoch"], r["data"]) for r in batch]
+            start = batch[-1]["offset"] + 1
+        return rows
+
+    def change_voters(self, address: tuple[str, int], changes: list[dict], timeout_s: float) -> list[dict | None]:
+        return call_many(address, changes, timeout_s)
+
+    def main(self, command: str, argv: list[str]) -> int:
+        if command == "node":
+            from . import node
+
+            return node.main(argv)
+        return super().main(command, argv)
+
+    def simulate(self, settings: dict, schedules: int, steps: int, seed: int, membership: bool,
+                 keep_going: bool, progress) -> dict:  # fmt: skip
+        """A seeded campaign of random fault schedules over the simulated
+        cluster; the verdict of the `simulation-invariants` checker."""
+        from .invariants import InvariantViolation
+        from .simulation import SimSettings, random_steps, run_schedule
+
+        anomalies = []
+        ran = 0
+        for offset in progress(range(schedules)):
+            schedule_seed = seed + offset
+            plan = random_steps(random.Random(schedule_seed), steps, membership=membership)
+            ran += 1
+            try:
+                run_schedule(SimSettings(seed=schedule_seed, **settings), plan)
+            except InvariantViolation as violation:
+                anomalies.append({"seed": schedule_seed, "violation": str(violation), "steps": plan})
+                if not keep_going:
+                    break
+        stats = {"schedules": ran, "nodes": settings.get("nodes"), "bugs": sorted(settings.get("bugs", ()))}
+        checker = {"valid": not anomalies, "anomalies": anomalies, "stats": stats}
+        return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
+
+
+TARGET = KRaft()

@@ -1,0 +1,32 @@
+"""The target interface holds: outside `targets/`, code reaches a target
+only through the registry (`targets`) and the interface
+(`targets.interface`), never by importing a target's own package."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOWED = {"targets", "targets.interface"}
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_no_target_package_is_imported_outside_targets():
+    offending = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for folder in ("harness", "nemesis", "workloads", "checkers", "results")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line, module in imported_modules(path)
+        if (module == "targets" or module.startswith("targets.")) and module not in ALLOWED
+    ]
+    assert offending == []
