@@ -83,7 +83,7 @@ def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
 
 def _leaderless_ms(events: pd.DataFrame, span_ns: int) -> float:
     """Time in the run when no node's latest logged transition was to leader."""
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns", kind="stable")
     if transitions.empty:
         return span_ns / 1e6
     leading = set()
@@ -102,7 +102,7 @@ def _leaderless_ms(events: pd.DataFrame, span_ns: int) -> float:
 
 
 def disruptive_elections(history: pd.DataFrame, events: pd.DataFrame) -> list[dict]:
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns", kind="stable")
     polls = events[events["event"] == "status"]
     nodes = sorted(set(events["node"].dropna()))
     majority = len(nodes) // 2 + 1

@@ -78,6 +78,11 @@ def bring_up(
     else:
         from harness.local_cluster import LocalCluster
 
+        if not timeouts["target"].capabilities.peer_routes:  # no per-link proxies: no link faults (RunConfig refuses them)
+            cluster = LocalCluster(root / "cluster", nodes, **timeouts)
+            stack.callback(cluster.close)
+            record_ports(ownership, cluster)
+            return cluster, DirectLinks(cluster)
         if toxiproxy:
             server = ToxiproxyServer(toxiproxy)
         else:

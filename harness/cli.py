@@ -102,6 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         initial_voters=1 if args.standalone else args.initial_voters,
         auto_join=args.auto_join,
         ack_when_committed_always=args.ack_when_committed_always,
+        serializable_reads=args.serializable_reads,
         down_at_join=args.down_at_join,
         results=args.results,
         toxiproxy=args.toxiproxy,
@@ -509,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--results", type=Path, default=Path("runs"), help="where run directories go")
     run.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
+    run.add_argument(
+        "--serializable-reads", action="store_true", help="reads a member answers alone, maybe stale (etcd)"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(run)
     run.set_defaults(func=cmd_run)

@@ -83,7 +83,11 @@ class ClusterBase:
                      event_log: str | None = None) -> list[str]:  # fmt: skip
         """The node's command line, by its target."""
         peers = {peer: ":".join(map(str, self.peer_address(node, peer))) for peer in self.ids if peer != node}
-        spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers)
+        raft_host, _ = self.raft[node]
+        client_port = client_listen.rpartition(":")[2]
+        client_address = client_listen if not client_listen.startswith("0.0.0.0:") else f"{raft_host}:{client_port}"
+        spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers,
+                        ":".join(map(str, self.raft[node])), client_address)  # fmt: skip
         return self.target.command(python, spec, self.node_args)
 
     @property
@@ -119,7 +123,11 @@ class ClusterBase:
     # ------------------------------------------------------------------ queries
 
     def status(self, node: str, timeout_s: float = 0.5) -> dict | None:
-        return self.target.status(self.client[node], timeout_s)
+        """The node's status by its target (named by the harness where the node cannot say)."""
+        status = self.target.status(self.client[node], timeout_s)
+        if status is not None and status.get("node") is None:
+            status["node"] = node
+        return status
 
     def wait_for_leader(self, timeout_s: float = 10.0, exclude: tuple[str, ...] = ()) -> str:
         """The leader that every running node (but `exclude`) agrees on."""

@@ -41,17 +41,18 @@ class IptablesLinks:
 
 
 class DirectLinks:
-    """Nodes that dial each other directly (SSH hosts without a link proxy):
-    there are no links to cut, and saying so is the only thing it does."""
+    """Nodes that dial each other directly (SSH hosts without a link proxy, a
+    target without per-link routes on the local backend): there are no
+    links to cut, and saying so is the only thing it does."""
 
     def __init__(self, cluster) -> None:
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
 
     def cut(self, links) -> list[Link]:
-        raise ValueError("link faults need a link proxy: add toxiproxy to the hosts file")
+        raise ValueError("link faults need per-link proxies (or --net iptables on Docker)")
 
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
-        raise ValueError("link faults need a link proxy: add toxiproxy to the hosts file")
+        raise ValueError("link faults need per-link proxies")
 
     def heal(self) -> None:
         """No link was ever cut."""

@@ -32,6 +32,8 @@ from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
+LINK_FAULTS = {"partition", "latency", "churn"}
+MEMBERSHIP_FAULTS = {"wipe", "membership"}
 CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS)}
 
 
@@ -56,6 +58,8 @@ class RunConfig:
     auto_join: bool = False
     ack_when_committed_always: bool = False
     down_at_join: int = 0
+    # Reads a member answers from its own state, without a quorum (etcd's serializable reads).
+    serializable_reads: bool = False
     election_timeout_ms: int = 300
     fetch_timeout_ms: int = 600
     op_timeout_s: float = 1.0
@@ -82,7 +86,7 @@ class RunConfig:
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(choices)}")
-        for name in ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "progress"):
+        for name in ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads", "progress"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: must be true or false, not {getattr(self, name)!r}")
         for name in ("nemesis", "bugs", "topologies"):
@@ -97,6 +101,11 @@ class RunConfig:
             raise ValueError(f"bugs: unknown {wrong} for {target.name}; known: {', '.join(target.bugs) or 'none'}")
         if self.workload not in target.capabilities.workloads:
             raise ValueError(f"workload: {target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
+        try:
+            self.node_args()
+        except ValueError as error:
+            raise ValueError(f"{error} ({target.name})") from None
+        self._check_capabilities(target)
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
             raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
@@ -110,9 +119,24 @@ class RunConfig:
         except ValueError as error:
             raise ValueError(str(error).replace("--nemesis", "nemesis").replace("--topologies", "topologies")) from None
 
+    def _check_capabilities(self, target) -> None:
+        """Faults and settings the target cannot take are refused before the run."""
+        capabilities = target.capabilities
+        if not capabilities.peer_routes:
+            if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
+                raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each: cut links with --net iptables")
+            if self.backend != "docker" and LINK_FAULTS & set(self.nemesis):
+                raise ValueError(f"nemesis: {target.name} cannot have its links cut on the {self.backend} backend "
+                                 "(no per-link routes); use --backend docker --net iptables")  # fmt: skip
+        if not capabilities.voter_changes:
+            if MEMBERSHIP_FAULTS & set(self.nemesis):
+                raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
+            if self.initial_voters not in (None, self.nodes):
+                raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
+
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's flags (timing is the cluster's)."""
-        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
+        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads")
         return targets.get(self.target).options({name: getattr(self, name) for name in flags})
 
 
@@ -227,7 +251,7 @@ class Run:
         cluster.collect(self.dir / "nodes")
         self.events += self.node_log_events(cluster)
         frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
-        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns").to_parquet(self.dir / "events.parquet", index=False)
+        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
     def _wait_converged(self, cluster) -> None:
         deadline = time.monotonic() + QUIESCE_TIMEOUT_S
@@ -293,7 +317,9 @@ class Run:
         client = clients.get(node)
         if client is None:
             try:
-                client = clients[node] = await self.target.connect(self.cluster.client[node], self.config.op_timeout_s)
+                client = clients[node] = await self.target.connect(
+                    self.cluster.client[node], self.config.op_timeout_s, {"serializable_reads": self.config.serializable_reads}
+                )
             except (OSError, asyncio.TimeoutError) as exc:
                 # Never sent: definitely did not happen.
                 self.leader_hint = None
@@ -326,7 +352,7 @@ class Run:
     def node_log_events(self, cluster) -> list[dict]:
         rows = []
         for node in cluster.ids:
-            path = self.dir / "nodes" / node / "events.jsonl"
+            path = self.dir / "nodes" / node / self.target.log_file
             if path.exists():
                 rows += self.target.log_events(path, self.recorder.wall_to_run_ns)
         return rows

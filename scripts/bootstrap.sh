@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what splitbrain needs into .venv, and builds the compiled
-# linearizability search (checkers/wgl_core, Rust through PyO3 and maturin);
-# safe to re-run (does nothing when their sources have not changed since the
-# last install).
+# Installs what splitbrain needs into .venv, builds the compiled
+# linearizability search (checkers/wgl_core, Rust through PyO3 and maturin),
+# and installs etcd-server from Debian's packages when etcd is missing; safe
+# to re-run (does nothing when their sources have not changed since the last
+# install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -15,6 +16,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[dev]'
     echo "$want" > "$stamp"
+fi
+# etcd 3.4 from Debian's packages, for the etcd target on the local backend.
+if ! command -v etcd >/dev/null 2>&1; then
+    echo "bootstrap: installing etcd-server from Debian's packages" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
 fi
 core_stamp=.venv/.splitbrain-wgl-installed
 core_want=$(cat checkers/wgl_core/Cargo.toml checkers/wgl_core/pyproject.toml checkers/wgl_core/src/*.rs | sha256sum | cut -d' ' -f1)

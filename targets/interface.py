@@ -26,12 +26,17 @@ class Capabilities:
     - `generations`: statuses and events carry the node's life (KIP-380).
     - `voter_changes`: the target takes AddRaftVoter/RemoveRaftVoter-style
       membership operations (`change_voters`).
+    - `peer_routes`: a node dials each peer at an address the harness
+      chooses (so one directed link can go through its own proxy). etcd's
+      members all dial the one peer URL a member advertises: its links are
+      cut with iptables (Docker) instead.
     """
 
     ok_proves_leadership: bool
     generations: bool
     voter_changes: bool
     workloads: tuple[str, ...]
+    peer_routes: bool = True
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}
@@ -40,7 +45,8 @@ class Capabilities:
 @dataclass(frozen=True)
 class NodeSpec:
     """One node as a backend lays it out: where its data and event log are,
-    where it listens, and where it dials each peer (a link proxy, or the
+    where it listens, where the others reach it (`raft_address`,
+    `client_address`), and where it dials each peer (a link proxy, or the
     peer itself)."""
 
     node: str
@@ -49,6 +55,8 @@ class NodeSpec:
     raft_listen: str
     client_listen: str
     peers: dict[str, str]
+    raft_address: str = ""
+    client_address: str = ""
 
 
 class TargetClient(ABC):
@@ -77,6 +85,9 @@ class Target(ABC):
     image_packages: tuple[str, ...] = ()
     # Folders of this repository an SSH host needs (copied over SFTP).
     ssh_sources: tuple[str, ...] = ()
+    # The file of `nodes/<node>/` that `log_events` reads: the node's own
+    # event log, or `node.log` (its output) where the target logs there.
+    log_file: str = "events.jsonl"
 
     # ------------------------------------------------------------------ options
 
@@ -114,7 +125,9 @@ class Target(ABC):
     # ------------------------------------------------------------------ clients and observation
 
     @abstractmethod
-    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient: ...
+    async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
+        """A client of the node at `address`; `settings` are the run's
+        (`serializable_reads`, say). Raises OSError when it cannot connect."""
 
     @abstractmethod
     def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:

@@ -6,8 +6,8 @@
   links are cut with iptables by source address; on the local backend, runs
   with link faults are refused before they start.
 - Clients: the JSON gateway. `register`: put, get (linearizable, or
-  serializable with `--serializable-reads`), and compare-and-set as a txn
-  comparing the value. A put or txn answered with an error, or not answered,
+  serializable with `--serializable-reads`: a member's local, possibly stale
+  view), and compare-and-set as a txn comparing the value. A put or txn answered with an error, or not answered,
   is `info` (never retried: a client that retries was the cause of a false
   lost-update report, etcd #14890); only errors etcd gives before acting
   (invalid argument) are definite.
@@ -88,10 +88,10 @@ class Etcd(Target):
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
                                 workloads=("register",), peer_routes=False)  # fmt: skip
     image_packages = ("etcd-server",)
+    log_file = "node.log"  # zap JSON on stderr
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}  # decimal member id -> node name
-        self.serializable_reads = False
 
     def options(self, settings: dict) -> tuple[str, ...]:
         for name, wanted, why in (("check_quorum", True, "etcd 3.4 always checks quorum"),
@@ -103,7 +103,7 @@ class Etcd(Target):
         if "election_timeout_ms" in settings:
             election = settings["election_timeout_ms"]
             args += [f"--election-timeout={election}", f"--heartbeat-interval={max(10, election // 10)}"]
-        if settings.get("pre_vote", True) and "pre_vote" in settings:
+        if settings.get("pre_vote") is True:  # off by default in 3.4; splitbrain's default is on, for both targets
             args.append("--pre-vote")
         return tuple(args)
 
@@ -137,13 +137,13 @@ class Etcd(Target):
             "--logger=zap", "--log-outputs=stderr", *options,
         ]  # fmt: skip
 
-    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient:
+    async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
         gateway = Gateway(address, timeout_s)
         try:
             await asyncio.to_thread(gateway.connect)
         except NotSent as error:
             raise ConnectionRefusedError(str(error)) from None
-        return EtcdClient(gateway, self.serializable_reads)
+        return EtcdClient(gateway, bool(settings.get("serializable_reads")))
 
     def _name(self, address: tuple[str, int], member: str | None) -> str | None:
         if member is None or member == "0":
@@ -177,9 +177,12 @@ class Etcd(Target):
         }
 
     def status_event(self, status: dict, time_ns: int) -> dict:
-        return {"time_ns": time_ns, "node": status["node"], "event": "status", "state": status.get("state"),
-                "epoch": status.get("epoch"), "leader": status.get("leader"), "offset": status.get("log_end_offset"),
-                "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
+        """A poll's term and index. Not its leader: etcd's status reads the
+        leader and the term separately (a member that has just heard from a
+        new leader reports it with the old term), so it is no claim about who
+        led which term. The log's `elected leader` lines are."""
+        return {"time_ns": time_ns, "node": status["node"], "event": "status", "epoch": status.get("epoch"),
+                "offset": status.get("log_end_offset"), "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
 
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)

@@ -87,7 +87,7 @@ class KRaftClient(TargetClient):
 class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
-                                workloads=("append", "register"))  # fmt: skip
+                                workloads=("append", "register"), peer_routes=True)  # fmt: skip
     bugs = tuple(sorted(BUGS))
     image_packages = ("python3",)
     ssh_sources = ("targets",)
@@ -96,6 +96,8 @@ class KRaft(Target):
         """Only the settings given become options. Requests (votes, fetches)
         are retried and long polls answered well within an election timeout,
         as KRaft's request manager does."""
+        if settings.get("serializable_reads"):
+            raise ValueError("serializable_reads: the reference quorum reads through its log only")
         args = []
         if "election_timeout_ms" in settings:
             election = settings["election_timeout_ms"]
@@ -133,7 +135,7 @@ class KRaft(Target):
             *(f"--peer={peer}={address}" for peer, address in spec.peers.items()), *options,
         ]  # fmt: skip
 
-    async def connect(self, address: tuple[str, int], timeout_s: float) -> TargetClient:
+    async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
         return KRaftClient(await Client.connect(*address, timeout_s))
 
     def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
