@@ -17,6 +17,7 @@ out of the analysis, and the command then exits 2 (1 is for failing runs).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -37,12 +38,40 @@ CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nem
 SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string", "boolean": "boolean"}
 
 
-def session(master: str = "local[*]") -> SparkSession:
+@contextlib.contextmanager
+def jvm_output_to(log: Path | None):
+    """While the Spark JVM starts, its standard error (log4j's WARN lines, the
+    JVM's own notes) goes to `log` instead of the terminal, where it would
+    break into the progress bar: the JVM inherits file descriptor 2 at its
+    start and keeps it. Our own stderr is restored at once."""
+    if log is None:
+        yield
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log, "ab") as target:
+        os.dup2(target.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def session(master: str = "local[*]", log: Path | None = None) -> SparkSession:
+    """A Spark session; with `log`, the JVM's output goes there."""
+    with jvm_output_to(log):
+        return _session(master)
+
+
+def _session(master: str) -> SparkSession:
     # Python workers run this interpreter, which has splitbrain and pandas.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master)
     if _on_loopback(master):  # nothing to reach from outside: the driver listens on loopback only
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark = (
         builder
         .appName("splitbrain-analyze")
@@ -386,7 +415,7 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
         results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])
     else:
         step("spark session")
-        spark = session(master)
+        spark = session(master, out / "spark.log")
         scratch = Path(tempfile.mkdtemp(prefix=".normalised-", dir=out))
         try:
             declared = index["ok_proves_leadership"] if "ok_proves_leadership" in index else pd.Series(True, index.index)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what splitbrain needs into .venv, builds the compiled
 # linearizability search (checkers/wgl_core, Rust through PyO3 and maturin),
-# and installs etcd-server from Debian's packages when etcd is missing; safe
-# to re-run (does nothing when their sources have not changed since the last
-# install).
+# and installs etcd-server and a Java runtime (for Spark) from Debian's
+# packages when they are missing; safe to re-run (does nothing when their
+# sources have not changed since the last install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -16,6 +16,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e '.[dev]'
     echo "$want" > "$stamp"
+fi
+# Java for Spark (splitbrain analyze), from Debian's packages where missing.
+if ! command -v java >/dev/null 2>&1; then
+    echo "bootstrap: installing a Java runtime (default-jre-headless) for Spark" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null
 fi
 # etcd 3.4 from Debian's packages, for the etcd target on the local backend.
 if ! command -v etcd >/dev/null 2>&1; then
