@@ -132,7 +132,15 @@ def test_lost_acked_append_is_caught_naming_its_row():
     kinds = {a["kind"] for a in verdict["anomalies"]}
     assert {"lost-acknowledged-append", "divergent-committed-logs"} <= kinds
     lost = next(a for a in verdict["anomalies"] if a["kind"] == "lost-acknowledged-append")
-    assert lost["index"] == 1 and lost["node"] == "n2"
+    assert lost["index"] == 1 and lost["nodes"] == ["n2"] and lost["found"] == {"n2": "2"}
+    assert "(row 1) is not on n2 (n2 has 2 there)" in lost["summary"]
+
+
+def test_one_lost_append_is_one_anomaly_naming_every_node():
+    verdict = committed_data_loss(APPENDS, final({"n1": [LEADER], "n2": [LEADER], "n3": [LEADER, "1"]}), events())
+    [lost] = verdict["anomalies"]
+    assert lost["nodes"] == ["n1", "n2"] and lost["found"] == {"n1": None, "n2": None}
+    assert verdict["stats"]["lost_appends"] == 1
 
 
 def test_failed_append_committed_and_duplicates_are_caught():
@@ -171,7 +179,7 @@ def test_two_acks_at_one_offset_lose_one_of_them():
 def test_an_acked_offset_beyond_a_nodes_log_is_lost_not_a_crash():
     verdict = committed_data_loss(APPENDS, final({"n1": [LEADER]}), events())
     assert [a["kind"] for a in verdict["anomalies"]] == ["lost-acknowledged-append"]
-    assert verdict["anomalies"][0]["found"] is None
+    assert verdict["anomalies"][0]["found"] == {"n1": None}
 
 
 def test_a_leader_without_a_majority_of_votes_is_caught_where_votes_are_logged():
