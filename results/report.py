@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from checkers.availability import fault_windows
-from results.history import EVENTS_COLUMNS, frame, load_history
+from checkers.availability import INSTANT, fault_windows
+from results.history import EVENTS_COLUMNS, PARTIAL, frame, load_history
 
 WIDTH, LEFT, LANE = 1100, 110, 14
 MAX_LANES = 60
@@ -27,6 +27,7 @@ OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
                  "unattached": "#d9d9d9", "resigned": "#7b4fa0"}  # fmt: skip
 FAULT_COLOURS = {"partition": "#d62f2f", "pause": "#7b4fa0", "kill": "#333333", "latency": "#e08a1e"}
+INSTANT_COLOUR = "#6a1b9a"
 
 STYLE = """
 body { font: 14px/1.4 sans-serif; margin: 24px; color: #222; max-width: 1240px; }
@@ -47,7 +48,7 @@ def write_report(run_dir: Path) -> Path:
     events = pd.read_parquet(events_path) if events_path.exists() else frame([], EVENTS_COLUMNS)
     verdict = json.loads((run_dir / "verdict.json").read_text())
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    page = render(run_dir.name, meta, history, events, verdict)
+    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict)
     path = run_dir / "report.html"
     path.write_text(page)
     return path
@@ -72,7 +73,7 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         _verdict(verdict, anomalies),
         "<h2>Timeline</h2>",
         _legend(),
-        _timeline(scale, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}),
+        _timeline(scale, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}, instant_faults(history)),
         "<h2>Latency</h2>",
         _latency(scale, ops, windows),
         "<h2>Throughput (acknowledged operations per second)</h2>",
@@ -169,6 +170,7 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
 def _legend() -> str:
     items = [(c, f"op {t}") for t, c in OP_COLOURS.items() if t != "open"]
     items += [(c, s) for s, c in STATE_COLOURS.items()] + [(c, f"{f} (shaded)") for f, c in FAULT_COLOURS.items()]
+    items.append((INSTANT_COLOUR, "bounce, restart, voter change (a line at its moment)"))
     spans = "".join(f"<span><i class='swatch' style='background:{c}'></i>{html.escape(t)}</span>" for c, t in items)
     return f"<div class='legend'>{spans}</div>"
 
@@ -185,7 +187,26 @@ def _shade(scale: _Scale, windows: pd.DataFrame, top: float, height: float) -> s
     return "".join(shades)
 
 
-def _timeline(scale, ops, events, windows, marks, flagged) -> str:
+def instant_faults(history: pd.DataFrame) -> pd.DataFrame:
+    """Faults with no window (a bounce, a restart, a voter change): their moment and what they touched."""
+    done = history[(history["process"] == -1) & (history["type"] == "ok")]
+    return done[done["f"].isin(INSTANT)][["time_ns", "f", "node"]]
+
+
+def _instants(scale, instants: pd.DataFrame, bottom: float) -> list[str]:
+    """A line down the timeline and a mark on top at each instant fault, so the
+    elections a bounce causes do not look unexplained."""
+    drawn = []
+    for row in instants.itertuples(index=False):
+        x = scale.x(row.time_ns)
+        title = f"{html.escape(str(row.f))} {html.escape(str(row.node or ''))} at {row.time_ns / 1e9:.2f} s"
+        drawn.append(f"<g class='instant'><line x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{bottom}' stroke='{INSTANT_COLOUR}' "
+                     f"stroke-width='1.5'/><polygon points='{x - 5:.1f},0 {x + 5:.1f},0 {x:.1f},8' fill='{INSTANT_COLOUR}'/>"
+                     f"<title>{title}</title></g>")  # fmt: skip
+    return drawn
+
+
+def _timeline(scale, ops, events, windows, marks, flagged, instants) -> str:
     transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
     nodes = sorted(transitions["node"].dropna().unique())
     processes = sorted(ops["process"].unique())[:MAX_LANES]
@@ -213,6 +234,7 @@ def _timeline(scale, ops, events, windows, marks, flagged) -> str:
                f"{html.escape(str(op.f))} {html.escape(str(op.value))} -> {op.type} ({op.latency_ms:.1f} ms)</title></rect>")  # fmt: skip
         # An operation an anomaly names links to its row in the table below.
         body.append(f"<a href='#row-{op.invoke}'>{bar}</a>" if op.invoke in flagged else bar)
+    body += _instants(scale, instants, top + height)
     for k, t in marks:
         x = scale.x(t)
         body.append(f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{top + height}' "

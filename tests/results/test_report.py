@@ -53,3 +53,19 @@ def test_a_real_runs_report_renders_in_a_headless_browser(tmp_path):
     screenshot = tmp_path / "report.png"
     chromium("--window-size=1280,1600", f"--screenshot={screenshot}", report.as_uri())
     assert screenshot.stat().st_size > 20_000
+
+
+def test_instant_faults_are_marked_on_the_timeline(tmp_path):
+    """A bounce has no window to shade: it is a line at its moment, in the legend too."""
+    from results.history import HISTORY_COLUMNS, frame
+    from results.report import write_report
+
+    rows = [{"process": -1, "type": "invoke", "f": "bounce"}, {"process": -1, "type": "ok", "f": "bounce", "node": '["n2"]'},
+            {"process": 0, "type": "invoke", "f": "read", "key": "k"}, {"process": 0, "type": "ok", "f": "read", "key": "k"}]  # fmt: skip
+    frame([{"index": i, "time_ns": (i + 1) * 10**9, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS).to_parquet(
+        tmp_path / "history.parquet", index=False
+    )
+    (tmp_path / "verdict.json").write_text('{"valid": true, "checkers": {}}')
+    page = write_report(tmp_path).read_text()
+    assert page.count("<g class='instant'>") == 1 and 'bounce [&quot;n2&quot;] at 2.00 s' in page
+    assert "bounce, restart, voter change" in page
