@@ -91,9 +91,7 @@ def down(state_dir: Path) -> list[str]:
 def down_run(run_id: str) -> list[str]:
     """Remove one run's containers and networks (by label) and processes (by
     the mark in their environment), wherever its records are."""
-    removed = [f"process {pid}" for pid in ownership.marked_processes(ownership.RUN_ENV, run_id)
-               if ownership.kill_process(pid)]  # fmt: skip
-    return removed + ownership.remove_docker_objects({"label": f"{ownership.RUN_LABEL}={run_id}"})
+    return ownership.remove_runs(run_id)
 
 
 def everything() -> list[str]:
@@ -107,6 +105,4 @@ def everything() -> list[str]:
 
 def down_all() -> list[str]:
     """Remove every labelled container and network and every marked process."""
-    removed = [f"process {pid}" for pid in ownership.marked_processes(ownership.RUN_ENV, None)
-               if ownership.kill_process(pid)]  # fmt: skip
-    return removed + ownership.remove_docker_objects({"label": ownership.RUN_LABEL})
+    return ownership.remove_runs(None)

@@ -212,6 +212,14 @@ def sweep(path: Path) -> list[str]:
     return removed
 
 
+def remove_runs(run_id: str | None) -> list[str]:
+    """Remove what carries the mark of run `run_id` (of any run, with None):
+    processes by their environment, containers and networks by their label."""
+    removed = [f"process {pid}" for pid in marked_processes(RUN_ENV, run_id) if kill_process(pid)]
+    label = RUN_LABEL if run_id is None else f"{RUN_LABEL}={run_id}"
+    return removed + remove_docker_objects({"label": label})
+
+
 def remove_docker_objects(selector: dict) -> list[str]:
     """Remove the containers, then the networks, that match a Docker filter."""
     import docker
