@@ -18,16 +18,20 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     appends = history[(history["f"] == "append") & (history["process"] >= 0)]
     acked = appends[appends["type"] == "ok"].dropna(subset=["offset"])
     failed = appends[appends["type"] == "fail"]
+    # A record's place is (key, offset): keyed appends (etcd) are one list per
+    # key; the reference quorum's unkeyed ones one log (key "").
     records = final.dropna(subset=["offset"])
+    records = records.assign(key=records["key"].fillna(""), offset=records["offset"].astype("int64"))
     nodes = records["node"].unique().tolist()
 
-    # Every acknowledged append sits at its offset with its value on every node;
+    # Every acknowledged append sits at its place with its value on every node;
     # one anomaly per lost append (the first 20), naming every node that lacks it.
-    by_node = records.set_index(["node", "offset"])["value"]
+    places = pd.MultiIndex.from_arrays([acked["key"].fillna("").to_numpy(dtype=object), acked["offset"].astype("int64").to_numpy()])
+    by_node = records.set_index(["node", "key", "offset"])["value"]
     found_at: dict[str, np.ndarray] = {}
     missing: dict[str, np.ndarray] = {}
     for node in nodes:
-        have = by_node.loc[node].reindex(acked["offset"].astype("int64").to_numpy()).to_numpy()
+        have = by_node.loc[node].reindex(places).to_numpy()
         # A missing record (NA) is as lost as a different one.
         same = pd.Series(have, index=acked.index, dtype=acked["value"].dtype) == acked["value"]
         found_at[node], missing[node] = have, ~same.fillna(False).to_numpy(dtype=bool)
@@ -41,22 +45,23 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
             {
                 "kind": "lost-acknowledged-append",
                 "index": int(row["index"]),
+                **({"key": row["key"]} if not pd.isna(row["key"]) else {}),
                 "offset": int(row["offset"]),
                 "value": row["value"],
                 "nodes": sorted(found),
                 "found": found,
-                "summary": f"append {row['value']} acknowledged at offset {row['offset']} (row {row['index']}) is not "
-                f"on {', '.join(sorted(found))}" + (f" ({'; '.join(others)} there)" if others else ""),
+                "summary": f"append {row['value']}{_to(row['key'])} acknowledged at offset {row['offset']} (row {row['index']}) "
+                f"is not on {', '.join(sorted(found))}" + (f" ({'; '.join(others)} there)" if others else ""),
             }
         )
 
     # Committed prefixes agree.
-    per_offset = records.groupby("offset")["value"].nunique()
-    for offset in per_offset[per_offset > 1].index[:20]:
-        values = records[records["offset"] == offset][["node", "value"]].to_dict("records")
+    per_place = records.groupby(["key", "offset"])["value"].nunique()
+    for key, offset in per_place[per_place > 1].index[:20]:
+        values = records[(records["key"] == key) & (records["offset"] == offset)][["node", "value"]].to_dict("records")
         anomalies.append(
-            {"kind": "divergent-committed-logs", "offset": int(offset), "values": values,
-             "summary": f"nodes committed different records at offset {offset}"}
+            {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": int(offset), "values": values,
+             "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
         )
 
     # No value twice; no definitely-failed append committed.
@@ -89,3 +94,11 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     if not anomalies and len(acked) and not nodes:
         verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
     return verdict
+
+
+def _to(key) -> str:
+    return "" if pd.isna(key) or key == "" else f" to {key}"
+
+
+def _of(key) -> str:
+    return "" if key == "" else f" of {key}"

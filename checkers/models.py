@@ -95,11 +95,13 @@ def _log_step(state: int | None, op: Op):
     return state is None or op.offset > state, op.offset
 
 
-APPEND_LOG = "append-log"  # the append workload's partition, beside the register keys
+APPEND_LOG = "append-log"  # the partition of unkeyed appends (one log), beside the register keys
 
 
 def _workload_part(op: Op) -> Hashable:
-    return APPEND_LOG if op.f == "append" else op.key
+    """Each key apart; unkeyed appends (the reference quorum's one log) together.
+    A key holds a list (etcd's appends) or a register, never both."""
+    return APPEND_LOG if op.key is None else op.key
 
 
 def _workload_step(state, op: Op):
@@ -125,9 +127,10 @@ def kv(initial: str = "") -> Model:
 
 
 def log() -> Model:
-    """The append workload's log, judged by the offsets of acknowledged appends;
-    an append that never answered has no offset and constrains nothing."""
-    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}))
+    """The append workload's log (one per key where appends are keyed),
+    judged by the offsets of acknowledged appends; an append that never
+    answered has no offset and constrains nothing."""
+    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part)
 
 
 def workloads() -> Model:

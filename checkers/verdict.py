@@ -15,12 +15,13 @@ from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
 from .membership import CHANGES, membership
 from .models import make_model
+from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
 
 DEFAULT_BUDGET_S = 30.0
 # Every checker a verdict may hold (DESIGN.md, "Verdicts").
 CHECKERS = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable", "membership",
-            "availability")  # fmt: skip
+            "mutual-exclusion", "availability")  # fmt: skip
 
 
 def _table(path: Path, columns: dict) -> pd.DataFrame:
@@ -44,7 +45,9 @@ def check_tables(
     client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())
     if "append" in client_fs:
         results["committed-data-loss"] = run_checker(committed_data_loss, history, final, events)
-    if client_fs:
+    if client_fs & LOCK_FS:
+        results["mutual-exclusion"] = run_checker(mutual_exclusion, history, final)
+    elif client_fs:
         results["linearizable"] = run_checker(linearizable, history, None, budget_s)
     if (events["event"] == "voters").any() or history["f"].isin(CHANGES).any():
         results["membership"] = run_checker(membership, history, events, final)

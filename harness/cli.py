@@ -95,6 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         interval_s=args.interval,
         rate=args.rate,
         concurrency=args.concurrency,
+        op_timeout_s=args.op_timeout,
         seed=random.SystemRandom().randrange(2**31) if args.seed is None else args.seed,
         bugs=args.bug,
         pre_vote=args.pre_vote,
@@ -494,7 +495,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--down-at-join", type=setting_type("down_at_join"), default=0, metavar="K", help="kill K voters (not the leader) before observers start"
     )
     run.add_argument(
-        "--workload", default="append", choices=list(WORKLOADS), help="client load: log appends, or a read/write/cas register"
+        "--workload", default="append", choices=list(WORKLOADS),
+        help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
     run.add_argument(
         "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
@@ -504,6 +506,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults")
     run.add_argument("--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together")
     run.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
+    run.add_argument(
+        "--op-timeout", type=setting_type("op_timeout_s"), default=1.0,
+        help="seconds a client waits for an answer (then: info, unknown); a lock waits this long to be granted",
+    )  # fmt: skip
     run.add_argument(
         "--seed", type=setting_type("seed"),
         help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",

@@ -167,7 +167,7 @@ class Run:
         self.process_ids = itertools.count()
         self.leader_hint: str | None = None
         # One generator for all clients, so values are unique across them.
-        self.workload = make_workload(config.workload, random.Random(config.seed))
+        self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.schedule = generate(
             random.Random(config.seed),
             config.nemesis,
@@ -296,7 +296,7 @@ class Run:
 
     async def client_worker(self, deadline: float) -> None:
         config = self.config
-        workload = self.workload
+        workload = self.workload.for_client()
         rng = random.Random(self.rng.random())
         pace_s = config.concurrency / config.rate
         process = next(self.process_ids)
@@ -305,14 +305,17 @@ class Run:
             while time.monotonic() < deadline:
                 op = workload.next_op()
                 node = self.leader_hint or rng.choice(self.cluster.ids)
-                if await self.invoke(process, op, node, clients) == "info":
+                done = await self.invoke(process, op, node, clients)
+                workload.completed(op, done)
+                if done["type"] == "info":
                     process = next(self.process_ids)
                 await asyncio.sleep(rng.uniform(0.5, 1.5) * pace_s)
         finally:
             for client in clients.values():
                 await client.close()
 
-    async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> str:
+    async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> dict:
+        """Perform `op`; the history row that completed it."""
         self.recorder.record(process, "invoke", op.f, key=op.key, value=op.value, node=node)
         client = clients.get(node)
         if client is None:
@@ -325,7 +328,7 @@ class Run:
                 self.leader_hint = None
                 return self.recorder.record(
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
-                )["type"]
+                )
         try:
             fields = await client.invoke(op.f, op.key, op.value, self.config.op_timeout_s)
         except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
@@ -335,8 +338,7 @@ class Run:
         kind = fields.pop("type")
         self.leader_hint = node if kind == "ok" else fields.get("leader") or None
         fields.setdefault("value", op.value)
-        self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
-        return kind
+        return self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
 
     # ------------------------------------------------------------------ observation
 

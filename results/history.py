@@ -56,7 +56,9 @@ EVENTS_COLUMNS = {
     "as_directory": TEXT,
     "ack_when_committed": "boolean",
 }
-FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT}
+# `key`: the list an append went to where appends are keyed (etcd); null for
+# the reference quorum's one log.
+FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT, "key": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")
 
 

@@ -31,9 +31,12 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from . import archive as archive_
+from checkers.mutex import LOCK_FS
+
 from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, normalise
 
-SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "linearizable")
+SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "mutual-exclusion",
+          "linearizable")  # fmt: skip
 CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
 SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string", "boolean": "boolean"}
 
@@ -187,17 +190,19 @@ def committed_data_loss(history: DataFrame, final: DataFrame, events: DataFrame)
     """(run_id, kind, count) for runs with appends; kind `unknown` when acknowledged
     appends exist but no final log was read."""
     appends = history.where((F.col("f") == "append") & (F.col("process") >= 0))
-    acked = appends.where(F.col("type") == "ok").dropna(subset=["offset"]).select("run_id", "index", "offset", "value")
+    # A record's place is (key, offset); unkeyed appends (one log) have key "".
+    place = F.coalesce(F.col("key"), F.lit("")).alias("key")
+    acked = appends.where(F.col("type") == "ok").dropna(subset=["offset"]).select("run_id", "index", place, "offset", "value")
     failed = appends.where(F.col("type") == "fail").select("run_id", "value")
-    records = final.dropna(subset=["offset"]).select("run_id", "node", "offset", F.col("value").alias("found"))
+    records = final.dropna(subset=["offset"]).select("run_id", "node", place, "offset", F.col("value").alias("found"))
     nodes = records.select("run_id", "node").distinct()
     lost = (
-        acked.join(nodes, "run_id").join(records, ["run_id", "node", "offset"], "left")
+        acked.join(nodes, "run_id").join(records, ["run_id", "node", "key", "offset"], "left")
         .where(F.col("found").isNull() | (F.col("found") != F.col("value")))
         .select("run_id", F.lit("lost-acknowledged-append").alias("kind"))
     )  # fmt: skip
     divergent = (
-        records.groupBy("run_id", "offset").agg(F.countDistinct("found").alias("n")).where("n > 1")
+        records.groupBy("run_id", "key", "offset").agg(F.countDistinct("found").alias("n")).where("n > 1")
         .select("run_id", F.lit("divergent-committed-logs").alias("kind"))
     )  # fmt: skip
     appended = records.where(~F.coalesce(F.col("found"), F.lit("")).startswith("{"))
@@ -275,8 +280,9 @@ def membership(history: DataFrame, events: DataFrame, final: DataFrame) -> DataF
 
 
 def linearizable(history: DataFrame, models: dict[str, dict | None], budget_s: float) -> DataFrame:
-    """(run_id, key, valid, anomaly) per (run, key) group, checked in parallel by the pandas checker."""
-    clients = history.where(F.col("process") >= 0).drop("seq")
+    """(run_id, key, valid, anomaly) per (run, key) group, checked in parallel
+    by the pandas checker; lock operations are `mutual_exclusion`'s."""
+    clients = history.where((F.col("process") >= 0) & ~F.col("f").isin(*LOCK_FS)).drop("seq")
     schema = "run_id string, key string, valid string, anomaly string"
     columns = list(HISTORY_COLUMNS)
 
@@ -295,6 +301,26 @@ def linearizable(history: DataFrame, models: dict[str, dict | None], budget_s: f
                               "valid": str(verdict["valid"]).lower(), "anomaly": anomaly}])  # fmt: skip
 
     return clients.groupBy("run_id", "key").applyInPandas(check, schema)
+
+
+def mutual_exclusion(history: DataFrame, final: DataFrame) -> DataFrame:
+    """(run_id, valid, kinds) per run with lock operations: the pandas checker
+    on each run's history and final lists, runs in parallel. A run's holds
+    are ordered in time across all its clients, so a run is the unit."""
+    lock_runs = history.where(F.col("f").isin(*LOCK_FS)).select("run_id").distinct()
+    history_columns, final_columns = list(HISTORY_COLUMNS), list(FINAL_COLUMNS)
+
+    def check(rows: pd.DataFrame, lists: pd.DataFrame) -> pd.DataFrame:
+        from checkers.mutex import mutual_exclusion as check_run
+
+        table = rows[history_columns].astype(HISTORY_COLUMNS).sort_values("index").reset_index(drop=True)
+        verdict = check_run(table, lists[final_columns].astype(FINAL_COLUMNS))
+        kinds = ",".join(sorted({a["kind"] for a in verdict["anomalies"]}))
+        return pd.DataFrame([{"run_id": rows["run_id"].iloc[0], "valid": str(verdict["valid"]).lower(), "kinds": kinds}])
+
+    rows = history.join(lock_runs, "run_id").drop("seq").groupBy("run_id")
+    lists = final.join(lock_runs, "run_id").drop("seq").groupBy("run_id")
+    return rows.cogroup(lists).applyInPandas(check, "run_id string, valid string, kinds string")
 
 
 def _counts(anomalies: DataFrame) -> DataFrame:
@@ -322,6 +348,8 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
         .union(history.where(F.col("f").isin("add-voter", "remove-voter")).select("run_id"))
         .distinct().toPandas()["run_id"]
     )  # fmt: skip
+    step("mutual-exclusion")
+    locked = mutual_exclusion(history, final).toPandas().set_index("run_id")
     step("linearizable")
     groups = linearizable(history, models, budget_s).toPandas()
     with_appends = set(history.where(F.col("f") == "append").select("run_id").distinct().toPandas()["run_id"])
@@ -336,8 +364,12 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
                 continue
             if checker == "membership" and run_id not in with_membership:
                 continue
-            if checker == "linearizable":
-                if run_id not in with_clients:
+            if checker == "mutual-exclusion":
+                if run_id not in locked.index:
+                    continue
+                valid, kinds = locked.at[run_id, "valid"], [k for k in locked.at[run_id, "kinds"].split(",") if k]
+            elif checker == "linearizable":
+                if run_id not in with_clients or run_id in locked.index:
                     continue
                 mine = groups[groups["run_id"] == run_id]
                 valid = "false" if (mine["valid"] == "false").any() else "unknown" if (mine["valid"] != "true").any() else "true"

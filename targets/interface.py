@@ -88,6 +88,9 @@ class Target(ABC):
     # The file of `nodes/<node>/` that `log_events` reads: the node's own
     # event log, or `node.log` (its output) where the target logs there.
     log_file: str = "events.jsonl"
+    # Where the `append` workload goes: 0, the target's one log (offsets are
+    # log offsets); N, N lists by key (offsets are places in a key's list).
+    append_keys: int = 0
 
     # ------------------------------------------------------------------ options
 

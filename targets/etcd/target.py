@@ -5,7 +5,9 @@
   directed link through its own proxy (`peer_routes` is false): on Docker,
   links are cut with iptables by source address; on the local backend, runs
   with link faults are refused before they start.
-- Clients: the JSON gateway. `register`: put, get (linearizable, or
+- Clients: the JSON gateway. `append`: a read of the key's list, then a txn
+  that writes the longer list if the key's mod_revision is still the one
+  read; the final state is each member's own copy of the lists. `register`: put, get (linearizable, or
   serializable with `--serializable-reads`: a member's local, possibly stale
   view), and compare-and-set as a txn comparing the value. A put or txn answered with an error, or not answered,
   is `info` (never retried: a client that retries was the cause of a false
@@ -72,10 +74,83 @@ class EtcdClient(TargetClient):
                 return {"type": "ok", "value": value, "epoch": _term(answer)}
             # The compare ran and saw another value: an observation, and definitely no write.
             return {"type": "fail", "value": value, "error": "cas-mismatch", "epoch": _term(answer)}
+        if f == "append":
+            return self._append(key, value, timeout_s)
+        if f == "acquire":
+            return self._acquire(key, value["ttl_ms"], timeout_s)
+        if f == "add":
+            return self._add(key, value, timeout_s)
+        if f == "release":
+            post("/v3/lock/unlock", {"key": b64(value)}, timeout_s)
+            return {"type": "ok", "value": value}
         raise ValueError(f"etcd: no operation {f!r}")
+
+    def _append(self, key: str, value: object, timeout_s: float) -> dict:
+        """Read the list, then write it with `value` at its end in a txn that
+        compares the key's mod_revision with the one read: the append lands
+        exactly at the place read, or not at all. The offset is that place."""
+        try:
+            current, revision = self._list(key, timeout_s)
+        except (GatewayError, OSError) as error:  # nothing was written
+            return {"type": "fail", "value": value, "error": f"read: {error}"}
+        txn = {
+            "compare": [{"key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": revision}],
+            "success": [{"request_put": {"key": b64(key), "value": b64(json.dumps([*current, value]))}}],
+        }
+        answer = self.gateway.post("/v3/kv/txn", txn, timeout_s)
+        if answer.get("succeeded"):
+            return {"type": "ok", "value": value, "offset": len(current), "epoch": _term(answer)}
+        return {"type": "fail", "value": value, "error": "append-conflict", "epoch": _term(answer)}
+
+    def _list(self, key: str, timeout_s: float) -> tuple[list, str]:
+        """A list key's items and mod_revision (a missing key: empty, and
+        revision 0, which is what a compare sees for it)."""
+        kvs = self.gateway.post("/v3/kv/range", {"key": b64(key)}, timeout_s).get("kvs") or []
+        return (json.loads(unb64(kvs[0]["value"])), kvs[0]["mod_revision"]) if kvs else ([], "0")
+
+    def _acquire(self, name: str, ttl_ms: int, timeout_s: float) -> dict:
+        """etcd's lock API on a fresh lease; the result is the lock's key.
+        A lock that did not answer in time may still be granted later: its
+        lease is revoked (best effort) so the lock is not left held until it
+        expires."""
+        post = self.gateway.post
+        try:
+            lease = post("/v3/lease/grant", {"TTL": str(max(1, ttl_ms // 1000))}, timeout_s)["ID"]
+        except (GatewayError, OSError) as error:  # no lease, so no lock
+            return {"type": "fail", "value": None, "error": f"lease: {error}"}
+        try:
+            answer = post("/v3/lock/lock", {"name": b64(name), "lease": lease}, timeout_s)
+        except (GatewayError, OSError) as error:
+            try:
+                post("/v3/lease/revoke", {"ID": lease}, timeout_s)
+            except (GatewayError, OSError):
+                pass  # it expires on its own
+            return {"type": "info", "value": None, "error": f"lock: {error}"}
+        return {"type": "ok", "value": unb64(answer["key"]), "epoch": _term(answer)}
+
+    def _add(self, key: str, value: object, timeout_s: float) -> dict:
+        """Read the guarded list and write it longer, with no compare: only the
+        lock keeps two holders from overwriting each other. The offset is the
+        place the list was read to end at."""
+        try:
+            current, _ = self._list(key, timeout_s)
+        except (GatewayError, OSError) as error:  # nothing was written
+            return {"type": "fail", "value": value, "error": f"read: {error}"}
+        answer = self.gateway.post("/v3/kv/put", {"key": b64(key), "value": b64(json.dumps([*current, value]))}, timeout_s)
+        return {"type": "ok", "value": value, "offset": len(current), "epoch": _term(answer)}
 
     async def close(self) -> None:
         self.gateway.close()
+
+
+def _list_value(encoded: str) -> list:
+    """A key's value if it is a JSON list, else empty (registers hold numbers,
+    lock keys nothing)."""
+    try:
+        value = json.loads(unb64(encoded))
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
 
 
 def _term(answer: dict) -> int | None:
@@ -86,7 +161,8 @@ def _term(answer: dict) -> int | None:
 class Etcd(Target):
     name = "etcd"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
-                                workloads=("register",), peer_routes=False)  # fmt: skip
+                                workloads=("register", "append", "lock"), peer_routes=False)  # fmt: skip
+    append_keys = 8
     image_packages = ("etcd-server",)
     log_file = "node.log"  # zap JSON on stderr
 
@@ -188,7 +264,19 @@ class Etcd(Target):
         return logs.events(path, Path(path).parent.name, to_run_ns)
 
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
-        return []  # the register workload keeps no log to compare
+        """Every list (the append workload's, the lock's guarded one) as this
+        member holds it (a serializable range: its own copy, not the
+        leader's), a row per place; registers hold no list."""
+        request = {"key": b64("\0"), "range_end": b64("\0"), "serializable": True}  # every key
+        try:
+            answer = post_once(address, "/v3/kv/range", request, 5.0)
+        except (GatewayError, OSError) as error:
+            raise RuntimeError(f"{node}: its append lists could not be read: {error}") from None
+        return [
+            {"node": node, "key": unb64(kv["key"]), "offset": offset, "value": item}
+            for kv in answer.get("kvs") or []
+            for offset, item in enumerate(_list_value(kv.get("value", "")))
+        ]
 
 
 TARGET = Etcd()

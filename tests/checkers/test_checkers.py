@@ -182,6 +182,39 @@ def test_an_acked_offset_beyond_a_nodes_log_is_lost_not_a_crash():
     assert verdict["anomalies"][0]["found"] == {"n1": None}
 
 
+def keyed_final(lists: dict[str, dict[str, list]]):
+    return frame(
+        [{"node": node, "key": key, "offset": o, "value": v}
+         for node, keys in lists.items() for key, items in keys.items() for o, v in enumerate(items)],
+        FINAL_COLUMNS,
+    )  # fmt: skip
+
+
+KEYED = history(
+    {"process": 0, "type": "ok", "f": "append", "key": "a0", "value": "1", "offset": 0},
+    {"process": 1, "type": "ok", "f": "append", "key": "a1", "value": "2", "offset": 0},
+    {"process": 0, "type": "ok", "f": "append", "key": "a1", "value": "3", "offset": 1},
+)
+
+
+def test_keyed_appends_are_judged_per_list_place_by_place():
+    same = {"a0": ["1"], "a1": ["2", "3"]}
+    assert committed_data_loss(KEYED, keyed_final({"n1": same, "n2": same}), events())["valid"] is True
+    # n2 lost append 3 from the end of a1; the same offset of a0 does not stand in for it.
+    verdict = committed_data_loss(KEYED, keyed_final({"n1": same, "n2": {"a0": ["1", "3"], "a1": ["2"]}}), events())
+    lost = [a for a in verdict["anomalies"] if a["kind"] == "lost-acknowledged-append"]
+    assert [(a["key"], a["value"], a["nodes"]) for a in lost] == [("a1", "3", ["n2"])]
+    assert "append 3 to a1 acknowledged at offset 1" in lost[0]["summary"]
+    divergent = [a for a in verdict["anomalies"] if a["kind"] == "divergent-committed-logs"]
+    assert divergent == [] and verdict["valid"] is False
+
+
+def test_keyed_lists_that_differ_at_a_place_are_divergent_naming_the_key():
+    verdict = committed_data_loss(history(), keyed_final({"n1": {"a1": ["2", "3"]}, "n2": {"a1": ["2", "4"]}}), events())
+    [divergent] = verdict["anomalies"]
+    assert divergent["key"] == "a1" and divergent["offset"] == 1 and divergent["summary"].endswith("offset 1 of a1")
+
+
 def test_a_leader_without_a_majority_of_votes_is_caught_where_votes_are_logged():
     base = [
         {"time_ns": 0, "node": n, "event": "start", "epoch": 0} for n in ("n1", "n2", "n3", "n4", "n5")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.linearizable import linearizable, operations
-from checkers.models import cas_register, kv
+from checkers.models import cas_register, kv, log
 from results.history import HISTORY_COLUMNS, frame
 
 
@@ -209,18 +209,22 @@ def test_kv_model_appends_and_gets_per_key():
 
 
 def test_append_offsets_follow_real_time():
-    def appends(first_offset, second_offset):
+    def appends(first_offset, second_offset, keys=(None, None)):
         return frame(
-            [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
-             {"index": 1, "time_ns": 10, "process": 0, "type": "ok", "f": "append", "value": "1", "offset": first_offset},
-             {"index": 2, "time_ns": 20, "process": 1, "type": "invoke", "f": "append", "value": "2"},
-             {"index": 3, "time_ns": 30, "process": 1, "type": "ok", "f": "append", "value": "2", "offset": second_offset}],
+            [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "key": keys[0], "value": "1"},
+             {"index": 1, "time_ns": 10, "process": 0, "type": "ok", "f": "append", "key": keys[0], "value": "1", "offset": first_offset},
+             {"index": 2, "time_ns": 20, "process": 1, "type": "invoke", "f": "append", "key": keys[1], "value": "2"},
+             {"index": 3, "time_ns": 30, "process": 1, "type": "ok", "f": "append", "key": keys[1], "value": "2", "offset": second_offset}],
             HISTORY_COLUMNS,
         )  # fmt: skip
 
     assert linearizable(appends(3, 5))["valid"] is True
     verdict = linearizable(appends(5, 3))
     assert verdict["valid"] is False and verdict["stats"]["model"] == {"name": "workloads"}
+    # Keyed appends (etcd's lists): offsets are places in each key's own list.
+    assert linearizable(appends(5, 3, ("a0", "a1")))["valid"] is True
+    assert linearizable(appends(5, 3, ("a1", "a1")))["valid"] is False
+    assert linearizable(appends(5, 3, ("a1", "a1")), log())["valid"] is False
 
 
 def test_unknown_client_functions_are_an_error_not_a_pass():

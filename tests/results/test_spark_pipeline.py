@@ -27,6 +27,9 @@ from results.importer import import_file
 from results.spark_pipeline import SAFETY, analyze
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
+from results.history import EVENTS_COLUMNS, frame
+from tests.checkers.test_checkers import KEYED, keyed_final
+from tests.checkers.test_mutex import guarded, history as lock_history, session
 from tests.checkers.test_on_simulated_histories import churn
 from tests.harness.test_cli import splitbrain
 
@@ -51,14 +54,14 @@ CASES = [
 ]
 
 
-def write_run(folder: Path, name: str, bug: str | None, seed: int, history, events, final) -> Path:
+def write_run(folder: Path, name: str, bug: str | None, seed: int, history, events, final, target="kraft-sim") -> Path:
     run_dir = folder / f"{name}-s{seed}"
     run_dir.mkdir(parents=True)
     history.to_parquet(run_dir / "history.parquet", index=False)
     events.to_parquet(run_dir / "events.parquet", index=False)
     final.to_parquet(run_dir / "final.parquet", index=False)
     config = {"bugs": [bug] if bug else [], "workload": "append+register", "nemesis": ["simulated"], "pre_vote": True}
-    (run_dir / "run.json").write_text(json.dumps({"config": config, "seed": seed, "target": "kraft-sim"}))
+    (run_dir / "run.json").write_text(json.dumps({"config": config, "seed": seed, "target": target}))
     return run_dir
 
 
@@ -81,8 +84,23 @@ def simulated_runs(folder: Path) -> list[Path]:
     return runs
 
 
+def hand_made_runs(folder: Path) -> list[Path]:
+    """etcd's kinds of history: lock runs, one with two holders at once, and
+    keyed appends with one lost from a member's list."""
+    no_events = frame([], EVENTS_COLUMNS)
+    one_by_one = lock_history(*session(0, "lock/a", "1", 0, 0), *session(1, "lock/b", "2", 1, 200))
+    at_once = lock_history(*session(0, "lock/a", "1", 0, 0, release_ms=500), *session(1, "lock/b", "2", 0, 200))
+    lists = {"a0": ["1"], "a1": ["2", "3"]}
+    return [
+        write_run(folder, "lock", None, 1, one_by_one, no_events, guarded({"n1": ["1", "2"]}), "etcd-made"),
+        write_run(folder, "lock", None, 2, at_once, no_events, guarded({"n1": ["2"]}), "etcd-made"),
+        write_run(folder, "keyed", None, 1, KEYED, no_events, keyed_final({"n1": lists, "n2": {"a0": ["1", "3"], "a1": ["2"]}}),
+                  "etcd-made"),
+    ]
+
+
 def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
-    runs = simulated_runs(tmp_path / "sim")
+    runs = simulated_runs(tmp_path / "sim") + hand_made_runs(tmp_path / "hand")
     for name in ("good/memstress3-0.edn", "bad/cas-failure.edn"):
         runs.append(import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported"))
     store = tmp_path / "archive"
@@ -97,6 +115,8 @@ def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
             if checker in checkers:
                 pandas_verdicts[(archive.run_id(run_dir), checker)] = str(checkers[checker]["valid"]).lower()
     assert spark == pandas_verdicts
+    assert spark[("hand--lock-s1", "mutual-exclusion")] == "true" and spark[("hand--lock-s2", "mutual-exclusion")] == "false"
+    assert spark[("hand--keyed-s1", "committed-data-loss")] == "false"
     for checker in {checker for *_, checker in CASES if checker}:
         assert any(valid == "false" for (_, name), valid in spark.items() if name == checker), checker
     rates = found["failure_rate"].set_index(["target", "bugs"])
