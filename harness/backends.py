@@ -9,6 +9,7 @@ from pathlib import Path
 
 import targets
 from harness.cluster import DEFAULT_TARGET
+from harness.attributed_links import AttributedLinks
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.mesh import LinkMesh
@@ -78,11 +79,19 @@ def bring_up(
     else:
         from harness.local_cluster import LocalCluster
 
-        if not timeouts["target"].capabilities.peer_routes:  # no per-link proxies: no link faults (RunConfig refuses them)
+        if not timeouts["target"].capabilities.peer_routes:  # one front per node, links cut per pair
             cluster = LocalCluster(root / "cluster", nodes, **timeouts)
             stack.callback(cluster.close)
+            if not reaper:  # the fronts live in this process; a cluster that outlives it (cluster up) goes without
+                record_ports(ownership, cluster)
+                return cluster, DirectLinks(cluster)
+            links = AttributedLinks(cluster)
+            stack.callback(links.remove)
+            cluster.routes = {(src, dst): links.fronts[dst] for src, dst in links.links}
+            cluster.advertised = dict(links.fronts)
             record_ports(ownership, cluster)
-            return cluster, DirectLinks(cluster)
+            ownership.ports([port for _, port in links.fronts.values()])
+            return cluster, links
         if toxiproxy:
             server = ToxiproxyServer(toxiproxy)
         else:

@@ -53,6 +53,9 @@ class ClusterBase:
         timing = {"election_timeout_ms": election_timeout_ms, "fetch_timeout_ms": fetch_timeout_ms}
         self.node_args = (*self.target.options(timing), *node_args)
         self.routes: dict[tuple[str, str], tuple[str, int]] = {}
+        # Where the others reach a node, where that is not where it listens
+        # (a front that attributes its connections: harness/attributed_links.py).
+        self.advertised: dict[str, tuple[str, int]] = {}
         self.raft: dict[str, tuple[str, int]] = {}
         self.client: dict[str, tuple[str, int]] = {}
         self.stopped: set[str] = set()
@@ -87,7 +90,7 @@ class ClusterBase:
         client_port = client_listen.rpartition(":")[2]
         client_address = client_listen if not client_listen.startswith("0.0.0.0:") else f"{raft_host}:{client_port}"
         spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers,
-                        ":".join(map(str, self.raft[node])), client_address)  # fmt: skip
+                        ":".join(map(str, self.advertised.get(node, self.raft[node]))), client_address)  # fmt: skip
         return self.target.command(python, spec, self.node_args)
 
     @property

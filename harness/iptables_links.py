@@ -41,9 +41,10 @@ class IptablesLinks:
 
 
 class DirectLinks:
-    """Nodes that dial each other directly (SSH hosts without a link proxy, a
-    target without per-link routes on the local backend): there are no
-    links to cut, and saying so is the only thing it does."""
+    """Nodes that dial each other directly (SSH hosts without a link proxy; a
+    `cluster up` of a target without per-link routes, which outlives the
+    fronts that would cut them): there are no links to cut, and saying so is
+    the only thing it does."""
 
     def __init__(self, cluster) -> None:
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]

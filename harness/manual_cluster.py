@@ -37,7 +37,7 @@ def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (
         cluster.start_all()
         leader = cluster.wait_for_leader(30)
         stack.pop_all()  # up: it stays running until `down`
-    server = getattr(mesh, "server", None)  # no link proxies for a target without per-link routes
+    server = getattr(mesh, "server", None)  # no link proxy server for a target without per-link routes
     url = f"http://{server.host}:{server.port}" if server else None
     state = {
         "backend": backend,

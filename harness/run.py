@@ -26,7 +26,8 @@ from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
-from nemesis.schedule import NemesisOp, generate
+from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
+from nemesis.topologies import two_way
 from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, partial, recover
 from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
@@ -73,6 +74,17 @@ class RunConfig:
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
     run_id: str | None = None
 
+    def node_names(self) -> list[str]:
+        return [f"n{i}" for i in range(1, self.nodes + 1)]
+
+    def schedule_topologies(self) -> list[str] | None:
+        """What partitions draw from: the topologies asked for; else, where
+        links are cut per pair (a target without per-link routes, on the
+        local backend), every two-way one; else all that fit (None)."""
+        if self.topologies or self.backend != "local" or targets.get(self.target).capabilities.peer_routes:
+            return self.topologies
+        return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, self.node_names())]
+
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of its range or
         choices (as RunConfig names it), before anything is written."""
@@ -115,7 +127,7 @@ class RunConfig:
         if problem:
             raise ValueError(f"interval_s: {problem}")
         try:
-            generate(random.Random(0), self.nemesis, 0, 1, self.nodes, self.topologies)
+            generate(random.Random(0), self.nemesis, 0, 1, self.nodes, self.schedule_topologies())
         except ValueError as error:
             raise ValueError(str(error).replace("--nemesis", "nemesis").replace("--topologies", "topologies")) from None
 
@@ -125,9 +137,16 @@ class RunConfig:
         if not capabilities.peer_routes:
             if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
                 raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each: cut links with --net iptables")
-            if self.backend != "docker" and LINK_FAULTS & set(self.nemesis):
-                raise ValueError(f"nemesis: {target.name} cannot have its links cut on the {self.backend} backend "
+            if self.backend == "ssh" and LINK_FAULTS & set(self.nemesis):
+                raise ValueError(f"nemesis: {target.name} cannot have its links cut on the ssh backend "
                                  "(no per-link routes); use --backend docker --net iptables")  # fmt: skip
+            if self.backend == "local" and {"latency", "churn"} & set(self.nemesis):
+                raise ValueError(f"nemesis: {target.name}'s links on the local backend are cut per pair, "
+                                 "and take no latency; use --backend docker")  # fmt: skip
+            one_way = [t for t in self.topologies or () if not two_way(t, self.node_names())]
+            if self.backend == "local" and "partition" in self.nemesis and one_way:
+                raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
+                                 f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
         if not capabilities.voter_changes:
             if MEMBERSHIP_FAULTS & set(self.nemesis):
                 raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
@@ -174,7 +193,7 @@ class Run:
             config.time_limit_s,
             config.interval_s,
             config.nodes,
-            config.topologies,
+            config.schedule_topologies(),
         )
         meta = {
             "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},

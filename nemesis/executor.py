@@ -147,24 +147,4 @@ class Nemesis:
         return [rng.choice(live)]
 
     def grudge(self, topology: str, rng: random.Random) -> topologies.Grudge:
-        nodes = list(self.cluster.ids)
-        if topology == "isolate":
-            return topologies.isolate(nodes, rng.choice(nodes))
-        if topology == "isolate-leader":
-            return topologies.isolate(nodes, self.leader() or rng.choice(nodes))
-        if topology == "halves":
-            return topologies.halves(nodes, rng)
-        if topology == "majorities-ring":
-            shuffled = nodes[:]
-            rng.shuffle(shuffled)
-            return topologies.majorities_ring(shuffled)
-        if topology == "bridge":
-            shuffled = nodes[:]
-            rng.shuffle(shuffled)
-            return topologies.bridge(shuffled)
-        if topology == "flip-flop":
-            return topologies.flip_flop(nodes, self.leader() or nodes[2])
-        if topology == "one-way":
-            src, dst = rng.sample(nodes, 2)
-            return topologies.one_way(src, dst)
-        raise ValueError(f"unknown topology {topology!r}")
+        return topologies.make(topology, list(self.cluster.ids), rng, self.leader())

@@ -82,3 +82,32 @@ def flip_flop(nodes: Sequence[str], leader: str) -> Grudge:
 def one_way(src: str, dst: str) -> Grudge:
     """src's messages to dst are lost; dst still reaches src."""
     return {src: frozenset([dst])}
+
+
+def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None) -> Grudge:
+    """The grudge of a topology by name, its random choices from `rng`;
+    `leader` is the leader now, if known."""
+    if topology == "isolate":
+        return isolate(nodes, rng.choice(nodes))
+    if topology == "isolate-leader":
+        return isolate(nodes, leader or rng.choice(nodes))
+    if topology == "halves":
+        return halves(nodes, rng)
+    if topology in ("majorities-ring", "bridge"):
+        shuffled = nodes[:]
+        rng.shuffle(shuffled)
+        return majorities_ring(shuffled) if topology == "majorities-ring" else bridge(shuffled)
+    if topology == "flip-flop":
+        return flip_flop(nodes, leader or nodes[2])
+    if topology == "one-way":
+        src, dst = rng.sample(nodes, 2)
+        return one_way(src, dst)
+    raise ValueError(f"unknown topology {topology!r}")
+
+
+def two_way(topology: str, nodes: list[str]) -> bool:
+    """Whether the topology, on these nodes, cuts each pair of nodes both
+    ways or not at all (whatever its random choices: they pick which nodes,
+    not the shape), as links that can only be cut per pair need."""
+    cut = links(make(topology, nodes, random.Random(0), nodes[0]))
+    return all((dst, src) in cut for src, dst in cut)

@@ -29,7 +29,8 @@ class Capabilities:
     - `peer_routes`: a node dials each peer at an address the harness
       chooses (so one directed link can go through its own proxy). etcd's
       members all dial the one peer URL a member advertises: its links are
-      cut with iptables (Docker) instead.
+      cut with iptables (Docker), or per pair by a front that names each
+      connection's source (local: harness/attributed_links.py).
     """
 
     ok_proves_leadership: bool

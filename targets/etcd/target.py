@@ -3,8 +3,8 @@
 - Nodes: `etcd` with a static initial cluster; each member advertises one
   peer URL that every other member dials, so the harness cannot route one
   directed link through its own proxy (`peer_routes` is false): on Docker,
-  links are cut with iptables by source address; on the local backend, runs
-  with link faults are refused before they start.
+  links are cut with iptables by source address; on the local backend, per
+  pair, by a front per member that names each connection's source.
 - Clients: the JSON gateway. `append`: a read of the key's list, then a txn
   that writes the longer list if the key's mod_revision is still the one
   read; the final state is each member's own copy of the lists. `register`: put, get (linearizable, or

@@ -77,11 +77,31 @@ def test_etcd_locks_granted_after_their_lease_are_caught_holding_beside_another(
 
 
 def test_what_etcd_cannot_take_is_refused_before_the_run(tmp_path):
-    for extra, words in [(["--nemesis", "partition"], "no per-link routes"), (["--bug", "stale-read"], "unknown"),
+    for extra, words in [(["--nemesis", "partition", "--topologies", "halves,one-way"], "one-way cut(s) links one way"),
+                         (["--nemesis", "latency"], "take no latency"), (["--bug", "stale-read"], "unknown"),
                          (["--no-check-quorum"], "always checks quorum")]:  # fmt: skip
         done = etcd_run(tmp_path, *extra)
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_path):
+    """Every member dials one front per peer, which names the dialling node
+    from /proc: an isolated member loses its peers, the others keep theirs."""
+    done = etcd_run(tmp_path, "--time-limit", "10", "--interval", "2.5", "--nemesis", "partition",
+                    "--topologies", "isolate-leader")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run_dir] = tmp_path.iterdir()
+    history = load_history(run_dir)
+    cuts = history.query("process == -1 and type == 'ok' and f == 'partition'")
+    assert len(cuts) >= 2
+    events = pd.read_parquet(run_dir / "events.parquet")
+    leaders = events[(events["source"] == "log") & (events["event"] == "transition") & (events["state"] == "leader")]
+    # Each isolated leader is replaced by one of the two that can still reach each other.
+    during = [leaders[(leaders["time_ns"] > t) & (leaders["time_ns"] < t + 2_500_000_000)] for t in cuts["time_ns"]]
+    assert all(len(elected) == 1 for elected in during), leaders
+    checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
+    assert all(c["valid"] is True for c in checkers.values()), checkers
 
 
 def test_etcd_on_docker_with_iptables_partitions(tmp_path):

@@ -1,0 +1,176 @@
+"""Links of a local cluster whose members dial one advertised peer address
+each (etcd: `Capabilities.peer_routes` is false), so that no directed link
+has a proxy of its own.
+
+Each node gets one front listener on 127.0.0.1, and advertises it as its
+peer address. The front names the node at the other end of every
+connection it accepts: the connecting socket is found in `/proc/net/tcp`
+by both its addresses (an ephemeral port alone is reused across
+destinations), its inode under `/proc/<pid>/fd` of this cluster's own node
+processes, and so the node. It then forwards the connection to the node's
+real peer port, unless that pair of nodes is cut.
+
+A TCP connection between two etcd members carries messages both ways (a
+stream is opened by the member that receives on it), so a cut here is
+always both ways: `cut` refuses a one-way link, and `RunConfig` keeps such
+topologies out of the schedule before the run. On a cut, the pair's live
+connections are closed and new ones are accepted and closed at once (etcd
+redials every 100 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from harness.ports import free_port
+
+Link = tuple[str, str]
+CONNECT_TIMEOUT_S = 2.0
+CHUNK = 65536
+
+
+def _hex_address(host: str, port: int) -> str:
+    """An IPv4 address as /proc/net/tcp writes it (little-endian on x86)."""
+    return f"{int.from_bytes(socket.inet_aton(host), 'little'):08X}:{port:04X}"
+
+
+def socket_inode(local: tuple[str, int], remote: tuple[str, int], proc: Path = Path("/proc")) -> int | None:
+    """The inode of the TCP socket bound to `local` and connected to `remote`."""
+    want = (_hex_address(*local), _hex_address(*remote))
+    for table in ("net/tcp", "net/tcp6"):
+        try:
+            lines = (proc / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if table == "net/tcp6":  # an IPv4-mapped address: ::ffff:a.b.c.d
+                fields[1:3] = [f[24:32] + f[32:] if f.startswith("0000000000000000FFFF0000") else f for f in fields[1:3]]
+            if (fields[1], fields[2]) == want:
+                return int(fields[9])
+    return None
+
+
+def holder(inode: int, pids: dict[int, str], proc: Path = Path("/proc")) -> str | None:
+    """Which of `pids` (pid -> node) holds the socket `inode`."""
+    link = f"socket:[{inode}]"
+    for pid, node in pids.items():
+        try:
+            fds = os.listdir(proc / str(pid) / "fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(proc / str(pid) / "fd" / fd) == link:
+                    return node
+            except OSError:
+                continue
+    return None
+
+
+class AttributedLinks:
+    def __init__(self, cluster) -> None:
+        self.cluster = cluster
+        self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
+        self.fronts = {node: ("127.0.0.1", free_port()) for node in cluster.ids}
+        self.cut_pairs: set[frozenset[str]] = set()
+        self.live: dict[frozenset[str], set[asyncio.StreamWriter]] = {}
+        self.loop = asyncio.new_event_loop()
+        self.servers: list[asyncio.base_events.Server] = []
+        self.thread = threading.Thread(target=self.loop.run_forever, name="attributed-links", daemon=True)
+        self.thread.start()
+        self._call(self._listen())
+
+    def _call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(10)
+
+    async def _listen(self) -> None:
+        for node, (host, port) in self.fronts.items():
+            serve = lambda reader, writer, node=node: self._accept(node, reader, writer)  # noqa: E731
+            self.servers.append(await asyncio.start_server(serve, host, port, reuse_address=True))
+
+    def source(self, writer: asyncio.StreamWriter) -> str | None:
+        """The node that opened this connection, or None if none of ours did."""
+        inode = socket_inode(writer.get_extra_info("peername")[:2], writer.get_extra_info("sockname")[:2])
+        if inode is None:
+            return None
+        pids = {process.pid: node for node, process in self.cluster.processes.items() if process.poll() is None}
+        return holder(inode, pids)
+
+    async def _accept(self, node: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        source = self.source(writer)
+        pair = frozenset((source, node))
+        if source is not None and pair in self.cut_pairs:
+            writer.close()
+            return
+        try:
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(*self.cluster.raft[node]), CONNECT_TIMEOUT_S
+            )
+        except (OSError, asyncio.TimeoutError):
+            writer.close()
+            return
+        live = self.live.setdefault(pair, set()) if source is not None else set()
+        live.update((writer, up_writer))
+        try:
+            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+        finally:
+            live.difference_update((writer, up_writer))
+            writer.close()
+            up_writer.close()
+
+    @staticmethod
+    async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(CHUNK):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    # ------------------------------------------------------------------ the applier's interface
+
+    def cut(self, links: Iterable[Link]) -> list[Link]:
+        links = sorted(set(links))
+        one_way = [(src, dst) for src, dst in links if (dst, src) not in links]
+        if one_way:
+            raise ValueError(f"cannot cut {one_way[0][0]}->{one_way[0][1]} one way: this target's links are cut per pair")
+        self._call(self._cut({frozenset(link) for link in links}))
+        return links
+
+    async def _cut(self, pairs: set[frozenset[str]]) -> None:
+        self.cut_pairs |= pairs
+        for pair in pairs:
+            for writer in list(self.live.get(pair, ())):
+                writer.transport.abort()
+
+    def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
+        raise ValueError(f"this target's links can only be cut, both ways: no {type} toxic")
+
+    def heal(self) -> None:
+        self._call(self._heal())
+
+    async def _heal(self) -> None:
+        self.cut_pairs.clear()
+
+    def remove(self) -> None:
+        """Close the fronts and every connection through them; stop the thread."""
+        if not self.loop.is_running():
+            return
+        self._call(self._close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    async def _close(self) -> None:
+        for server in self.servers:
+            server.close()
+        for writers in self.live.values():
+            for writer in list(writers):
+                writer.transport.abort()
