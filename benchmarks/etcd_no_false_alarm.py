@@ -8,6 +8,7 @@ Prints a row per run (verdict, operations, acknowledged, faults, first
 anomaly) and the count of runs with any verdict but `valid`.
 
     .venv/bin/python benchmarks/etcd_no_false_alarm.py [--seeds 1 .. 10] [--workloads register append] [--time-limit 30]
+    .venv/bin/python benchmarks/etcd_no_false_alarm.py --nemesis membership,partition,kill --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+# What counts as a fault in the table: each one made (member changes one by one).
+FAULTS = ["partition", "pause", "kill", "wipe", "remove-member", "add-learner", "promote"]
 
 
-def run(results: Path, workload: str, seed: int, time_limit: int) -> tuple[Path, int]:
+def run(results: Path, workload: str, seed: int, time_limit: int, nemesis: str) -> tuple[Path, int]:
     command = [sys.executable, "-m", "harness.cli", "run", "--target", "etcd", "--workload", workload,
-               "--backend", "docker", "--nodes", "5", "--net", "iptables", "--nemesis", "partition,pause,kill",
+               "--backend", "docker", "--nodes", "5", "--net", "iptables", "--nemesis", nemesis,
                "--time-limit", str(time_limit), "--interval", "3", "--concurrency", "8", "--rate", "100", "--quiet",
                "--results", str(results), "--seed", str(seed)]  # fmt: skip
     before = set(results.iterdir())
@@ -47,7 +50,7 @@ def describe(run_dir: Path) -> dict:
         "checkers": ", ".join(f"{name}={c['valid']}" for name, c in bad.items()) or "all true",
         "operations": int((clients["type"] != "invoke").sum()),
         "ok": int((clients["type"] == "ok").sum()),
-        "faults": int(((nemesis["type"] == "ok") & nemesis["f"].isin(["partition", "pause", "kill"])).sum()),
+        "faults": int(((nemesis["type"] == "ok") & nemesis["f"].isin(FAULTS)).sum()),
         "first": f"{first[0]}: {first[1]}" if first else "",
     }
 
@@ -57,6 +60,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 11)))
     parser.add_argument("--workloads", nargs="+", default=["register", "append"])
     parser.add_argument("--time-limit", type=int, default=30)
+    parser.add_argument("--nemesis", default="partition,pause,kill", help="also: membership,partition,kill")
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-etcd-valid-"))
     alarms = {workload: 0 for workload in args.workloads}
@@ -65,7 +69,7 @@ def main() -> int:
     started = time.monotonic()
     for workload in args.workloads:
         for seed in args.seeds:
-            run_dir, code = run(results, workload, seed, args.time_limit)
+            run_dir, code = run(results, workload, seed, args.time_limit, args.nemesis)
             row = describe(run_dir)
             alarms[workload] += not row["valid"]
             print(f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "

@@ -9,6 +9,11 @@ import pandas as pd
 
 from .result import result
 
+# Events that say which voter set a node has in force: the reference
+# quorum's `voters`, etcd's `configuration` (its membership is not the
+# reference quorum's, so the membership checker reads only `voters`).
+VOTER_SETS = ("voters", "configuration")
+
 
 def election_safety(events: pd.DataFrame) -> dict:
     """No voter grants standard votes to two candidates in one epoch (across
@@ -83,7 +88,7 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
 
 def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     everyone = events["node"].dropna().nunique() // 2 + 1
-    sets = events[(events["event"] == "voters") & (events["source"] == "log")].dropna(subset=["voters"])
+    sets = events[events["event"].isin(VOTER_SETS) & (events["source"] == "log")].dropna(subset=["voters"])
     sets = sets.assign(majority=sets["voters"].map(lambda text: len(json.loads(text)) // 2 + 1))
     if leaders.empty or sets.empty:
         return leaders.assign(majority=everyone)

@@ -105,7 +105,7 @@ class AttributedLinks:
     async def _accept(self, node: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         source = self.source(writer)
         pair = frozenset((source, node))
-        if source is not None and pair in self.cut_pairs:
+        if pair in self.cut_pairs:
             writer.close()
             return
         try:
@@ -115,7 +115,7 @@ class AttributedLinks:
         except (OSError, asyncio.TimeoutError):
             writer.close()
             return
-        live = self.live.setdefault(pair, set()) if source is not None else set()
+        live = self.live.setdefault(pair, set())  # (None, node): a connection from no node of ours
         live.update((writer, up_writer))
         try:
             await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
@@ -174,3 +174,8 @@ class AttributedLinks:
         for writers in self.live.values():
             for writer in list(writers):
                 writer.transport.abort()
+        # Aborted, every connection's pumps end by themselves (cancelling a
+        # stream handler makes Python 3.11's asyncio print a traceback).
+        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        if pending:
+            await asyncio.wait(pending, timeout=2)

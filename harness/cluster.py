@@ -56,6 +56,9 @@ class ClusterBase:
         # Where the others reach a node, where that is not where it listens
         # (a front that attributes its connections: harness/attributed_links.py).
         self.advertised: dict[str, tuple[str, int]] = {}
+        # Nodes to start as joiners of a running cluster (added as members
+        # first: `Capabilities.member_changes`): every member's raft address.
+        self.joining: dict[str, dict[str, str]] = {}
         self.raft: dict[str, tuple[str, int]] = {}
         self.client: dict[str, tuple[str, int]] = {}
         self.stopped: set[str] = set()
@@ -79,6 +82,10 @@ class ClusterBase:
         """The node's data directory on this machine."""
         return self.root / node / "data"
 
+    def raft_address(self, node: str) -> str:
+        """Where the others reach the node, as HOST:PORT."""
+        return ":".join(map(str, self.advertised.get(node, self.raft[node])))
+
     def peer_address(self, src: str, dst: str) -> tuple[str, int]:
         return self.routes.get((src, dst), self.raft[dst])
 
@@ -90,7 +97,7 @@ class ClusterBase:
         client_port = client_listen.rpartition(":")[2]
         client_address = client_listen if not client_listen.startswith("0.0.0.0:") else f"{raft_host}:{client_port}"
         spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers,
-                        ":".join(map(str, self.advertised.get(node, self.raft[node]))), client_address)  # fmt: skip
+                        self.raft_address(node), client_address, self.joining.get(node))  # fmt: skip
         return self.target.command(python, spec, self.node_args)
 
     @property

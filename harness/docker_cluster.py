@@ -56,6 +56,7 @@ class DockerCluster(ClusterBase):
         self.raft = {node: (node, RAFT_PORT) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.containers: dict[str, object] = {}
+        self.earlier_logs: dict[str, bytes] = {}  # output of containers a node had before its current one
 
     def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict):
         container = self.docker.containers.create(
@@ -93,13 +94,20 @@ class DockerCluster(ClusterBase):
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, node: str) -> None:
+        """Start the node's container, made on its first start; a node whose
+        command line has changed since (a member added back, which joins the
+        cluster as it is now) gets a new container, its earlier one's output kept."""
         container = self.containers.get(node)
+        command = self.node_command(
+            "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
+        )
+        if container is not None and container.attrs["Config"]["Cmd"] != command:
+            self.earlier_logs[node] = self.earlier_logs.get(node, b"") + container.logs()
+            container.remove(force=True)
+            container = None
         if container is None:
             data = self.data_dir(node)
             self.prepare(node)
-            command = self.node_command(
-                "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
-            )
             container = self._create(
                 node,
                 node,
@@ -174,7 +182,7 @@ class DockerCluster(ClusterBase):
             target.mkdir(parents=True, exist_ok=True)
             container = self.containers.get(node)
             if container is not None:
-                (target / "node.log").write_bytes(container.logs())
+                (target / "node.log").write_bytes(self.earlier_logs.get(node, b"") + container.logs())
             if self.event_log(node).exists():
                 (target / "events.jsonl").write_bytes(self.event_log(node).read_bytes())
 

@@ -148,7 +148,7 @@ class RunConfig:
                 raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
         if not capabilities.voter_changes:
-            if MEMBERSHIP_FAULTS & set(self.nemesis):
+            if MEMBERSHIP_FAULTS & set(self.nemesis) and not capabilities.member_changes:
                 raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
             if self.initial_voters not in (None, self.nodes):
                 raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
@@ -258,7 +258,7 @@ class Run:
 
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
-        if self.nemesis.paused or self.nemesis.down or self.nemesis.faulty_links:
+        if self.nemesis.paused or self.nemesis.down or self.nemesis.removed or self.nemesis.faulty_links:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
         final: list[dict] = []
         try:

@@ -13,6 +13,7 @@ import json
 import random
 
 from . import topologies
+from .members import MemberChanges
 from .membership import VoterChanges
 from .schedule import NemesisOp
 
@@ -27,6 +28,8 @@ class Nemesis:
         self.rng = rng
         self.paused: set[str] = set()
         self.down: set[str] = set()
+        # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
+        self.removed: set[str] = set()
         self.faulty_links = False
 
     # ------------------------------------------------------------------ recording
@@ -58,6 +61,8 @@ class Nemesis:
             return []
         if f in ("pause", "kill", "restart", "bounce", "wipe"):
             nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            if f == "wipe" and self.member_changes:
+                return MemberChanges(self).wipe(nodes)
             for node in nodes:
                 self.fault_node(f, node)
             return nodes
@@ -71,9 +76,9 @@ class Nemesis:
                 self.cluster.start(node)
             return list(self.cluster.observers)
         if f == "shrink":
-            return VoterChanges(self).shrink(args.get("count", 1), random.Random(args.get("seed")))
+            return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")))
         if f == "rejoin":
-            return VoterChanges(self).rejoin()
+            return self.changes().rejoin()
         if f == "heal-all":
             return self.heal_all()
         raise ValueError(f"unknown nemesis operation {f!r}")
@@ -105,15 +110,26 @@ class Nemesis:
             self.paused.discard(node)
             self.down.discard(node)
 
+    @property
+    def member_changes(self) -> bool:
+        return self.cluster.target.capabilities.member_changes
+
+    def changes(self) -> MemberChanges | VoterChanges:
+        """Membership as the target takes it: learners and members, or voters."""
+        return MemberChanges(self) if self.member_changes else VoterChanges(self)
+
     def heal_all(self) -> list[str]:
-        """Paused nodes resumed (iptables rules live in them), links healed, dead nodes started."""
-        touched = sorted(self.paused | self.down)
+        """Paused nodes resumed (iptables rules live in them), links healed,
+        dead nodes started, removed members added back."""
+        touched = sorted(self.paused | self.down | self.removed)
         for node in sorted(self.paused):
             self.fault_node("resume", node)
         self.links.heal()
         self.faulty_links = False
         for node in sorted(self.down):
             self.fault_node("start", node)
+        if self.removed:
+            MemberChanges(self).rejoin()
         return touched
 
     # ------------------------------------------------------------------ choosing
@@ -128,7 +144,7 @@ class Nemesis:
         return best[1] if best else None
 
     def live(self) -> list[str]:
-        return [n for n in self.cluster.ids if n not in self.down and n not in self.paused]
+        return [n for n in self.cluster.ids if n not in self.down | self.paused | self.removed]
 
     def targets(self, target: str, rng: random.Random) -> list[str]:
         live = self.live()

@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from . import archive as archive_
+from checkers.elections import VOTER_SETS
 from checkers.mutex import LOCK_FS
 
 from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, normalise
@@ -142,7 +143,7 @@ def election_safety(events: DataFrame) -> DataFrame:
         (F.floor(F.countDistinct("node") / 2) + 1).alias("everyone")
     )
     # The majority of the voter set in force at each leader: its latest `voters` event.
-    sets = events.where((F.col("event") == "voters") & (F.col("source") == "log")).dropna(subset=["voters"]).select(
+    sets = events.where(F.col("event").isin(*VOTER_SETS) & (F.col("source") == "log")).dropna(subset=["voters"]).select(
         "run_id", "node", "time_ns", "seq", F.lit(None).cast("long").alias("epoch"),
         (F.floor(F.size(F.from_json("voters", "array<array<string>>")) / 2) + 1).alias("set_majority"),
     )  # fmt: skip

@@ -26,6 +26,9 @@ class Capabilities:
     - `generations`: statuses and events carry the node's life (KIP-380).
     - `voter_changes`: the target takes AddRaftVoter/RemoveRaftVoter-style
       membership operations (`change_voters`).
+    - `member_changes`: members are added as learners, promoted and removed
+      (etcd: `members`, `change_members`); a wiped member comes back only by
+      its removal and a new member's addition, never as itself.
     - `peer_routes`: a node dials each peer at an address the harness
       chooses (so one directed link can go through its own proxy). etcd's
       members all dial the one peer URL a member advertises: its links are
@@ -38,6 +41,7 @@ class Capabilities:
     voter_changes: bool
     workloads: tuple[str, ...]
     peer_routes: bool = True
+    member_changes: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}
@@ -58,6 +62,9 @@ class NodeSpec:
     peers: dict[str, str]
     raft_address: str = ""
     client_address: str = ""
+    # A node joining a running cluster (added as a member first): every
+    # member's raft address, itself included. None: it starts with the cluster.
+    members: dict[str, str] | None = None
 
 
 class TargetClient(ABC):
@@ -157,6 +164,19 @@ class Target(ABC):
         """Send voter changes together to a node; an answer per change (None:
         no answer). Only where `capabilities.voter_changes`."""
         raise NotImplementedError(f"{self.name}: no voter changes")
+
+    def members(self, address: tuple[str, int], timeout_s: float) -> list[dict] | None:
+        """The member list as the node at `address` knows it: each member's
+        `id`, `peer` (raft address) and `learner`; None if it does not
+        answer. Only where `capabilities.member_changes`."""
+        raise NotImplementedError(f"{self.name}: no member changes")
+
+    def change_members(self, address: tuple[str, int], change: dict, timeout_s: float) -> dict | None:
+        """One member change (`op`: `add-learner` with `peer`, `promote` or
+        `remove` with `id`) sent to the node at `address`: the answer's
+        `epoch` and `id`, or its `error` (the change was refused); None: no
+        answer (it may have been made). Only where `capabilities.member_changes`."""
+        raise NotImplementedError(f"{self.name}: no member changes")
 
     # ------------------------------------------------------------------ the target's own commands (optional)
 

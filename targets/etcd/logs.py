@@ -80,18 +80,22 @@ def events(path: Path, node: str, to_run_ns) -> list[dict]:
     for record in records:
         message = record["msg"]
         base = {"time_ns": to_run_ns(wall_ns(record["ts"])), "node": node, "source": "log"}
+        # Each line read starts with the writer's own member id: a wiped
+        # member added back is a new member, so its epochs start again.
         if match := BECAME.match(message):
-            _, state, term = match.groups()
+            me, state, term = match.groups()
             # A candidate's transition is also its vote for itself (the checkers count it so).
-            rows.append({**base, "event": "transition", "state": STATES.get(state, state), "epoch": int(term)})
+            row = {"event": "transition", "state": STATES.get(state, state), "epoch": int(term)}
         elif match := CAST.match(message):
-            _, kind, candidate, term = match.groups()
-            event = "vote" if kind == "MsgVote" else "prevote"
-            rows.append({**base, "event": event, "epoch": int(term), "candidate": name(candidate)})
+            me, kind, candidate, term = match.groups()
+            row = {"event": "vote" if kind == "MsgVote" else "prevote", "epoch": int(term), "candidate": name(candidate)}
         elif match := ELECTED.match(message):
-            _, leader, term = match.groups()
-            rows.append({**base, "event": "leader", "epoch": int(term), "leader": name(leader)})
+            me, leader, term = match.groups()
+            row = {"event": "leader", "epoch": int(term), "leader": name(leader)}
         elif match := SWITCHED.match(message):
-            voters = [[decimal.get(member, member), None] for member in match.group(2).split()]
-            rows.append({**base, "event": "configuration", "voters": json.dumps(voters)})
+            me = match.group(1)
+            row = {"event": "configuration", "voters": json.dumps([[decimal.get(m, m), None] for m in match.group(2).split()])}
+        else:
+            continue
+        rows.append({**base, "directory_id": me, **row})
     return rows

@@ -161,7 +161,8 @@ def _term(answer: dict) -> int | None:
 class Etcd(Target):
     name = "etcd"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
-                                workloads=("register", "append", "lock"), peer_routes=False)  # fmt: skip
+                                workloads=("register", "append", "lock"), peer_routes=False,
+                                member_changes=True)  # fmt: skip
     append_keys = 8
     image_packages = ("etcd-server",)
     log_file = "node.log"  # zap JSON on stderr
@@ -203,13 +204,16 @@ class Etcd(Target):
         return ["sh", "-c", f"mkdir -p -m 0700 '{data_dir}'"]
 
     def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
-        members = {spec.node: spec.raft_address, **spec.peers}
+        """A node that joins a running cluster (`spec.members`, after its
+        `member add`) names the members as they are, and state `existing`."""
+        members = spec.members or {spec.node: spec.raft_address, **spec.peers}
         initial = ",".join(f"{node}=http://{address}" for node, address in sorted(members.items()))
+        state = "existing" if spec.members else "new"
         return [
             "etcd", f"--name={spec.node}", f"--data-dir={spec.data_dir}",
             f"--listen-client-urls=http://{spec.client_listen}", f"--advertise-client-urls=http://{spec.client_address}",
             f"--listen-peer-urls=http://{spec.raft_listen}", f"--initial-advertise-peer-urls=http://{spec.raft_address}",
-            f"--initial-cluster={initial}", "--initial-cluster-state=new", f"--initial-cluster-token={CLUSTER_TOKEN}",
+            f"--initial-cluster={initial}", f"--initial-cluster-state={state}", f"--initial-cluster-token={CLUSTER_TOKEN}",
             "--logger=zap", "--log-outputs=stderr", *options,
         ]  # fmt: skip
 
@@ -229,8 +233,33 @@ class Etcd(Target):
                 listed = post_once(address, "/v3/cluster/member/list", {}, 1.0).get("members") or []
             except (OSError, GatewayError, ValueError):
                 listed = []
-            self.names.update({m["ID"]: m.get("name") or m["ID"] for m in listed})
-        return self.names.get(member, member)
+            # A member added but not started yet has no name: it is asked again later.
+            self.names.update({m["ID"]: m["name"] for m in listed if m.get("name")})
+        return self.names.get(member)
+
+    def members(self, address: tuple[str, int], timeout_s: float) -> list[dict] | None:
+        try:
+            listed = post_once(address, "/v3/cluster/member/list", {}, timeout_s).get("members") or []
+        except (OSError, GatewayError, ValueError):
+            return None
+        return [{"id": m["ID"], "peer": (m.get("peerURLs") or [""])[0].removeprefix("http://"),
+                 "learner": bool(m.get("isLearner"))} for m in listed]  # fmt: skip
+
+    def change_members(self, address: tuple[str, int], change: dict, timeout_s: float) -> dict | None:
+        path, body = {
+            "add-learner": ("/v3/cluster/member/add", {"peerURLs": [f"http://{change.get('peer')}"], "isLearner": True}),
+            "promote": ("/v3/cluster/member/promote", {"ID": change.get("id")}),
+            "remove": ("/v3/cluster/member/remove", {"ID": change.get("id")}),
+        }[change["op"]]
+        try:
+            answer = post_once(address, path, body, timeout_s)
+        except GatewayError as error:
+            return {"error": str(error)}
+        except NotSent as error:
+            return {"error": f"not sent: {error}"}
+        except (OSError, ValueError):
+            return None
+        return {"epoch": _term(answer), "id": (answer.get("member") or {}).get("ID", change.get("id"))}
 
     def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
         try:
@@ -250,6 +279,7 @@ class Etcd(Target):
             "hwm": int(answer.get("raftIndex", 0)),
             "log_end_offset": int(answer.get("raftIndex", 0)),
             "is_learner": bool(answer.get("isLearner")),
+            "member_id": f"{int(me):x}" if me else None,  # as the log writes it
         }
 
     def status_event(self, status: dict, time_ns: int) -> dict:
@@ -258,7 +288,8 @@ class Etcd(Target):
         new leader reports it with the old term), so it is no claim about who
         led which term. The log's `elected leader` lines are."""
         return {"time_ns": time_ns, "node": status["node"], "event": "status", "epoch": status.get("epoch"),
-                "offset": status.get("log_end_offset"), "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
+                "offset": status.get("log_end_offset"), "hwm": status.get("hwm"), "source": "poll",
+                "directory_id": status.get("member_id")}  # fmt: skip
 
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)
