@@ -11,7 +11,13 @@ decimal):
 - `X [...] cast MsgPreVote for Y [...] at term T`: a pre-vote; T is X's term,
   one below the one proposed, so it is not a vote.
 - `raft.node: X elected leader Y at term T`: who X follows at T.
-- `X switched to configuration voters=(d1 d2 ...)`: the voter set in force.
+- `X switched to configuration voters=(d1 d2 ...) [learners=(...)]`: the
+  voter set in force (`configuration`), and the learners (`learners`).
+
+X, the writer's own member id, is each row's `directory_id`: a member
+removed and added back is a new member (its log, appended to the same
+file, starts again at term 0), as a wiped disk is a new directory id on the
+reference quorum.
 
 Member ids become node names through the log itself: the `initial-cluster`
 of "starting an etcd server" maps peer URLs to names, and "added member"
@@ -29,7 +35,7 @@ from pathlib import Path
 BECAME = re.compile(r"^(\w+) became (leader|candidate|pre-candidate|follower) at term (\d+)$")
 CAST = re.compile(r"^(\w+) \[.*\] cast (MsgVote|MsgPreVote) for (\w+) \[.*\] at term (\d+)$")
 ELECTED = re.compile(r"^raft\.node: (\w+) elected leader (\w+) at term (\d+)$")
-SWITCHED = re.compile(r"^(\w+) switched to configuration voters=\(([\d ]*)\)")
+SWITCHED = re.compile(r"^(\w+) switched to configuration voters=\(([\d ]*)\)(?: learners=\(([\d ]*)\))?")
 STATES = {"pre-candidate": "prospective"}  # the reference quorum's name for the same state
 
 
@@ -76,6 +82,10 @@ def events(path: Path, node: str, to_run_ns) -> list[dict]:
         return names.get(member, member)
 
     decimal = {str(int(member, 16)): node_name for member, node_name in names.items()}
+
+    def members(ids: str) -> str:
+        return json.dumps([[decimal.get(member, member), None] for member in ids.split()])
+
     rows = []
     for record in records:
         message = record["msg"]
@@ -93,8 +103,11 @@ def events(path: Path, node: str, to_run_ns) -> list[dict]:
             me, leader, term = match.groups()
             row = {"event": "leader", "epoch": int(term), "leader": name(leader)}
         elif match := SWITCHED.match(message):
-            me = match.group(1)
-            row = {"event": "configuration", "voters": json.dumps([[decimal.get(m, m), None] for m in match.group(2).split()])}
+            me, voters, learners = match.groups()
+            rows.append({**base, "directory_id": me, "event": "configuration", "voters": members(voters)})
+            if learners:  # members that replicate but do not vote
+                rows.append({**base, "directory_id": me, "event": "learners", "voters": members(learners)})
+            continue
         else:
             continue
         rows.append({**base, "directory_id": me, **row})

@@ -35,3 +35,22 @@ def test_lines_that_are_not_json_are_skipped(tmp_path):
     log = tmp_path / "node.log"
     log.write_text("2026-11-23 18:40:04.163 W | etcdmain: data dir permissions\n" + FIXTURE.read_text())
     assert logs.events(log, "n2", lambda t: t) == logs.events(FIXTURE, "n2", lambda t: t)
+
+
+MEMBERS = Path(__file__).parents[2] / "data" / "etcd"
+
+
+def test_a_member_added_back_is_a_new_life_and_learners_are_read():
+    """Real lines of a run under `--nemesis membership`: n3 was removed and
+    added back as a learner twice, so its log holds three members' lines."""
+    rows = logs.events(MEMBERS / "n3-members-changed.log", "n3", lambda t: t)
+    lives = list(dict.fromkeys(r["directory_id"] for r in rows))
+    assert len(lives) == 3
+    # Each life starts its terms again: within one, they never go back.
+    for life in lives:
+        terms = [r["epoch"] for r in rows if r["directory_id"] == life and r["event"] == "transition"]
+        assert terms == sorted(terms)
+    seen = logs.events(MEMBERS / "n1-members-changed.log", "n1", lambda t: t)
+    learners = [r for r in seen if r["event"] == "learners"]
+    assert learners and all(r["voters"].startswith('[["n') for r in learners), learners[:2]
+    assert len({r["directory_id"] for r in seen}) == 2  # n1 was removed and added back once
