@@ -70,7 +70,10 @@ def bring_up(
 
         cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts)
         stack.callback(cluster.close)
-        if net == "iptables":
+        # A target whose members all dial one advertised peer address (no
+        # per-link routes) cannot go through the link proxies: its links are
+        # cut with iptables (RunConfig refuses to cut them with --net proxy).
+        if net == "iptables" or not timeouts["target"].capabilities.peer_routes:
             record_ports(ownership, cluster)
             return cluster, IptablesLinks(cluster)
         server = ToxiproxyServer(toxiproxy or cluster.start_toxiproxy())

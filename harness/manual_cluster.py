@@ -23,7 +23,8 @@ STATE_FILE = "cluster.json"
 
 
 class ClusterStateError(ValueError):
-    """A state directory that cannot be used; the message names the file."""
+    """A state directory that cannot be used (the message names the file), or
+    a cluster that did not come up (it names where the nodes' output is)."""
 
 
 def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (), target: str = DEFAULT_TARGET) -> dict:
@@ -35,7 +36,10 @@ def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (
     with contextlib.ExitStack() as stack:
         cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args, reaper=False, target=target)
         cluster.start_all()
-        leader = cluster.wait_for_leader(30)
+        try:
+            leader = cluster.wait_for_leader(30)
+        except (TimeoutError, RuntimeError) as error:  # torn down on the way out
+            raise ClusterStateError(f"cluster up: {error}; the nodes' output is under {state_dir / run_id}") from None
         stack.pop_all()  # up: it stays running until `down`
     server = getattr(mesh, "server", None)  # no link proxy server for a target without per-link routes
     url = f"http://{server.host}:{server.port}" if server else None

@@ -148,3 +148,20 @@ def test_cluster_down_removes_etcd_processes(tmp_path):
     down = splitbrain("cluster", "down", "--state-dir", str(state))
     assert down.returncode == 0 and down.stdout.count("removed process") == 3
     assert not any(alive(*p) for p in processes)
+
+
+def test_cluster_down_removes_etcd_containers(tmp_path):
+    import docker
+
+    state = tmp_path / "state"
+    up = splitbrain("cluster", "up", "--target", "etcd", "--backend", "docker", "--state-dir", str(state))
+    assert up.returncode == 0, up.stderr
+    run_id = json.loads((state / "cluster.json").read_text())["run_id"]
+    client = docker.from_env()
+    mine = lambda: client.containers.list(all=True, filters={"label": f"splitbrain.run={run_id}"})  # noqa: E731
+    assert len(mine()) == 3
+    status = splitbrain("cluster", "status", "--state-dir", str(state))
+    assert status.returncode == 0 and status.stdout.count("state=leader") == 1, status.stdout
+    down = splitbrain("cluster", "down", "--state-dir", str(state))
+    assert down.returncode == 0 and down.stdout.count("removed container") == 3, down.stdout
+    assert mine() == []
