@@ -44,7 +44,10 @@ def run_campaign(name: str, workspace: Path) -> dict[str, list[Path]]:
     runs: dict[str, list[Path]] = {}
     for plan in planned:
         runs.setdefault(plan.target, []).append(folder / plan.run_id)
-    assert docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"}) == []
+    # Nothing of these runs is left (the machine is shared: others' containers are not ours to count).
+    ours = {plan.run_id for plan in planned}
+    left = docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"})
+    assert [c.name for c in left if c.labels.get("splitbrain.run") in ours] == []
     return runs
 
 

@@ -78,7 +78,7 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
     assert {"status", "transition", "commit"} <= set(events["event"])
     assert f"run directory: {run_dir}" in result.stderr and "valid: True" in result.stdout
     assert leftovers() == ""
-    assert docker.from_env().containers.list(all=True, filters={"label": "splitbrain.run"}) == []
+    assert docker.from_env().containers.list(all=True, filters={"label": f"splitbrain.run={run_dir.name}"}) == []
 
 
 def test_register_campaign_and_jepsens_process_rule(tmp_path):
