@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import docker
-from docker.errors import NotFound
+from docker.errors import APIError, NotFound
 
 from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
@@ -137,7 +137,11 @@ class DockerCluster(ClusterBase):
     def kill(self, node: str) -> None:
         if self.running(node):
             self._unpause(node)
-            self.containers[node].kill()
+            try:
+                self.containers[node].kill()
+            except APIError as error:  # it exited by itself meanwhile (a removed etcd member does)
+                if error.status_code != 409 or self.running(node):
+                    raise
             self.containers[node].wait(timeout=STOP_TIMEOUT_S)
         self.stopped.add(node)
 

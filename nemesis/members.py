@@ -71,10 +71,10 @@ class MemberChanges:
             if "unhealthy" not in str(row.get("error")) or time.monotonic() > deadline:
                 raise RuntimeError(f"{node} was not removed: {row.get('error')}")
             time.sleep(RETRY_S)
-        self.cluster.kill(node)
+        self.nemesis.removed.add(node)  # first: whatever happens next, `rejoin` adds it back
         self.nemesis.paused.discard(node)
         self.nemesis.down.discard(node)
-        self.nemesis.removed.add(node)
+        self.cluster.kill(node)
 
     def shrink(self, count: int, rng: random.Random) -> list[str]:
         """Remove `count` live voting followers, one after another."""
