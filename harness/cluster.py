@@ -25,6 +25,11 @@ from targets.interface import NodeSpec, Target
 DEFAULT_TARGET = "kraft"
 
 
+def node_ids(nodes: int) -> tuple[str, ...]:
+    """The names of a cluster's nodes: n1, n2, ..."""
+    return tuple(f"n{i}" for i in range(1, nodes + 1))
+
+
 class ClusterBase:
     """`routes[(src, dst)]` says where node src dials node dst: a link proxy
     when the mesh is in between, else the node itself (`raft[dst]`)."""
@@ -44,7 +49,7 @@ class ClusterBase:
         self.target = target or targets.get(DEFAULT_TARGET)
         # What this cluster starts is recorded, so only it is ever cleaned up.
         self.ownership = ownership or Ownership(self.root, f"cluster-{os.urandom(4).hex()}")
-        self.ids = tuple(f"n{i}" for i in range(1, nodes + 1))
+        self.ids = node_ids(nodes)
         if initial_voters is not None and not 1 <= initial_voters <= nodes:
             raise ValueError(f"--initial-voters: {initial_voters} is not between 1 and the {nodes} nodes")
         self.initial_voters = nodes if initial_voters is None else initial_voters

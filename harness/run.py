@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 import targets
 from harness.backends import bring_up
-from harness.cluster import DEFAULT_TARGET
+from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
@@ -74,16 +74,14 @@ class RunConfig:
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
     run_id: str | None = None
 
-    def node_names(self) -> list[str]:
-        return [f"n{i}" for i in range(1, self.nodes + 1)]
-
     def schedule_topologies(self) -> list[str] | None:
         """What partitions draw from: the topologies asked for; else, where
         links are cut per pair (a target without per-link routes, on the
         local backend), every two-way one; else all that fit (None)."""
         if self.topologies or self.backend != "local" or targets.get(self.target).capabilities.peer_routes:
             return self.topologies
-        return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, self.node_names())]
+        nodes = list(node_ids(self.nodes))
+        return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, nodes)]
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting out of its range or
@@ -143,7 +141,7 @@ class RunConfig:
             if self.backend == "local" and {"latency", "churn"} & set(self.nemesis):
                 raise ValueError(f"nemesis: {target.name}'s links on the local backend are cut per pair, "
                                  "and take no latency; use --backend docker")  # fmt: skip
-            one_way = [t for t in self.topologies or () if not two_way(t, self.node_names())]
+            one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
             if self.backend == "local" and "partition" in self.nemesis and one_way:
                 raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip

@@ -30,10 +30,10 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from . import archive as archive_
 from checkers.elections import VOTER_SETS
 from checkers.mutex import LOCK_FS
 
+from . import archive as archive_
 from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, normalise
 
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "mutual-exclusion",

@@ -167,7 +167,8 @@ class Target(ABC):
 
     def members(self, address: tuple[str, int], timeout_s: float) -> list[dict] | None:
         """The member list as the node at `address` knows it: each member's
-        `id`, `peer` (raft address) and `learner`; None if it does not
+        `id`, `name` (empty until it has started), `peer` (raft address) and
+        `learner`; None if it does not
         answer. Only where `capabilities.member_changes`."""
         raise NotImplementedError(f"{self.name}: no member changes")
 

@@ -229,12 +229,8 @@ class Etcd(Target):
         if member is None or member == "0":
             return None
         if member not in self.names:
-            try:
-                listed = post_once(address, "/v3/cluster/member/list", {}, 1.0).get("members") or []
-            except (OSError, GatewayError, ValueError):
-                listed = []
             # A member added but not started yet has no name: it is asked again later.
-            self.names.update({m["ID"]: m["name"] for m in listed if m.get("name")})
+            self.names.update({m["id"]: m["name"] for m in self.members(address, 1.0) or [] if m["name"]})
         return self.names.get(member)
 
     def members(self, address: tuple[str, int], timeout_s: float) -> list[dict] | None:
@@ -242,7 +238,7 @@ class Etcd(Target):
             listed = post_once(address, "/v3/cluster/member/list", {}, timeout_s).get("members") or []
         except (OSError, GatewayError, ValueError):
             return None
-        return [{"id": m["ID"], "peer": (m.get("peerURLs") or [""])[0].removeprefix("http://"),
+        return [{"id": m["ID"], "name": m.get("name", ""), "peer": (m.get("peerURLs") or [""])[0].removeprefix("http://"),
                  "learner": bool(m.get("isLearner"))} for m in listed]  # fmt: skip
 
     def change_members(self, address: tuple[str, int], change: dict, timeout_s: float) -> dict | None:
@@ -302,7 +298,7 @@ class Etcd(Target):
         try:
             answer = post_once(address, "/v3/kv/range", request, 5.0)
         except (GatewayError, OSError) as error:
-            raise RuntimeError(f"{node}: its append lists could not be read: {error}") from None
+            raise RuntimeError(f"{node}: its lists could not be read: {error}") from None
         return [
             {"node": node, "key": unb64(kv["key"]), "offset": offset, "value": item}
             for kv in answer.get("kvs") or []
