@@ -193,7 +193,7 @@ class Run:
             config.nodes,
             config.schedule_topologies(),
         )
-        meta = {
+        self.meta = {
             "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
             "seed": config.seed,
             "target": config.target,
@@ -201,9 +201,21 @@ class Run:
             "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0", **self.target.versions()},
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            # Offsets from the start of load until it starts; then on the history's clock (see `clock_schedule`).
             "schedule": [asdict(op) for op in self.schedule],
         }
-        (self.dir / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
+        self.write_meta()
+
+    def write_meta(self) -> None:
+        (self.dir / "run.json").write_text(json.dumps(self.meta, indent=2) + "\n")
+
+    def clock_schedule(self, load_start_s: float) -> None:
+        """Once load starts, run.json's schedule is put on the history's clock
+        (`time_ns` / 1e9), so a fault at `at_s` 9.0 is in the history at 9 s;
+        `load_start_s` keeps the offsets a replay needs."""
+        self.meta["load_start_s"] = round(load_start_s, 6)
+        self.meta["schedule"] = [{**asdict(op), "at_s": round(load_start_s + op.at_s, 6)} for op in self.schedule]
+        self.write_meta()
 
     # ------------------------------------------------------------------ phases
 
@@ -283,7 +295,9 @@ class Run:
 
     async def load_and_faults(self) -> None:
         config = self.config
-        deadline = time.monotonic() + config.time_limit_s
+        load_start_ns = self.recorder.now_ns()
+        deadline = (self.recorder.start_ns + load_start_ns) / 1e9 + config.time_limit_s
+        self.clock_schedule(load_start_ns / 1e9)
         tasks = [asyncio.create_task(self.client_worker(deadline)) for _ in range(config.concurrency)]
         tasks.append(asyncio.create_task(self.probe(deadline)))
         tasks.append(asyncio.create_task(self.run_schedule(deadline)))

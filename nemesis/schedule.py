@@ -75,8 +75,9 @@ def generate(
 ) -> list[NemesisOp]:
     """Alternate quiet and faulty intervals of `interval_s` until the time
     limit; every fault is undone before the next one, and the schedule ends
-    with `heal-all`. Partitions draw from `topologies` (default: all that fit
-    the cluster size)."""
+    with `heal-all`. Kinds are drawn without replacement until each has had
+    its turn, so a schedule long enough for every kind holds every kind.
+    Partitions draw from `topologies` (default: all that fit the cluster size)."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise ValueError(f"--nemesis: unknown fault(s) {unknown}; known: {sorted(FAULTS)}")
@@ -88,8 +89,11 @@ def generate(
         allowed = list(topologies)
     ops: list[NemesisOp] = []
     at = interval_s
+    turns: list[str] = []
     while kinds and at + interval_s <= time_limit_s:
-        kind = rng.choice(kinds)
+        turns = turns or list(kinds)
+        kind = rng.choice(turns)
+        turns.remove(kind)
         fault, recovery = FAULTS[kind]
         args: dict = {}
         if kind == "partition":

@@ -73,6 +73,13 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
     history = load_history(run_dir)
     nemesis = history[history["process"] == -1]
     assert (nemesis["type"] == "invoke").sum() == (nemesis["type"] != "invoke").sum() >= 3
+    # One clock: run.json's schedule says when each fault was asked for, in the history's seconds.
+    meta = json.loads((run_dir / "run.json").read_text())
+    invoked = nemesis[nemesis["type"] == "invoke"]
+    assert [op["f"] for op in meta["schedule"]] == invoked["f"].tolist()
+    lags = sorted(t / 1e9 - op["at_s"] for op, t in zip(meta["schedule"], invoked["time_ns"]))
+    assert lags[0] > -0.01 and lags[len(lags) // 2] < 0.2, lags
+    assert history[history["process"] >= 0]["time_ns"].min() / 1e9 >= meta["load_start_s"] > 0
     assert (history[history["process"] >= 0]["type"] == "ok").sum() > 50
     events = pd.read_parquet(run_dir / "events.parquet")
     assert {"status", "transition", "commit"} <= set(events["event"])

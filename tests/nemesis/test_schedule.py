@@ -37,6 +37,19 @@ def test_faults_are_undone_in_order_and_the_schedule_ends_healed(kinds, seed, li
     assert generate(random.Random(seed), kinds, limit, interval, nodes) == ops
 
 
+@given(KINDS.filter(bool), st.integers(0, 2**32), st.sampled_from([3, 5]))
+def test_every_kind_has_a_turn_before_any_kind_has_two(kinds, seed, nodes):
+    """README's `run.sh` (5 kinds, 30 s, 3 s intervals) shows every fault it names."""
+    interval = 3.0
+    ops = generate(random.Random(seed), kinds, interval * 2 * len(kinds), interval, nodes)
+    started = [op for op in ops if "of" not in op.args and op.f != "heal-all" and op.args.get("during") is None]
+    started += [op for op in ops if op.args.get("of") in ("churn", "membership")]
+    assert len(started) == len(kinds)
+    recovery_of = {fault: kind for kind, (fault, _) in FAULTS.items() if kind not in COMPOSITE}
+    kinds_seen = {op.args["of"] if op.args.get("of") in COMPOSITE else recovery_of[op.f] for op in started}
+    assert kinds_seen == set(kinds)
+
+
 def test_unknown_faults_are_refused_by_name():
     with pytest.raises(ValueError, match="unknown fault.*'flood'"):
         generate(random.Random(0), ["kill", "flood"], 10, 1, 3)
