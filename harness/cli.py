@@ -318,13 +318,26 @@ def cmd_import(args: argparse.Namespace) -> int:
     worst = EXIT_VALID
     for path in tqdm(args.files, desc="import", unit="file", disable=_no_bar(args, args.files)):
         try:
-            run_dir = import_file(path, args.format, model, args.to, replace=args.replace)
+            run_dir = import_file(path, args.format, model, args.to, replace=args.replace, independent=args.independent)
         except ImportFormatError as error:
             tqdm.write(one_line(f"splitbrain: {error}"), file=sys.stderr)
             worst = EXIT_ERROR
             continue
         tqdm.write(f"imported {path} -> {run_dir}")
     return worst
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from results.exporter import ExportError, export_edn
+
+    if not args.to.parent.is_dir():
+        raise UsageError(f"--to: {args.to.parent} is not a folder")
+    try:
+        options = export_edn(args.run_dir, args.to)
+    except ExportError as error:
+        raise UsageError(str(error)) from None
+    print(f"exported {args.run_dir} -> {args.to} (read back with: splitbrain import {options})")
+    return EXIT_VALID
 
 
 def parse_initial(text: str | None):
@@ -568,8 +581,17 @@ def build_parser() -> argparse.ArgumentParser:
     imports.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
     imports.add_argument("--to", type=Path, required=True, help="where run directories go: TO/<file stem>/")
     imports.add_argument("--replace", action="store_true", help="import over run directories that exist")
+    imports.add_argument(
+        "--independent", action="store_true", help="values are [key value] (jepsen.independent): one register per key"
+    )
     imports.add_argument("--quiet", action="store_true", help="no progress bar")
     imports.set_defaults(func=cmd_import)
+
+    export = commands.add_parser("export", help="a run's history for Jepsen's tools (Knossos reads it)")
+    export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (register workload, or imported)")
+    export.add_argument("--format", required=True, choices=["jepsen-edn"], help="Jepsen's EDN history, one op map a line")
+    export.add_argument("--to", type=Path, required=True, metavar="FILE", help="the file to write")
+    export.set_defaults(func=cmd_export)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
     cluster.add_argument("action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it")

@@ -17,6 +17,9 @@ What the records mean (the verdicts depend on it):
   models accept it in any state), so it is stored as an `info` read with
   error `read-without-value` and constrains nothing. In `jepsen-log` it
   means the register was empty (Porcupine's reading of the etcd logs).
+- `--independent`: every client operation's value is `[key value]`, as
+  `jepsen.independent` writes keyed histories (and `splitbrain export` too);
+  each key is a register of its own.
 - `:process :nemesis` (or any non-integer process): a nemesis operation,
   process -1; the register checkers ignore it.
 
@@ -44,10 +47,12 @@ from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 TYPES = ("invoke", "ok", "fail", "info")
 
 
-def history_rows(path: Path, fmt: str, records: list[Record], model: Model) -> list[dict]:
+def history_rows(path: Path, fmt: str, records: list[Record], model: Model, independent: bool = False) -> list[dict]:
     """History rows of the records, checked: every completion has its invocation."""
     if not records:
         raise ImportFormatError(f"{path}: no operations in this file")
+    if independent:
+        records = [_unwrap_key(path, record) for record in records]
     times = [r.time for r in records]
     use_time = bool(records) and None not in times and all(a <= b for a, b in zip(times, times[1:]))
     pending: dict[int, Record] = {}
@@ -86,6 +91,17 @@ def history_rows(path: Path, fmt: str, records: list[Record], model: Model) -> l
     return rows
 
 
+def _unwrap_key(path: Path, record: Record) -> Record:
+    """A client record's `[key value]` as its key and value (`--independent`)."""
+    if not isinstance(record.process, int) or isinstance(record.process, bool):
+        return record
+    if not (isinstance(record.value, list) and len(record.value) == 2):
+        raise ImportFormatError(f"{path}: line {record.line}: --independent: the value must be [key value], "
+                                f"not {json.dumps(record.value)[:60]}")  # fmt: skip
+    key, value = record.value
+    return Record(record.line, record.process, record.type, record.f, key, value, record.error, record.time)
+
+
 def _error(fmt: str, record: Record) -> str | None:
     if record.type == "ok":
         return None
@@ -97,12 +113,12 @@ def _error(fmt: str, record: Record) -> str | None:
     return error if isinstance(error, str) else json.dumps(error)
 
 
-def import_file(path: Path, fmt: str, model: Model, to: Path, replace: bool = False) -> Path:
+def import_file(path: Path, fmt: str, model: Model, to: Path, replace: bool = False, independent: bool = False) -> Path:
     """Write `to/<file stem>/` (history.parquet, run.json) from `path`; all or nothing."""
     if fmt not in FORMATS:
         raise ImportFormatError(f"--format: unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     path = Path(path)
-    rows = history_rows(path, fmt, READERS[fmt](path), model)
+    rows = history_rows(path, fmt, READERS[fmt](path), model, independent)
     target = Path(to) / path.stem
     if target.exists() and not replace:
         raise ImportFormatError(f"{target}: already exists (--replace to import over it)")
@@ -114,6 +130,7 @@ def import_file(path: Path, fmt: str, model: Model, to: Path, replace: bool = Fa
             "run_id": path.stem,
             "source": {"file": str(path.resolve()), "format": fmt, "sha256": _sha256(path)},
             "model": model.describe(),
+            "independent": independent,
             "imported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "operations": sum(1 for r in rows if r["process"] >= 0 and r["type"] == "invoke"),
             "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0"},

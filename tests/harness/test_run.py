@@ -14,7 +14,9 @@ import docker
 import pandas as pd
 import pytest
 
+from checkers.verdict import check_run
 from results.history import load_history
+from tests.results.test_exporter import round_trip
 
 pytestmark = pytest.mark.slow
 
@@ -103,6 +105,10 @@ def test_register_campaign_and_jepsens_process_rule(tmp_path):
         # invoke/completion alternate, and a process ends at its first `info`.
         assert kinds[::2] == ["invoke"] * len(kinds[::2]) and "invoke" not in kinds[1::2], process
         assert "info" not in kinds[:-1], process
+    # Exported for Jepsen's tools and imported back: the same linearizability verdict.
+    again = round_trip(run_dir, tmp_path)
+    assert check_run(again)["checkers"]["linearizable"]["valid"] is True
+    assert json.loads((run_dir / "verdict.json").read_text())["checkers"]["linearizable"]["valid"] is True
 
 
 def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path, leftovers):
