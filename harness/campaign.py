@@ -48,7 +48,7 @@ TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
-OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress"}
+OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress", "option_set"}
 
 
 class CampaignError(ValueError):
@@ -102,7 +102,7 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                         settings = {**common, **overrides}
                         try:
                             config = RunConfig(**settings, workload=workload, nemesis=kinds, seed=seed, results=folder,
-                                               run_id=run_id, progress=False)  # fmt: skip
+                                               run_id=run_id, progress=False, option_set=target)  # fmt: skip
                             config.validate()
                         except (TypeError, ValueError) as error:
                             raise CampaignError(f"{path}: targets.{target}: {error}") from None

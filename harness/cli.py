@@ -340,6 +340,26 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_VALID
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from results.serve import server
+
+    if not args.dir.is_dir():
+        raise UsageError(f"{args.dir}: not a folder (the results folder `splitbrain run` writes in: runs/ unless --results)")
+    try:
+        httpd = server(args.dir, args.host, args.port)
+    except OSError as error:
+        raise UsageError(f"--port/--host: cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
+    host, port = httpd.server_address[:2]
+    print(f"serving {args.dir} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return EXIT_VALID
+
+
 def parse_initial(text: str | None):
     """`--initial`: JSON (0, "", null) or EDN's nil."""
     if text is None or text == "nil":
@@ -592,6 +612,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", required=True, choices=["jepsen-edn"], help="Jepsen's EDN history, one op map a line")
     export.add_argument("--to", type=Path, required=True, metavar="FILE", help="the file to write")
     export.set_defaults(func=cmd_export)
+
+    serve = commands.add_parser("serve", help="a local web page of every run and campaign: filter, open, re-check")
+    serve.add_argument("dir", type=Path, nargs="?", default=Path("runs"), metavar="DIR", help="the results folder")
+    serve.add_argument("--port", type=limits.PORT.parse, default=8080, help="the port (0: any free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (another exposes your runs)")
+    serve.set_defaults(func=cmd_serve)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
     cluster.add_argument("action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it")

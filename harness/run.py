@@ -73,6 +73,8 @@ class RunConfig:
     progress: bool = True
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
     run_id: str | None = None
+    # The campaign's name for this run's option set ([targets.NAME]); listings and analyze show it.
+    option_set: str | None = None
 
     def schedule_topologies(self) -> list[str] | None:
         """What partitions draw from: the topologies asked for; else, where

@@ -173,6 +173,8 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         "run_id": ident,
         "campaign": ident.split("--")[0],
         "target": meta.get("target", "import" if "source" in meta else None),
+        # A campaign's [targets.NAME]; a run of its own is its target's.
+        "option_set": config.get("option_set") or meta.get("target", "import" if "source" in meta else None),
         "ok_proves_leadership": bool((meta.get("capabilities") or {}).get("ok_proves_leadership", True)),
         "bugs": ",".join(config.get("bugs", [])),
         "pre_vote": config.get("pre_vote"),

@@ -277,15 +277,15 @@ def find_run_dirs(paths: list[Path]) -> list[Path]:
     name one to read it."""
     found = []
     for path in map(Path, paths):
-        if _is_run(path):
+        if is_run(path):
             found.append(path)
             continue
-        inside = sorted(p for p in path.iterdir() if p.is_dir() and _is_run(p) and not p.name.endswith(PARTIAL)) if path.is_dir() else []
+        inside = sorted(p for p in path.iterdir() if p.is_dir() and is_run(p) and not p.name.endswith(PARTIAL)) if path.is_dir() else []
         if not inside:
             raise HistoryError(f"{path}: no run directories here")
         found += inside
     return found
 
 
-def _is_run(path: Path) -> bool:
+def is_run(path: Path) -> bool:
     return any((path / name).exists() for name in ("run.json", "verdict.json", "history.jsonl", "history.parquet"))

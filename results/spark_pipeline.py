@@ -38,7 +38,7 @@ from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, n
 
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "mutual-exclusion",
           "linearizable")  # fmt: skip
-CONFIG_COLUMNS = ["target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
+CONFIG_COLUMNS = ["option_set", "target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
 SPARK_TYPES = {"int64": "long", "Int64": "long", "string[pyarrow]": "string", "boolean": "boolean"}
 
 
@@ -396,7 +396,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
         F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
     )
     joined = runs.join(per_run, "run_id", "left")
-    options = [c for c in ("target", "bugs", "pre_vote", "check_quorum", "nemesis") if c in index]
+    options = [c for c in ("option_set", "target", "bugs", "pre_vote", "check_quorum", "nemesis") if c in index]
     failure_rate = joined.groupBy(*options).agg(
         F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"), F.avg("failed").alias("failure_rate"),
         F.concat_ws(",", F.array_sort(F.array_distinct(F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))),

@@ -128,6 +128,7 @@ def test_archived_analysed_on_spark_and_gated(matrix):
     found = analyze(store, out=workspace / "analysis")
     assert found["problems"] == [] and found["disagreements"].empty, found["disagreements"]
     rates = found["failure_rate"]
+    assert set(rates["option_set"]) == set(runs), rates  # each [targets.NAME], not just the target
     for bug, checkers in CAUGHT_BY.items():
         mine = rates[rates["bugs"] == bug]
         caught_by = {name for names in mine["caught_by"] for name in names.split(",")}
