@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -65,7 +66,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from harness.run import Run, RunConfig
+    from harness.run import RunConfig
 
     kinds = [] if args.nemesis in ("", "none") else [k.strip() for k in args.nemesis.split(",")]
     if args.backend == "ssh":
@@ -96,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         rate=args.rate,
         concurrency=args.concurrency,
         op_timeout_s=args.op_timeout,
-        seed=random.SystemRandom().randrange(2**31) if args.seed is None else args.seed,
+        seed=fresh_seed() if args.seed is None else args.seed,
         bugs=args.bug,
         pre_vote=args.pre_vote,
         check_quorum=args.check_quorum,
@@ -111,14 +112,45 @@ def cmd_run(args: argparse.Namespace) -> int:
         hosts=args.hosts,
         progress=not args.quiet,
     )
+    validated(config)
+    codes = []
+    for number in range(args.repeat):
+        if number:
+            config = dataclasses.replace(config, seed=fresh_seed() if args.seed is None else args.seed)
+        if args.repeat > 1:
+            print(f"run {number + 1} of {args.repeat}", file=sys.stderr)
+        codes.append(execute(config)[1])
+    if args.repeat > 1:
+        print(f"repeat: {codes.count(EXIT_INVALID)} of {args.repeat} runs found a violation, "
+              f"{sum(code == EXIT_ERROR for code in codes)} could not decide")  # fmt: skip
+    return worst_code(codes)
+
+
+def fresh_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
+
+
+def worst_code(codes: list[int]) -> int:
+    """Many runs' exit code: 1 if any found a violation, else 2 if any could not decide, else 0."""
+    return EXIT_INVALID if EXIT_INVALID in codes else max(codes, default=EXIT_VALID)
+
+
+def validated(config) -> None:
+    """A run's settings checked before anything is made: one line naming the option."""
     try:
         config.validate()
     except ValueError as error:
         name, _, why = str(error).partition(": ")
         raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
-    writable_folder(args.results, "--results")
-    if args.toxiproxy:
-        reachable_toxiproxy(args.toxiproxy)
+    writable_folder(config.results, "--results")
+    if config.toxiproxy:
+        reachable_toxiproxy(config.toxiproxy)
+
+
+def execute(config) -> tuple[Path, int]:
+    """One run from start to verdict: its directory and exit code."""
+    from harness.run import Run
+
     raise_file_limit()
     print(f"seed: {config.seed}", file=sys.stderr)
     run = Run(config)
@@ -128,6 +160,36 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"run directory: {run.dir}", file=sys.stderr)
         raise
     return report(run.dir)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """The run's settings and seed again (so the same fault schedule, aimed by
+    role, and the same operations); then whether the verdict came back."""
+    from harness.run import RunConfig
+    from results.run_index import verdict_of
+
+    meta_path = args.run_dir / "run.json"
+    try:
+        meta = json.loads(meta_path.read_text())
+    except OSError as error:
+        raise UsageError(f"{meta_path}: cannot read: {error.strerror or error} (is {args.run_dir} a run directory?)") from None
+    except ValueError as error:
+        raise UsageError(f"{meta_path}: not JSON: {error}") from None
+    if isinstance(meta, dict) and "source" in meta:
+        raise UsageError(f"{args.run_dir}: an imported history: there is no run to replay")
+    try:
+        config = RunConfig.from_json(meta["config"])
+    except (KeyError, TypeError) as error:
+        raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
+    config = dataclasses.replace(config, run_id=None, progress=not args.quiet,
+                                 results=args.results or args.run_dir.resolve().parent)  # fmt: skip
+    validated(config)
+    before = verdict_of(args.run_dir)
+    run_dir, code = execute(config)
+    now = verdict_of(run_dir)
+    same = "reproduced" if now == before else "not reproduced"
+    print(f"replay of {args.run_dir.name}: valid {before} then, valid {now} now: {same} ({run_dir})")
+    return code
 
 
 # Run settings as `splitbrain run` spells them, for messages about them.
@@ -408,7 +470,7 @@ def cluster_down(args: argparse.Namespace) -> list[str]:
     return manual_cluster.down(args.state_dir)
 
 
-def report(run_dir: Path) -> int:
+def report(run_dir: Path) -> tuple[Path, int]:
     """Check a run directory, write its verdict and report, give it its own
     name, print a line per checker; the exit code by verdict."""
     from checkers.verdict import check_run
@@ -428,7 +490,7 @@ def report(run_dir: Path) -> int:
             line += f" ({len(anomalies)} anomalies; first: {anomalies[0].get('summary', anomalies[0])})"
         print(line)
     print(f"valid: {verdict['valid']}  ({run_dir})")
-    return exit_code(verdict)
+    return run_dir, exit_code(verdict)
 
 
 def exit_code(verdict: dict) -> int:
@@ -548,6 +610,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
     )  # fmt: skip
     run.add_argument("--results", type=Path, default=Path("runs"), help="where run directories go")
+    run.add_argument(
+        "--repeat", type=limits.REPEAT.parse, default=1, metavar="N",
+        help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
+    )  # fmt: skip
     run.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
     run.add_argument(
         "--serializable-reads", action="store_true", help="reads a member answers alone, maybe stale (etcd)"
@@ -555,6 +621,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_quorum_options(run)
     run.set_defaults(func=cmd_run)
+
+    replay = commands.add_parser("replay", help="run a run again: its settings, seed, fault schedule and operations")
+    replay.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run directory to replay")
+    replay.add_argument("--results", type=Path, help="where the new run goes (default: beside RUN_DIR)")
+    replay.add_argument("--quiet", action="store_true", help="no progress bar")
+    replay.set_defaults(func=cmd_replay)
 
     check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
     check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from tqdm import tqdm
@@ -75,6 +75,17 @@ class RunConfig:
     run_id: str | None = None
     # The campaign's name for this run's option set ([targets.NAME]); listings and analyze show it.
     option_set: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict) -> RunConfig:
+        """The settings run.json recorded (as `asdict` wrote them); names this
+        version does not know are left out."""
+        known = {f.name for f in fields(cls)}
+        values = {name: value for name, value in data.items() if name in known}
+        for name in ("results", "hosts"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
+        return cls(**values)
 
     def schedule_topologies(self) -> list[str] | None:
         """What partitions draw from: the topologies asked for; else, where

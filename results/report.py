@@ -15,13 +15,16 @@ from pathlib import Path
 import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
+from results.anomaly_view import render_focus
 from results.history import EVENTS_COLUMNS, PARTIAL, frame, load_history
 
 WIDTH, LEFT, LANE = 1100, 110, 14
 MAX_LANES = 60
 MAX_OPS = 20_000
 MAX_ROWS = 400
-ROW_FIELDS = ("index", "window", "linearized_prefix")
+# The rows an anomaly is about (a linearizable prefix is context, not blame: it is not outlined).
+ROW_FIELDS = ("index", "window")
+MAX_FOCUSED = 3
 TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
@@ -71,6 +74,8 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         f"valid: {html.escape(str(verdict.get('valid')))}</span></h1>",
         _config(meta),
         _verdict(verdict, anomalies),
+        *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies)
+          if checker == "linearizable"][:MAX_FOCUSED],
         "<h2>Timeline</h2>",
         _legend(),
         _timeline(scale, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}, instant_faults(history)),
@@ -158,8 +163,13 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
     if anomalies:
         lines.append("<ol>")
         for k, (checker, anomaly) in enumerate(anomalies):
-            # The row the anomaly is about first, then the rows around it.
-            links = [f"<a href='#row-{i}'>row {i}</a>" for i in list(dict.fromkeys(_rows(anomaly)))[:30]]
+            # The row the anomaly is about first, then a few around it; the view up close has the rest.
+            rows = list(dict.fromkeys(_rows(anomaly)))
+            links = [f"<a href='#row-{i}'>row {i}</a>" for i in rows[:6]]
+            if checker == "linearizable":
+                links.append(f"<a href='#focus-{k}'>up close</a>")
+            elif len(rows) > 6:
+                links.append(f"(and {len(rows) - 6} more rows below)")
             links += [f"<a href='#mark-{k}'>at {t / 1e9:.3f} s</a>" for t in _times(anomaly)[:5]]
             lines.append(f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
                          f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip
@@ -171,6 +181,7 @@ def _legend() -> str:
     items = [(c, f"op {t}") for t, c in OP_COLOURS.items() if t != "open"]
     items += [(c, s) for s, c in STATE_COLOURS.items()] + [(c, f"{f} (shaded)") for f, c in FAULT_COLOURS.items()]
     items.append((INSTANT_COLOUR, "bounce, restart, voter change (a line at its moment)"))
+    items.append(("#c62828", "outlined: an operation an anomaly names (dashed line: its moment)"))
     spans = "".join(f"<span><i class='swatch' style='background:{c}'></i>{html.escape(t)}</span>" for c, t in items)
     return f"<div class='legend'>{spans}</div>"
 
@@ -287,7 +298,9 @@ def _throughput(scale, ops, windows) -> str:
 def _rows_table(history: pd.DataFrame, flagged: set[int], op_of: dict[int, int]) -> str:
     if not flagged:
         return ""
-    wanted = sorted(flagged | {op_of[i] for i in flagged if i in op_of})[:MAX_ROWS]
+    # Each named operation's invocation and its completion, whose value is what it returned.
+    invokes = flagged | {op_of[i] for i in flagged if i in op_of}
+    wanted = sorted(invokes | {row for row, invoke in op_of.items() if invoke in invokes})[:MAX_ROWS]
     rows = history[history["index"].isin(wanted)]
     columns = ["index", "time_ns", "process", "type", "f", "key", "value", "node", "error"]
     head = "".join(f"<th>{c}</th>" for c in columns)

@@ -158,3 +158,29 @@ def test_isolating_the_leader_shows_in_the_history_on_docker(tmp_path, leftovers
         new_leaders = inside[(inside["state"] == "leader") & (inside["event"] == "transition")]
         assert (new_leaders["node"] != isolated).any() and (new_leaders["epoch"] > before).all()
     assert leftovers() == ""
+
+
+def schedule_offsets(run_dir) -> list[tuple]:
+    """The run's schedule as offsets from the start of load: what a replay repeats."""
+    meta = json.loads((run_dir / "run.json").read_text())
+    return [(round(op["at_s"] - meta["load_start_s"], 3), op["f"], json.dumps(op["args"], sort_keys=True))
+            for op in meta["schedule"]]  # fmt: skip
+
+
+def test_repeat_and_replay_run_the_same_schedule_again(tmp_path, leftovers):
+    repeated = subprocess.run(
+        run_command(tmp_path, "--time-limit", "4", "--nemesis", "partition,kill", "--seed", "5", "--repeat", "2"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert repeated.returncode == 0, repeated.stdout + repeated.stderr
+    assert "repeat: 0 of 2 runs found a violation, 0 could not decide" in repeated.stdout
+    first, second = sorted(tmp_path.iterdir())
+    assert schedule_offsets(first) == schedule_offsets(second) and len(schedule_offsets(first)) >= 3
+    replayed = subprocess.run([sys.executable, "-m", "harness.cli", "replay", "--quiet", str(first)],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert f"replay of {first.name}: valid true then, valid true now: reproduced" in replayed.stdout
+    [third] = set(tmp_path.iterdir()) - {first, second}
+    assert schedule_offsets(third) == schedule_offsets(first)
+    assert json.loads((third / "run.json").read_text())["config"]["run_id"] is None
+    assert leftovers() == ""
