@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import random
-import signal
 import sys
 
 from pathlib import Path
@@ -18,6 +17,7 @@ import targets
 from checkers.models import MODELS
 from harness import limits
 from harness.cluster import DEFAULT_TARGET
+from harness.interrupts import interrupt_on_termination
 from harness.limits import raise_file_limit, setting_type
 from nemesis.schedule import FAULTS, TOPOLOGIES
 from workloads.generators import WORKLOADS
@@ -743,19 +743,6 @@ def crash_log() -> Path:
     with os.fdopen(handle, "w") as log:
         log.write(f"splitbrain {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
     return Path(name)
-
-
-def interrupt_on_termination() -> None:
-    """SIGTERM (what `timeout`, CI cancellation and `docker stop` send) and
-    SIGHUP (a closed terminal) behave as Ctrl-C: heal, tear down, keep the
-    history, exit 2. Where Ctrl-C is ignored (a run healing and collecting),
-    so are they."""
-
-    def as_interrupt(signum, frame) -> None:
-        signal.raise_signal(signal.SIGINT)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, as_interrupt)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import itertools
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from tqdm import tqdm
 import targets
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
+from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
@@ -259,11 +259,8 @@ class Run:
             try:
                 asyncio.run(self.load_and_faults())
             finally:
-                previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-                try:
+                with shielded():
                     self.finish(cluster)
-                finally:
-                    signal.signal(signal.SIGINT, previous)
 
     def start(self, cluster) -> None:
         """The voters first; once they have a leader, `down_at_join` of them

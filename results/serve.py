@@ -27,6 +27,7 @@ from .run_index import FILTERS, matches, scan
 PAGE_STYLE = STYLE + """
 body { max-width: none; } form.filters label { margin-right: 10px; } form.filters input { width: 7em; }
 form.filters input[name=options] { width: 14em; } td form { margin: 0; } .note { background: #fff3b0; padding: 4px 8px; }
+td.started, td.seed { white-space: nowrap; }
 .verdict-false { color: #c62828; font-weight: bold; } .verdict-true { color: #2e7d32; } .verdict-unknown, .verdict-incomplete { color: #e08a1e; }
 """
 COLUMNS = ("started", "id", "campaign", "target", "workload", "bugs", "seed", "options", "verdict", "failing")
@@ -56,6 +57,8 @@ def _cell(row: dict, column: str) -> str:
     if column == "id":
         where = quote(row["path"])
         return f"<a href='/{where}/report.html'>{value}</a>" if row["report"] else value
+    if column == "started":  # 2026-11-24T03:59:22+0000 -> 2026-11-24 03:59:22
+        return value[:19].replace("T", " ")
     if column == "verdict":
         return f"<span class='verdict-{value}'>{value}</span>"
     return value
@@ -74,7 +77,7 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
     head = "".join(f"<th>{column}</th>" for column in COLUMNS) + "<th></th>"
     body = "".join(
         f"<tr class='run' data-verdict='{html.escape(row['verdict'])}'>"
-        + "".join(f"<td>{_cell(row, column)}</td>" for column in COLUMNS)
+        + "".join(f"<td class='{column}'>{_cell(row, column)}</td>" for column in COLUMNS)
         + f"<td>{_recheck_button(row)}</td></tr>"
         for row in shown
     )

@@ -44,10 +44,15 @@ def wait_until_gone(run_dir, timeout_s=GONE_WITHIN_S) -> list[str]:
     return left
 
 
-def start_run(tmp_path, backend, nodes):
+def ignore_sigint() -> None:
+    """What a shell script's `&` does to the commands it starts in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_run(tmp_path, backend, nodes, background=False):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,kill,pause", backend=backend, nodes=nodes),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignore_sigint if background else None,
     )  # fmt: skip
     fault_in_force(tmp_path, timeout_s=60)
     [run_dir] = tmp_path.iterdir()
@@ -65,9 +70,10 @@ def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nod
     assert len(load_history(run_dir)) > 10  # history.jsonl survives for `splitbrain check`
 
 
-@pytest.mark.parametrize("backend, nodes", [("local", "3"), ("docker", "3")])
-def test_sigterm_heals_tears_down_and_keeps_the_history(tmp_path, backend, nodes):
-    process, run_dir = start_run(tmp_path, backend, nodes)
+@pytest.mark.parametrize("backend, nodes, background", [("local", "3", True), ("docker", "3", False)])
+def test_sigterm_heals_tears_down_and_keeps_the_history(tmp_path, backend, nodes, background):
+    """Also when started in the background by a script, with Ctrl-C ignored."""
+    process, run_dir = start_run(tmp_path, backend, nodes, background)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=90)
     assert process.returncode == 2 and "interrupted" in err, err

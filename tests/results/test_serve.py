@@ -77,7 +77,7 @@ def listed(url: str) -> list[str]:
     dom = chromium("--dump-dom", url).stdout
     shown = re.search(r'data-shown="(\d+)"', dom)
     rows = re.findall(r'<tr class="run".*?</tr>', dom, re.S)
-    ids = [re.search(r"<td>[^<]*</td><td>(?:<a [^>]*>)?([^<]+)", row)[1] for row in rows]
+    ids = [re.search(r'<td class="id">(?:<a [^>]*>)?([^<]+)', row)[1] for row in rows]
     assert shown and int(shown[1]) == len(ids), dom[:500]
     return ids
 
