@@ -19,7 +19,7 @@ import pandas as pd
 
 from checkers.models import APPEND_LOG
 
-WIDTH, LEFT, LANE = 1100, 110, 34
+WIDTH, LEFT, ROW = 1100, 100, 22
 MOST_CONCURRENT = 12
 LAST_BEFORE = 4
 COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
@@ -173,40 +173,49 @@ def _append_sentence(ops: list[FocusOp], stuck: FocusOp, opening: str) -> str | 
 
 
 def render_focus(history: pd.DataFrame, anomaly: dict, number: int) -> str:
-    """The sentence and the drawing, as HTML (empty when the op is not in the history)."""
+    """The sentence and the drawing, as HTML (empty when the op is not in the history).
+    One row per operation, in the order they began; the time axis spans the
+    operations that answered, so one that never answered (drawn to the right
+    edge) or began long before (cut at the left edge, marked ◀) does not
+    squeeze the rest into a corner."""
     drawn, stuck, text = focus(history, anomaly)
     if stuck is None:
         return ""
-    processes = sorted({op.process for op in drawn})
-    lane = {p: i for i, p in enumerate(processes)}
-    start = min(op.t0 for op in drawn)
-    end = max(max(op.t1 for op in drawn if op.type != "open") if any(op.type != "open" for op in drawn) else 0,
-              stuck.t1, start + 1)  # fmt: skip
-    span = end - start
+    answered = [op for op in drawn if op.type in ("ok", "fail")] + [stuck]
+    start, end = min(op.t0 for op in answered), max(op.t1 for op in answered)
+    pad = max((end - start) // 12, 1)
+    start, end = start - pad, end + pad
 
     def x(t: int) -> float:
-        return LEFT + (WIDTH - LEFT - 20) * (min(t, end) - start) / span
+        return LEFT + (WIDTH - LEFT - 10) * (min(max(t, start), end) - start) / (end - start)
 
-    top = 14
-    body = [f"<text x='4' y='{top + i * LANE + 20}'>process {p}</text>" for p, i in lane.items()]
-    for op in drawn:
-        x0, x1 = x(op.t0), x(op.t1)
-        y = top + lane[op.process] * LANE + 12
+    body = []
+    for row, op in enumerate(drawn):
+        y = 8 + row * ROW
+        # An indeterminate operation may take effect at any time after it began.
+        x0, x1 = x(op.t0), x(end if op.type in ("info", "open") else op.t1)
         outline = " stroke='#c62828' stroke-width='3'" if op is stuck else ""
         title = f"row {op.invoke}: {op.f} {_show(op.value)} → {op.type} {_show(op.result) if op.type == 'ok' else ''}"
-        body.append(f"<g class='focus-op'><rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' "
-                    f"fill='{COLOURS[op.type]}'{outline}><title>{html.escape(title)}</title></rect>"
-                    f"<text x='{x0:.1f}' y='{y - 2}'>{html.escape(op.label())}"
-                    f"{'' if op.type == 'ok' else ' (' + op.type + ')'}</text></g>")  # fmt: skip
-    bottom = top + len(processes) * LANE + 8
+        label = ("◀ " if op.t0 < start else "") + op.label() + ("" if op.type == "ok" else f" ({op.type})")
+        room = 7 * len(label) + 12
+        # The label inside a long bar, else after it, else before it.
+        where, anchor, colour = ((x0 + 6, "start", "#fff") if x1 - x0 > room else (x1 + 6, "start", "#333")
+                                 if x1 + room < WIDTH else (x0 - 6, "end", "#333"))  # fmt: skip
+        body.append(f"<g class='focus-op'><text x='4' y='{y + 11}'>process {op.process}</text>"
+                    f"<rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' fill='{COLOURS[op.type]}'"
+                    f"{outline}><title>{html.escape(title)}</title></rect>"
+                    f"<text x='{where:.1f}' y='{y + 11}' text-anchor='{anchor}' style='fill:{colour}'>"
+                    f"{html.escape(label)}</text></g>")  # fmt: skip
+    bottom = 8 + len(drawn) * ROW
     began = x(stuck.t0)
     body.append(f"<line x1='{began:.1f}' y1='0' x2='{began:.1f}' y2='{bottom}' stroke='#c62828' stroke-dasharray='4 3'/>")
     for k in range(6):
-        t = start + span * k / 5
-        body.append(f"<text x='{x(int(t)):.1f}' y='{bottom + 14}' text-anchor='middle'>{t / 1e9:.3f} s</text>")
+        t = start + (end - start) * k / 5
+        anchor = ("start", "middle", "middle", "middle", "middle", "end")[k]
+        body.append(f"<text x='{x(int(t)):.1f}' y='{bottom + 14}' text-anchor='{anchor}'>{t / 1e9:.3f} s</text>")
     height = bottom + 20
     legend = ("<div class='legend'><span><i class='swatch' style='background:#2e9e4f'></i>acknowledged</span>"
-              "<span><i class='swatch' style='background:#e08a1e'></i>indeterminate</span>"
+              "<span><i class='swatch' style='background:#e08a1e'></i>indeterminate (may take effect any time after it began: to the edge)</span>"
               "<span><i class='swatch' style='background:#9aa3ad'></i>failed</span>"
               "<span><i class='swatch' style='border:2px solid #c62828'></i>the operation no order explains "
               "(dashed: when it began)</span></div>")  # fmt: skip

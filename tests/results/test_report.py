@@ -50,7 +50,7 @@ def test_a_stale_read_is_explained_in_one_sentence_up_close(tmp_path):
     assert why == ("Process 0's read of key k1 returned 2 (rows 8 and 9, node n1). Before it began, the write of 3 "
                    "(row 6, process 1) had been acknowledged. Every write of 2 (row 4) had finished before the write "
                    "of 3 began, so 2 was overwritten before this read began: the read is stale.")  # fmt: skip
-    drawn = re.findall(r"<g class='focus-op'>.*?<text [^>]*>([^<]*)</text></g>", page)
+    drawn = re.findall(r"<g class='focus-op'>.*?</rect><text [^>]*>([^<]*)</text></g>", page)
     assert drawn == ["w 2", "w 3", "r 2"]  # k1's writes before it, and the read; nothing of k0
 
 
