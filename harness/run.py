@@ -185,7 +185,10 @@ class Run:
         self.config = config
         self.target = targets.get(config.target)
         self.rng = random.Random(config.seed)
-        run_id = config.run_id or time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}-s{config.seed}-{os.urandom(2).hex()}"
+        # The folder name says what a person looks for: when, the workload, the bugs planted, the seed.
+        bugs = "".join(f"-{bug}" for bug in sorted(config.bugs))
+        run_id = config.run_id or (time.strftime("%Y%m%dT%H%M%S")
+                                   + f"-{config.workload}{bugs}-s{config.seed}-{os.urandom(2).hex()}")  # fmt: skip
         self.run_id = run_id
         # Written under a temporary name until it has its verdict (results.history.complete).
         if (Path(config.results) / run_id).exists():

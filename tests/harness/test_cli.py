@@ -90,3 +90,13 @@ def test_one_broken_run_of_many_is_reported_and_the_rest_checked(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stdout.startswith("true ") and result.stderr.startswith(f"error   {tmp_path / 'broken'}:")
     assert (tmp_path / edn.stem / "report.html").exists()
+
+
+def test_every_option_of_every_command_is_described():
+    from harness.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    undescribed = [f"{name} {' '.join(action.option_strings) or action.dest}"
+                   for name, parser in commands.items() if parser.add_help
+                   for action in parser._actions if not action.help and action.dest != "help"]  # fmt: skip
+    assert undescribed == []
