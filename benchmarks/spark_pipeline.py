@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from checkers.verdict import check_run
+from results.checking import check_run
 from results import archive
 from results.spark_pipeline import analyze
 

@@ -164,7 +164,7 @@ def exclusive(folder: Path):
 
 def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool,
              finished_run) -> tuple[Path, list[Path]]:  # fmt: skip
-    from checkers.verdict import check_run
+    from results.checking import check_run
     from results.campaign_page import write_summary
     from results.history import complete, partial
     from results.report import write_report

@@ -226,7 +226,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Each run directory checked and its verdict written; one line per run; the
     worst exit code. A run that cannot be checked is an error line of its own
     (exit 2), and the others are still checked."""
-    from checkers.verdict import check_run
+    from results.checking import check_run
     from results.history import HistoryError, find_run_dirs
     from results.report import write_report
 
@@ -278,7 +278,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
 def cmd_archive(args: argparse.Namespace) -> int:
     """Pack runs into an archive, or verify one: every problem named, exit 2 if any."""
-    from checkers.verdict import check_run
+    from results.checking import check_run
     from results import archive
     from results.history import HistoryError, find_run_dirs
 
@@ -473,7 +473,7 @@ def cluster_down(args: argparse.Namespace) -> list[str]:
 def report(run_dir: Path) -> tuple[Path, int]:
     """Check a run directory, write its verdict and report, give it its own
     name, print a line per checker; the exit code by verdict."""
-    from checkers.verdict import check_run
+    from results.checking import check_run
     from results.history import complete
     from results.report import write_report
 

@@ -28,7 +28,8 @@ from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HistoryRecorder, frame, partial, recover
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
+from results.history import HistoryRecorder, partial, recover
 from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 

@@ -1,5 +1,6 @@
-"""The run directory's tables (DESIGN.md, "The history"): their columns and
-types, the live `history.jsonl` writer, and loading a run back.
+"""The run directory (DESIGN.md, "The history"): the live `history.jsonl`
+writer, loading a run's tables back (their columns and types are
+`checkers/schema.py`'s), and the names runs go by.
 
 `history.jsonl` is flushed row by row and is the source of truth if the
 harness dies mid-run; `recover` rebuilds the Parquet files from it.
@@ -8,7 +9,6 @@ harness dies mid-run; `recover` rebuilds the Parquet files from it.
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import time
@@ -18,68 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-# Text columns are Arrow-backed: the checkers' string work stays vectorised.
-TEXT = "string[pyarrow]"
-
-HISTORY_COLUMNS = {
-    "index": "int64",
-    "time_ns": "int64",
-    "process": "int64",
-    "type": TEXT,
-    "f": TEXT,
-    "key": TEXT,
-    "value": TEXT,
-    "node": TEXT,
-    "epoch": "Int64",
-    "leader": TEXT,
-    "offset": "Int64",
-    "error": TEXT,
-}
-EVENTS_COLUMNS = {
-    "time_ns": "int64",
-    "node": TEXT,
-    "generation": "Int64",
-    "event": TEXT,
-    "state": TEXT,
-    "epoch": "Int64",
-    "leader": TEXT,
-    "voted_for": TEXT,
-    "candidate": TEXT,
-    "offset": "Int64",
-    "hwm": "Int64",
-    "directory_id": TEXT,
-    "voters": TEXT,
-    "source": TEXT,
-    # Beyond DESIGN.md's table, for the membership checker: the directory id
-    # a vote request named for the voter (`vote`, `prevote`), and the mode of
-    # an answered voter change (`voter-change-answered`).
-    "as_directory": TEXT,
-    "ack_when_committed": "boolean",
-}
-# `key`: the list an append went to where appends are keyed (etcd); null for
-# the reference quorum's one log.
-FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT, "key": TEXT}
-OP_TYPES = ("invoke", "ok", "fail", "info")
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
 
 
 class HistoryError(ValueError):
     """A run directory file that cannot be read; the message names file and row."""
-
-
-def frame(rows: list[dict], columns: dict[str, str]) -> pd.DataFrame:
-    """Rows as a DataFrame with exactly `columns`, typed (missing values are null)."""
-    df = pd.DataFrame.from_records(rows, columns=list(columns))
-    for name, dtype in columns.items():
-        if dtype == TEXT:
-            df[name] = df[name].map(_as_text)
-        df[name] = df[name].astype(dtype)
-    return df
-
-
-def _as_text(value) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 class HistoryRecorder:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from checkers.models import Model
 
-from .history import HISTORY_COLUMNS, frame
+from checkers.schema import HISTORY_COLUMNS, frame
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 
 TYPES = ("invoke", "ok", "fail", "info")

@@ -16,7 +16,8 @@ import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
 from results.anomaly_view import render_focus
-from results.history import EVENTS_COLUMNS, PARTIAL, frame, load_history
+from checkers.schema import EVENTS_COLUMNS, frame
+from results.history import PARTIAL, load_history
 
 WIDTH, LEFT, LANE = 1100, 110, 14
 MAX_LANES = 60

@@ -101,7 +101,7 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
 
 def recheck(root: Path, path: str) -> str:
     """Check one listed run again; a sentence saying what changed."""
-    from checkers.verdict import check_run
+    from results.checking import check_run
     from results.history import HistoryError
     from results.report import write_report
 

@@ -34,7 +34,8 @@ from checkers.elections import VOTER_SETS
 from checkers.mutex import LOCK_FS
 
 from . import archive as archive_
-from .history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, conforms, normalise
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS
+from .history import conforms, normalise
 
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "membership", "mutual-exclusion",
           "linearizable")  # fmt: skip

@@ -1,6 +1,7 @@
-"""The target interface holds: outside `targets/`, code reaches a target
+"""The layout holds (DESIGN.md). Outside `targets/`, code reaches a target
 only through the registry (`targets`) and the interface
-(`targets.interface`), never by importing a target's own package."""
+(`targets.interface`), never by importing a target's own package; and
+checkers, below results and the harness, import neither."""
 
 from __future__ import annotations
 
@@ -28,5 +29,16 @@ def test_no_target_package_is_imported_outside_targets():
         for path in sorted((ROOT / folder).rglob("*.py"))
         for line, module in imported_modules(path)
         if (module == "targets" or module.startswith("targets.")) and module not in ALLOWED
+    ]
+    assert offending == []
+
+
+def test_data_flows_one_way_checkers_import_no_results_or_harness():
+    """DESIGN.md: the history schema sits below checkers and results; checkers are pure."""
+    offending = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "checkers").rglob("*.py"))
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in ("results", "harness", "nemesis", "workloads", "targets")
     ]
     assert offending == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
 from checkers.result import merge
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 
 def events(*rows):

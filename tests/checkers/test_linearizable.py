@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from checkers.linearizable import linearizable, operations
 from checkers.models import cas_register, kv, log
-from results.history import HISTORY_COLUMNS, frame
+from checkers.schema import HISTORY_COLUMNS, frame
 
 
 def history(*ops):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from checkers.membership import membership
-from results.history import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 OLD, NEW = "a" * 32, "b" * 32
 

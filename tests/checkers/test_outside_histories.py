@@ -22,7 +22,7 @@ import pytest
 
 from checkers.linearizable import linearizable
 from checkers.models import make_model
-from checkers.verdict import check_run
+from results.checking import check_run
 from checkers.wgl import splitbrain_wgl
 from results.history import load_history
 from results.importer import import_file

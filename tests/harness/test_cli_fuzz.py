@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from harness import limits
 from harness.cli import build_parser, main
-from results.history import HISTORY_COLUMNS, frame
+from checkers.schema import HISTORY_COLUMNS, frame
 
 FRACTIONS = st.integers(-10**6, 10**6).map(lambda i: i + 0.5)  # numbers that are not integers
 CASES = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

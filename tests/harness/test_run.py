@@ -14,7 +14,7 @@ import docker
 import pandas as pd
 import pytest
 
-from checkers.verdict import check_run
+from results.checking import check_run
 from results.history import load_history
 from tests.results.test_exporter import round_trip
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from checkers.models import cas_register
-from checkers.verdict import check_run
+from results.checking import check_run
 from results import archive
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from checkers.models import cas_register
-from checkers.verdict import check_run
+from results.checking import check_run
+from checkers.schema import HISTORY_COLUMNS, frame
 from results.exporter import export_edn
-from results.history import HISTORY_COLUMNS, frame
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain
 

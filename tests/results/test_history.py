@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from results.history import HISTORY_COLUMNS, HistoryError, HistoryRecorder, load_history, recover
+from checkers.schema import HISTORY_COLUMNS
+from results.history import HistoryError, HistoryRecorder, load_history, recover
 
 
 def test_rows_are_flushed_live_and_typed(tmp_path):

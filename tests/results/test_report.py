@@ -74,7 +74,7 @@ def test_a_real_runs_report_renders_in_a_headless_browser(tmp_path):
 
 def test_instant_faults_are_marked_on_the_timeline(tmp_path):
     """A bounce has no window to shade: it is a line at its moment, in the legend too."""
-    from results.history import HISTORY_COLUMNS, frame
+    from checkers.schema import HISTORY_COLUMNS, frame
     from results.report import write_report
 
     rows = [{"process": -1, "type": "invoke", "f": "bounce"}, {"process": -1, "type": "ok", "f": "bounce", "node": '["n2"]'},

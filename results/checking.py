@@ -1,0 +1,54 @@
+"""A run directory's verdict: its tables read (a crashed run's torn last line
+left out and named), then every checker that applies (`checkers/verdict.py`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
+from checkers.verdict import DEFAULT_BUDGET_S, check_imported, check_tables
+
+from .history import HistoryError, load_history, read_table
+
+
+def _table(path: Path, columns: dict) -> pd.DataFrame:
+    """A run's table, or an empty one where the run has none."""
+    return read_table(path, columns) if path.exists() else frame([], columns)
+
+
+def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
+    """The verdict of a run directory. A torn last line of a crashed run's
+    history.jsonl is left out, and the verdict says so: `warnings` names the
+    line and `stats.torn_lines` counts it."""
+    run_dir = Path(run_dir)
+    warnings: list[str] = []
+    history = load_history(run_dir, warnings)
+    meta = _run_meta(run_dir)
+    if "source" in meta:
+        verdict = check_imported(history, meta["model"], budget_s)
+    else:
+        events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
+        final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
+        verdict = check_tables(history, events, final, budget_s, meta.get("capabilities"))
+    verdict["stats"] = {"history_rows": len(history), "torn_lines": len(warnings)}
+    if warnings:
+        verdict["warnings"] = warnings
+    return verdict
+
+
+def _run_meta(run_dir: Path) -> dict:
+    path = run_dir / "run.json"
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except ValueError as error:
+        raise HistoryError(f"{path}: not JSON: {error}") from None
+    if not isinstance(meta, dict) or ("source" in meta and not isinstance(meta.get("model"), dict)) or not isinstance(
+        meta.get("capabilities", {}), dict
+    ):
+        raise HistoryError(f"{path}: not a run description (an object, with a model if imported)")
+    return meta
