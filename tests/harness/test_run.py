@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from results.checking import check_run
-from results.history import load_history
+from harness.ownership import RUN_ENV, marked_processes
+from results.history import PARTIAL, load_history
 from tests.results.test_exporter import round_trip
 
 pytestmark = pytest.mark.slow
@@ -28,20 +29,17 @@ def run_command(results, *extra, backend="local", nodes="3"):
     ]  # fmt: skip
 
 
-def proxy_servers() -> set[str]:
-    found = subprocess.run(["pgrep", "-f", "harness.toxiproxy"], capture_output=True, text=True)
-    return set(found.stdout.split())
-
-
 @pytest.fixture
 def leftovers(tmp_path):
-    """Processes still running from this test's results root (nodes) and
-    link proxy servers that were not running before the test."""
-    before = proxy_servers()
+    """Processes still running of this test's runs: anything started from its
+    results root (nodes), and anything marked with one of its run ids (the
+    link proxy server too). Other runs on the machine are not counted."""
 
     def still_running() -> str:
         nodes = subprocess.run(["pgrep", "-af", str(tmp_path)], capture_output=True, text=True).stdout
-        return nodes + " ".join(sorted(proxy_servers() - before))
+        run_ids = {d.name.removesuffix(PARTIAL) for d in tmp_path.iterdir() if d.is_dir()}
+        marked = sorted(pid for run_id in run_ids for pid in marked_processes(RUN_ENV, run_id))
+        return nodes + " ".join(map(str, marked))
 
     return still_running
 
