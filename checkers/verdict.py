@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .availability import availability
+from .coverage import coverage
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
@@ -43,7 +44,13 @@ def check_tables(
     if (events["event"] == "voters").any() or history["f"].isin(CHANGES).any():
         results["membership"] = run_checker(membership, history, events, final)
     results["availability"] = run_checker(availability, history, events)
-    return merge(results)
+    verdict = merge(results)
+    # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
+    try:
+        verdict["coverage"] = coverage(history, events)
+    except Exception as error:  # as with a checker: a bug here must not lose the verdicts
+        verdict["coverage"] = {"cells": [], "hit": 0, "error": f"{type(error).__name__}: {error}"}
+    return verdict
 
 
 def check_imported(history: pd.DataFrame, model_spec: dict, budget_s: float = DEFAULT_BUDGET_S) -> dict:

@@ -193,6 +193,8 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         "start_time": meta.get("start_time") or meta.get("imported_at"),
         "valid": str(verdict.get("valid")).lower(),
         "anomalies": sum(len(c.get("anomalies", [])) for c in checkers.values()),
+        # What the run's faults tried (checkers/coverage.py), as JSON: analyze adds the cells up.
+        "coverage": json.dumps((verdict.get("coverage") or {}).get("cells", [])),
     }
     for name, result in checkers.items():
         row[f"valid_{name}"] = str(result.get("valid")).lower()

@@ -1,6 +1,7 @@
 """A campaign's `summary.html`: per target option set, how many runs failed
 and which checkers caught them; then every run with its verdict, its first
-anomaly and a link to its report."""
+anomaly and a link to its report; then what the campaign's faults tried
+(their coverage cells added up)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,21 @@ import html
 import json
 from pathlib import Path
 
-from .report import STYLE
+from checkers.coverage import add_up
+
+from .report import STYLE, coverage_table
 
 
 def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     """`runs`: (target name, run directory) in matrix order."""
     rows = []
+    verdicts = []
     for target, run_dir in runs:
         try:
             verdict = json.loads((run_dir / "verdict.json").read_text())
         except (OSError, ValueError):
             verdict = {"valid": "not run", "checkers": {}}
+        verdicts.append(verdict)
         failing = {name: r for name, r in verdict.get("checkers", {}).items() if r.get("valid") is not True}
         rows.append((target, run_dir, verdict.get("valid"), failing))
     per_target: dict[str, list] = {}
@@ -41,6 +46,8 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
                     f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
                     f"<td>{html.escape(first)}</td></tr>")  # fmt: skip
     body.append("</table>")
+    body.append(coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts),
+                               "the campaign's faults"))  # fmt: skip
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
             f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
             f"{''.join(head)}{''.join(body)}</body></html>")  # fmt: skip

@@ -26,6 +26,7 @@ MAX_ROWS = 400
 # The rows an anomaly is about (a linearizable prefix is context, not blame: it is not outlined).
 ROW_FIELDS = ("index", "window")
 MAX_FOCUSED = 3
+ROLE_ORDER = ("leader", "follower", "candidate", "other", "leader-cut-off", "followers-cut-off", "links")
 TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
@@ -41,6 +42,8 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ddd; padding: 2
 tr:target { background: #fff3b0; } .legend span { display: inline-block; margin-right: 14px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 svg text { font: 11px sans-serif; fill: #333; }
+table.coverage td.hit { background: #e3f2e6; } table.coverage td.missed { background: #fdecea; }
+table.coverage td.na { color: #bbb; }
 """
 
 
@@ -84,6 +87,7 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         _latency(scale, ops, windows),
         "<h2>Throughput (acknowledged operations per second)</h2>",
         _throughput(scale, ops, windows),
+        coverage_table(verdict.get("coverage", {}).get("cells", [])),
         _rows_table(history, flagged, op_of),
         "<script>document.body.dataset.rendered = document.querySelectorAll('svg .op').length;</script>",
         "</body></html>",
@@ -176,6 +180,37 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
                          f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip
         lines.append("</ol>")
     return "\n".join(lines)
+
+
+def roles_for(fault: str) -> tuple[str, ...]:
+    """The roles a fault of this kind can hit (checkers/coverage.py)."""
+    return {"partition": ("leader-cut-off", "followers-cut-off"), "latency": ("links",)}.get(
+        fault, ("leader", "follower", "candidate", "other"))
+
+
+def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:
+    """Fault kind x the role of what it hit, each cell the times it was tried
+    (its title: what else was going on); empty cells are what was never tried."""
+    if not cells:
+        return ""
+    faults = sorted({c["fault"] for c in cells})
+    roles = [r for r in ROLE_ORDER if any(r in roles_for(f) for f in faults)]
+    rows = []
+    for fault in faults:
+        tds = []
+        for role in roles:
+            if role not in roles_for(fault):
+                tds.append("<td class='na'>–</td>")
+                continue
+            mine = [c for c in cells if c["fault"] == fault and c["role"] == role]
+            count = sum(c["count"] for c in mine)
+            title = "; ".join(f"{c['with']}: {c['count']}" for c in mine)
+            tds.append(f"<td title='{html.escape(title)}' class='{'hit' if count else 'missed'}'>{count or ''}</td>")
+        rows.append(f"<tr><th>{html.escape(fault)}</th>{''.join(tds)}</tr>")
+    head = "".join(f"<th>{html.escape(r)}</th>" for r in roles)
+    return (f"<h2>Coverage</h2><p>What {html.escape(what)} tried: {len(cells)} cells of (fault, role hit, what else "
+            "was going on); hover a count for the last. An empty cell was never tried.</p>"
+            f"<table class='coverage'><tr><th>fault</th>{head}</tr>{''.join(rows)}</table>")
 
 
 def _legend() -> str:

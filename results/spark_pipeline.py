@@ -9,7 +9,8 @@ verdicts equal. Linearizability runs per (run, key) group in parallel with
 the pandas checker inside (`applyInPandas`). Then the summaries: failure rate
 per target option set and nemesis, availability figures, verdicts that differ
 across seeds or repeats of one configuration (flaky), and runs whose archived
-verdict the re-check contradicts.
+verdict the re-check contradicts, and the coverage cells of every run's
+faults added up per option set (what the archive never tried).
 
 The archive is verified first: a corrupt or partial entry is named and left
 out of the analysis, and the command then exits 2 (1 is for failing runs).
@@ -385,6 +386,18 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
     return pd.DataFrame(rows, columns=["run_id", "checker", "valid", "kinds"])
 
 
+COVERAGE_CELLS = "array<struct<fault:string,role:string,with:string,count:long>>"
+
+
+def coverage(runs: DataFrame, by: list[str]) -> DataFrame:
+    """Every run's coverage cells added up per option set: how often each
+    (fault, role hit, what else was going on) was tried, in how many runs."""
+    cells = runs.select(*by, "run_id", F.explode(F.from_json("coverage", COVERAGE_CELLS)).alias("cell"))
+    return (cells.groupBy(*by, "cell.fault", "cell.role", "cell.with")
+            .agg(F.sum("cell.count").alias("tried"), F.countDistinct("run_id").alias("runs"))
+            .orderBy(*by, "fault", "role", "with"))  # fmt: skip
+
+
 def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Failure rates, availability figures, flaky configurations, disagreements, as Spark aggregations."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
@@ -422,6 +435,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
             if before is not None and pd.notna(before) and before != valid:
                 disagreements.append({"run_id": run_id, "checker": checker, "archived": before, "rechecked": valid})
     return {
+        "coverage": coverage(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
         "failure_rate": failure_rate.toPandas(),
         "availability": availability.toPandas(),
         "flaky": flaky.toPandas(),
@@ -445,7 +459,7 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
     step = progress or (lambda name: None)
     if not run_ids:  # nothing sound to analyse: say so, without Spark
         rechecked = pd.DataFrame(columns=["run_id", "checker", "valid", "kinds"])
-        results = {name: pd.DataFrame() for name in ("failure_rate", "availability", "flaky")}
+        results = {name: pd.DataFrame() for name in ("coverage", "failure_rate", "availability", "flaky")}
         results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])
     else:
         step("spark session")

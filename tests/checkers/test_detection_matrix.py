@@ -129,6 +129,8 @@ def test_archived_analysed_on_spark_and_gated(matrix):
     assert found["problems"] == [] and found["disagreements"].empty, found["disagreements"]
     rates = found["failure_rate"]
     assert set(rates["option_set"]) == set(runs), rates  # each [targets.NAME], not just the target
+    tried = found["coverage"]  # every run's coverage cells, added up per option set
+    assert {"partition", "kill", "bounce"} <= set(tried["fault"]) and "leader-cut-off" in set(tried["role"]), tried
     for bug, checkers in CAUGHT_BY.items():
         mine = rates[rates["bugs"] == bug]
         caught_by = {name for names in mine["caught_by"] for name in names.split(",")}

@@ -70,6 +70,9 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
         assert (run_dir / name).exists(), name
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["valid"] is True and set(verdict["checkers"]) >= {"committed-data-loss", "election-safety"}
+    # What the faults tried, by the role of what they hit: the report shows it as a table.
+    assert verdict["coverage"]["hit"] >= 3 and {c["role"] for c in verdict["coverage"]["cells"]} & {"leader", "follower"}
+    assert "<table class='coverage'>" in (run_dir / "report.html").read_text()
     history = load_history(run_dir)
     nemesis = history[history["process"] == -1]
     assert (nemesis["type"] == "invoke").sum() == (nemesis["type"] != "invoke").sum() >= 3

@@ -1,0 +1,107 @@
+"""What a run's faults tried: each fault confirmed in the history becomes a
+cell of (fault kind, the role of what it hit, what else was going on), so a
+user sees which cells a campaign never reached, and a guided nemesis can aim
+for them.
+
+- The role comes from the nodes' own states at the fault's moment (the
+  events table: status polls and log transitions): `leader`, `follower`,
+  `candidate` (also Pre-Vote's prospective or pre-candidate), `other`
+  (unattached, resigned, an observer, a node down). A partition is
+  `leader-cut-off` when the leader is left without a majority of the nodes
+  on its side, else `followers-cut-off`; faults on every link are `links`.
+- What else was going on: the kinds of the other faults in force, and
+  `election` while some node was a candidate. Nothing of that is `alone`.
+
+Pure: a function of the history and events tables.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pandas as pd
+
+from .availability import fault_windows
+
+CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
+LINK_FAULTS = {"partition", "latency"}
+# Faults whose cells are counted; recoveries and bookkeeping are not faults.
+FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink")
+
+
+def role_of(state) -> str:
+    if state == "leader":
+        return "leader"
+    if state == "follower":
+        return "follower"
+    if state in CANDIDATE_STATES:
+        return "candidate"
+    return "other"
+
+
+def states_at(events: pd.DataFrame, time_ns: int) -> dict[str, str]:
+    """Each node's last known state at `time_ns` (status polls and transitions)."""
+    known = events[(events["time_ns"] <= time_ns) & events["state"].notna() & events["node"].notna()]
+    latest = known.sort_values("time_ns", kind="stable").groupby("node")["state"].last()
+    return latest.to_dict()
+
+
+def _touched(node_json) -> list:
+    if node_json is None or pd.isna(node_json):
+        return []
+    try:
+        value = json.loads(node_json)
+    except (TypeError, ValueError):
+        return []
+    return value if isinstance(value, list) else []
+
+
+def _partition_role(links: list, states: dict[str, str]) -> str:
+    """Whether the cut links leave the leader without a majority on its side
+    (both ways reachable, the leader counted)."""
+    leaders = [node for node, state in states.items() if state == "leader"]
+    nodes = set(states)
+    if not leaders or not nodes:
+        return "other"
+    leader = leaders[0]
+    cut = {tuple(link) for link in links if isinstance(link, list) and len(link) == 2}
+    side = {leader} | {node for node in nodes - {leader} if (leader, node) not in cut and (node, leader) not in cut}
+    return "followers-cut-off" if len(side) * 2 > len(nodes) else "leader-cut-off"
+
+
+def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str]) -> dict:
+    """The coverage cell of one fault at its moment."""
+    if fault == "partition":
+        role = _partition_role(touched, states)
+    elif fault in LINK_FAULTS:
+        role = "links"
+    else:
+        roles = {role_of(states.get(node)) for node in touched if isinstance(node, str)}
+        role = next((r for r in ("leader", "candidate", "follower", "other") if r in roles), "other")
+    context = sorted(set(in_force))
+    if any(role_of(state) == "candidate" for state in states.values()):
+        context.append("election")
+    return {"fault": fault, "role": role, "with": "+".join(context) or "alone"}
+
+
+def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+    """The cells this run's faults hit, with how often, sorted; `hit` counts them."""
+    nemesis = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(FAULT_KINDS)]
+    windows = fault_windows(history)
+    found = []
+    for row in nemesis.itertuples(index=False):
+        t = int(row.time_ns)
+        others = [w.f for w in windows.itertuples(index=False) if w.start_ns < t < w.end_ns and w.f != row.f]
+        found.append({**cell(str(row.f), _touched(row.node), states_at(events, t - 1), others), "count": 1})
+    cells = add_up([found])
+    return {"cells": cells, "hit": len(cells), "faults": len(found)}
+
+
+def add_up(cell_lists) -> list[dict]:
+    """Cells of many runs (or faults) as one list, counts added, sorted."""
+    counts: Counter = Counter()
+    for cells in cell_lists:
+        for c in cells:
+            counts[(c["fault"], c["role"], c["with"])] += c["count"]
+    return [{"fault": f, "role": r, "with": w, "count": n} for (f, r, w), n in sorted(counts.items())]

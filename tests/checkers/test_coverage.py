@@ -1,0 +1,53 @@
+"""Coverage cells: each fault in the history becomes (fault, role of what it
+hit, what else was going on), from the nodes' own states at its moment."""
+
+from __future__ import annotations
+
+import json
+
+from checkers.coverage import add_up, coverage
+from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+
+MS = 1_000_000
+
+
+def nemesis(rows):
+    out = []
+    for index, (t, f, touched) in enumerate(rows):
+        for kind in ("invoke", "ok"):
+            out.append({"index": 2 * index + (kind == "ok"), "time_ns": t * MS + (kind == "ok"), "process": -1,
+                        "type": kind, "f": f, "node": None if kind == "invoke" else json.dumps(touched)})  # fmt: skip
+    return frame(out, HISTORY_COLUMNS)
+
+
+def states(*rows):
+    return frame([{"time_ns": t * MS, "node": n, "event": "status", "state": s} for t, n, s in rows], EVENTS_COLUMNS)
+
+
+def test_each_fault_gets_the_role_it_hit_and_what_else_was_in_force():
+    events = states((0, "n1", "leader"), (0, "n2", "follower"), (0, "n3", "follower"), (50, "n2", "candidate"))
+    cut_leader_off = [["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]]
+    history = nemesis([(10, "pause", ["n1"]), (20, "resume", ["n1"]), (30, "kill", ["n2"]),
+                       (40, "partition", cut_leader_off), (60, "bounce", ["n3"]), (70, "heal-all", [])])  # fmt: skip
+    found = coverage(history, events)
+    assert found["cells"] == [
+        {"fault": "bounce", "role": "follower", "with": "kill+partition+election", "count": 1},
+        {"fault": "kill", "role": "follower", "with": "alone", "count": 1},
+        {"fault": "partition", "role": "leader-cut-off", "with": "kill", "count": 1},
+        {"fault": "pause", "role": "leader", "with": "alone", "count": 1},
+    ]
+    assert found["hit"] == 4 and found["faults"] == 4
+
+
+def test_a_partition_that_keeps_the_leader_with_a_majority_cuts_followers_off():
+    events = states((0, "n1", "leader"), (0, "n2", "follower"), (0, "n3", "follower"))
+    history = nemesis([(10, "partition", [["n3", "n1"], ["n1", "n3"], ["n3", "n2"], ["n2", "n3"]])])
+    assert coverage(history, events)["cells"][0]["role"] == "followers-cut-off"
+
+
+def test_cells_of_many_runs_add_up():
+    one = [{"fault": "kill", "role": "leader", "with": "alone", "count": 2}]
+    other = [{"fault": "kill", "role": "leader", "with": "alone", "count": 1},
+             {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
+    assert add_up([one, other]) == [{"fault": "kill", "role": "leader", "with": "alone", "count": 3},
+                                    {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
