@@ -29,6 +29,7 @@ history kept) and run again. The campaign folder gets `summary.html`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -48,7 +49,8 @@ TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
-OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress", "option_set"}
+OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress", "option_set", "coverage_file"}
+COVERAGE_FILE = "coverage.json"
 
 
 class CampaignError(ValueError):
@@ -123,6 +125,20 @@ def _check_matrix(path: Path, target: str, matrix: dict) -> None:
         raise CampaignError(f"{path}: targets.{target}: repeats {problem}")
 
 
+def tried_so_far(folder: Path, planned: list[PlannedRun]) -> Path:
+    """The coverage cells of the campaign's finished runs added up, written to
+    the campaign folder for the next guided run."""
+    from checkers.coverage import add_up
+
+    verdicts = []
+    for plan in planned:
+        with contextlib.suppress(OSError, ValueError):
+            verdicts.append(json.loads((folder / plan.run_id / "verdict.json").read_text()))
+    path = folder / COVERAGE_FILE
+    path.write_text(json.dumps(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts), indent=1) + "\n")
+    return path
+
+
 def finished(run_dir: Path) -> bool:
     try:
         return json.loads((run_dir / "verdict.json").read_text())["valid"] in (True, False, "unknown")
@@ -181,7 +197,10 @@ def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progres
                         aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
                         aside.parent.mkdir(exist_ok=True)
                         shutil.move(cut_short, aside)
-                run = Run(plan.config)
+                config = plan.config
+                if config.nemesis_strategy == "guided":  # later runs go where earlier ones did not
+                    config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
+                run = Run(config)
                 run.execute()
                 (run.dir / "verdict.json").write_text(json.dumps(check_run(run.dir), indent=2, default=str) + "\n")
                 write_report(run.dir)

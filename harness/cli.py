@@ -87,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--nemesis latency needs the link proxies, not --net iptables")
     config = RunConfig(
         topologies=[t.strip() for t in args.topologies.split(",")] if args.topologies else None,
+        nemesis_strategy=args.nemesis_strategy,
         target=args.target,
         backend=args.backend,
         nodes=args.nodes,
@@ -194,7 +195,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # Run settings as `splitbrain run` spells them, for messages about them.
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
-           "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies"}  # fmt: skip
+           "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
+           "nemesis_strategy": "--nemesis-strategy"}  # fmt: skip
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:
@@ -597,6 +599,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
     )
     run.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
+    run.add_argument(
+        "--nemesis-strategy", default="random", choices=["random", "guided"],
+        help="random: a schedule drawn from the seed; guided: each fault chosen from the nodes' states for the least-tried coverage cell",
+    )  # fmt: skip
     run.add_argument("--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults")
     run.add_argument("--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults")
     run.add_argument("--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together")

@@ -26,6 +26,7 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
+from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
@@ -36,7 +37,8 @@ from workloads.generators import WORKLOADS, Operation, make_workload
 QUIESCE_TIMEOUT_S = 20.0
 LINK_FAULTS = {"partition", "latency", "churn"}
 MEMBERSHIP_FAULTS = {"wipe", "membership"}
-CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS)}
+CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS),
+           "nemesis_strategy": ("random", "guided")}  # fmt: skip
 
 
 @dataclass
@@ -70,6 +72,11 @@ class RunConfig:
     toxiproxy: str | None = None
     net: str = "proxy"
     topologies: list[str] | None = None
+    # `random`: a schedule drawn from the seed before the run; `guided`: each
+    # fault chosen when its turn comes, for the coverage cells least tried
+    # (nemesis/guided.py), counting those in `coverage_file` (a campaign's).
+    nemesis_strategy: str = "random"
+    coverage_file: Path | None = None
     hosts: Path | None = None
     progress: bool = True
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
@@ -83,7 +90,7 @@ class RunConfig:
         version does not know are left out."""
         known = {f.name for f in fields(cls)}
         values = {name: value for name, value in data.items() if name in known}
-        for name in ("results", "hosts"):
+        for name in ("results", "hosts", "coverage_file"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
         return cls(**values)
@@ -135,6 +142,10 @@ class RunConfig:
             raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
         if self.down_at_join >= voters:
             raise ValueError(f"down_at_join: must be fewer than the {voters} initial voters, not {self.down_at_join}")
+        unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
+        if self.nemesis_strategy == "guided" and (unguided or not self.nemesis):
+            raise ValueError(f"nemesis: the guided strategy aims {', '.join(GUIDED_FAULTS)}"
+                             + (f", not {', '.join(unguided)}" if unguided else "; name at least one"))  # fmt: skip
         problem = schedule_problem(self.time_limit_s, self.interval_s)
         if problem:
             raise ValueError(f"interval_s: {problem}")
@@ -202,14 +213,19 @@ class Run:
         self.leader_hint: str | None = None
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
-        self.schedule = generate(
-            random.Random(config.seed),
-            config.nemesis,
-            config.time_limit_s,
-            config.interval_s,
-            config.nodes,
-            config.schedule_topologies(),
-        )
+        self.guide = None
+        if config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
+            self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file))
+            self.schedule: list[NemesisOp] = []
+        else:
+            self.schedule = generate(
+                random.Random(config.seed),
+                config.nemesis,
+                config.time_limit_s,
+                config.interval_s,
+                config.nodes,
+                config.schedule_topologies(),
+            )
         self.meta = {
             "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
             "seed": config.seed,
@@ -335,9 +351,53 @@ class Run:
 
     async def run_schedule(self, deadline: float) -> None:
         start = deadline - self.config.time_limit_s
+        if self.guide is not None:
+            await self.run_guided(start)
+            return
         for op in self.schedule:
             await asyncio.sleep(max(0.0, start + op.at_s - time.monotonic()))
             await asyncio.to_thread(self.nemesis.invoke, op)
+
+    async def run_guided(self, start: float) -> None:
+        """Turns of an interval of faults and a quiet one: a fault chosen from
+        what the nodes say now, maybe a second halfway through, then heal-all."""
+        interval, limit = self.config.interval_s, self.config.time_limit_s
+
+        async def at(offset_s: float, op: NemesisOp | None) -> None:
+            await asyncio.sleep(max(0.0, start + offset_s - time.monotonic()))
+            if op is not None:
+                self.decided(op)
+                await asyncio.to_thread(self.nemesis.invoke, op)
+
+        turn = interval
+        while turn + interval <= limit:
+            await at(turn, None)
+            first = self.guide.choose(self.observe())
+            await at(turn, first and self.guide.op(turn, first))
+            await at(turn + interval / 2, None)
+            second = first and self.guide.overlap(self.observe(), first)
+            await at(turn + interval / 2, second and self.guide.op(turn + interval / 2, second))
+            await at(turn + interval, first and NemesisOp(turn + interval, "heal-all"))
+            turn += 2 * interval
+        await at(limit, NemesisOp(limit, "heal-all"))
+
+    def observe(self) -> Observation:
+        """Each live node's latest state from the status probes."""
+        states: dict[str, str] = {}
+        gone = self.nemesis.down | self.nemesis.paused | self.nemesis.removed
+        for event in reversed(self.events):
+            node = event.get("node")
+            if node not in states and node not in gone and event.get("state"):
+                states[node] = event["state"]
+            if len(states) + len(gone) >= len(self.cluster.ids):
+                break
+        return Observation(states)
+
+    def decided(self, op: NemesisOp) -> None:
+        """A guided decision, into run.json's schedule (on the history's clock)."""
+        self.schedule.append(op)
+        self.meta["schedule"].append({**asdict(op), "at_s": round(self.meta["load_start_s"] + op.at_s, 6)})
+        self.write_meta()
 
     async def client_worker(self, deadline: float) -> None:
         config = self.config

@@ -48,7 +48,10 @@ class Nemesis:
     def perform(self, op: NemesisOp):
         f, args = op.f, op.args
         if f == "partition":
-            grudge = self.grudge(args["topology"], random.Random(args.get("seed")))
+            if args.get("node") in self.cluster.ids:  # a node named by the guided nemesis
+                grudge = topologies.isolate(list(self.cluster.ids), args["node"])
+            else:
+                grudge = self.grudge(args["topology"], random.Random(args.get("seed")))
             self.faulty_links = True
             return [list(link) for link in self.links.cut(topologies.links(grudge))]
         if f == "latency":

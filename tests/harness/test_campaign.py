@@ -86,3 +86,44 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     failures = [line for line in gated.stdout.splitlines() if line.startswith("FAIL")]
     assert failures and all(line.startswith(f"FAIL {buggy}: committed-data-loss") or
                             line.startswith(f"FAIL {buggy}: linearizable") for line in failures), gated.stdout  # fmt: skip
+
+
+GUIDED = """
+[campaign]
+name = "guided"
+results = "{results}"
+backend = "local"
+nodes = 5
+time_limit_s = 9
+interval_s = 1.5
+nemesis_strategy = "guided"
+workloads = ["append"]
+nemeses = ["partition,kill,pause,bounce"]
+seeds = [1, 2]
+
+[targets.correct]
+"""
+
+
+def test_a_guided_campaign_aims_by_role_and_carries_coverage_over(tmp_path):
+    """Each fault chosen from the nodes' states when its turn comes, written
+    into run.json as decided; the second run starts from the first's cells."""
+    path = tmp_path / "guided.toml"
+    path.write_text(GUIDED.format(results=tmp_path / "runs"))
+    done = splitbrain("campaign", "--quiet", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    folder = tmp_path / "runs" / "guided"
+    first, second = folder / "correct-append-partition+kill+pause+bounce-s1-r0", folder / "correct-append-partition+kill+pause+bounce-s2-r0"
+    schedule = json.loads((first / "run.json").read_text())["schedule"]
+    aimed = [op for op in schedule if "aim" in op["args"]]
+    assert len(aimed) >= 3 and schedule[-1]["f"] == "heal-all"
+    verdict = json.loads((first / "verdict.json").read_text())
+    assert verdict["valid"] is True
+    # What the run aimed for is what its coverage shows it hit (roles seen a moment earlier may have moved on).
+    hit = {"/".join((c["fault"], c["role"], c["with"])) for c in verdict["coverage"]["cells"]}
+    assert len({op["args"]["aim"] for op in aimed} & hit) >= len(aimed) // 2, (aimed, hit)
+    carried = json.loads((second / "run.json").read_text())["config"]["coverage_file"]
+    assert carried == str(folder / "coverage.json")
+    tried = json.loads((folder / "coverage.json").read_text())
+    assert {(c["fault"], c["role"], c["with"]) for c in tried} == {tuple(a.split("/")) for a in hit}
+    assert json.loads((second / "verdict.json").read_text())["valid"] is True

@@ -1,0 +1,126 @@
+"""The feedback-guided nemesis (`--nemesis-strategy guided`): instead of a
+schedule drawn before the run, each fault is chosen when its turn comes,
+from what the nodes say about themselves then, to reach a coverage cell
+(`checkers/coverage.py`: fault kind, role of what it hits, what else is
+going on) tried least so far. Ties go to the cells that hold the most risk
+(the leader cut off or killed, a fault during an election), then to the
+seeded generator, so a seed reproduces the decisions given the same
+observations.
+
+Each turn is one interval of faults followed by a quiet one: a first fault,
+then halfway through, if a node fault would reach a cell never tried with
+the first in force, that one too (overlapping faults), then `heal-all`.
+Coverage carries over: a campaign hands each run what its earlier runs
+tried, so later runs go where earlier ones did not.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from checkers.coverage import role_of
+
+from .schedule import NemesisOp
+
+NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe")
+GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS)
+# The cells that hold the most risk, tried first among equals.
+RISK = {("partition", "leader-cut-off"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2, ("bounce", "candidate"): 2,
+        ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1}  # fmt: skip
+Cell = tuple[str, str, str]
+
+
+def read_tried(path: Path | None) -> Counter:
+    """Cells tried before, from a coverage file (a list of cells with counts, as verdicts hold them)."""
+    if path is None or not Path(path).exists():
+        return Counter()
+    return Counter({(c["fault"], c["role"], c["with"]): c["count"] for c in json.loads(Path(path).read_text())})
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the nodes say at a moment: each live node's state, and the kinds of faults in force."""
+
+    states: dict[str, str]
+    in_force: tuple[str, ...] = ()
+
+    def context(self, also: tuple[str, ...] = ()) -> str:
+        context = sorted(set(self.in_force) | set(also))
+        if any(role_of(state) == "candidate" for state in self.states.values()):
+            context.append("election")
+        return "+".join(context) or "alone"
+
+    def nodes_in(self, role: str) -> list[str]:
+        return sorted(node for node, state in self.states.items() if role_of(state) == role)
+
+
+@dataclass(frozen=True)
+class Choice:
+    cell: Cell
+    f: str
+    args: dict
+
+
+class Guide:
+    def __init__(self, rng: random.Random, kinds: list[str], topologies: list[str] | None = None,
+                 tried: Counter | None = None) -> None:  # fmt: skip
+        self.rng = rng
+        self.kinds = [k for k in kinds if k in NODE_FAULTS or k in ("partition", "latency")]
+        self.topologies = topologies
+        self.tried: Counter = Counter(tried or {})
+
+    def choices(self, seen: Observation, node_faults_only: bool = False) -> list[Choice]:
+        """Every fault that could be aimed now, with the cell it would reach."""
+        context = seen.context()
+        found = []
+        for kind in self.kinds:
+            if kind in NODE_FAULTS:
+                for role in ("leader", "follower", "candidate"):
+                    for node in seen.nodes_in(role)[:1] if role == "leader" else seen.nodes_in(role):
+                        found.append(Choice((kind, role, context), kind, {"nodes": [node], "role": role}))
+            elif node_faults_only:
+                continue
+            elif kind == "latency":
+                found.append(Choice(("latency", "links", context), "latency", {"latency_ms": 200, "jitter_ms": 20}))
+            elif kind == "partition":
+                found += self._partitions(seen, context)
+        return found
+
+    def _partitions(self, seen: Observation, context: str) -> list[Choice]:
+        allowed = self.topologies
+        found = []
+        if seen.nodes_in("leader") and (allowed is None or "isolate-leader" in allowed):
+            found.append(Choice(("partition", "leader-cut-off", context), "partition",
+                                {"topology": "isolate-leader", "seed": self.rng.randrange(2**31)}))  # fmt: skip
+        if allowed is None or "isolate" in allowed:
+            for node in seen.nodes_in("follower"):
+                found.append(Choice(("partition", "followers-cut-off", context), "partition",
+                                    {"topology": "isolate", "node": node}))  # fmt: skip
+        return found
+
+    def choose(self, seen: Observation, node_faults_only: bool = False) -> Choice | None:
+        """The least tried cell reachable now (risk, then the seed, break ties); None if none is."""
+        options = self.choices(seen, node_faults_only)
+        if not options:
+            return None
+        self.rng.shuffle(options)
+        best = min(options, key=lambda c: (self.tried[c.cell], -RISK.get(c.cell[:2], 0)))
+        self.tried[best.cell] += 1
+        return best
+
+    def overlap(self, seen: Observation, first: Choice) -> Choice | None:
+        """A node fault to add halfway through `first`, only where it reaches a cell never tried."""
+        options = [c for c in self.choices(Observation(seen.states, seen.in_force + (first.f,)), node_faults_only=True)
+                   if self.tried[c.cell] == 0]  # fmt: skip
+        if not options:
+            return None
+        choice = self.rng.choice(options)
+        self.tried[choice.cell] += 1
+        return choice
+
+    def op(self, at_s: float, choice: Choice) -> NemesisOp:
+        return NemesisOp(at_s, choice.f, {**choice.args, "aim": "/".join(choice.cell)})
