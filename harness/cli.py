@@ -180,9 +180,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.run_dir}: an imported history: there is no run to replay")
     try:
         config = RunConfig.from_json(meta["config"])
+        # The faults the run made, at the same offsets from the start of load, aimed as they were (by role).
+        start = meta.get("load_start_s", 0.0)
+        schedule = [{**op, "at_s": round(max(0.0, op["at_s"] - start), 6)} for op in meta.get("schedule", [])]
     except (KeyError, TypeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
-    config = dataclasses.replace(config, run_id=None, progress=not args.quiet,
+    config = dataclasses.replace(config, run_id=None, progress=not args.quiet, schedule=schedule,
                                  results=args.results or args.run_dir.resolve().parent)  # fmt: skip
     validated(config)
     before = verdict_of(args.run_dir)

@@ -77,6 +77,8 @@ class RunConfig:
     # (nemesis/guided.py), counting those in `coverage_file` (a campaign's).
     nemesis_strategy: str = "random"
     coverage_file: Path | None = None
+    # A schedule to run as it is (`replay`): ops with `at_s` from the start of load.
+    schedule: list[dict] | None = None
     hosts: Path | None = None
     progress: bool = True
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
@@ -142,6 +144,10 @@ class RunConfig:
             raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
         if self.down_at_join >= voters:
             raise ValueError(f"down_at_join: must be fewer than the {voters} initial voters, not {self.down_at_join}")
+        for op in self.schedule or []:
+            if not (isinstance(op, dict) and isinstance(op.get("f"), str) and isinstance(op.get("at_s"), (int, float))
+                    and 0 <= op["at_s"] <= self.time_limit_s and isinstance(op.get("args", {}), dict)):  # fmt: skip
+                raise ValueError(f"schedule: every operation needs f, args and at_s within the time limit, not {op!r}")
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy == "guided" and (unguided or not self.nemesis):
             raise ValueError(f"nemesis: the guided strategy aims {', '.join(GUIDED_FAULTS)}"
@@ -213,8 +219,10 @@ class Run:
         self.leader_hint: str | None = None
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
-        self.guide = None
-        if config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
+        self.guide: Guide | None = None
+        if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
+            self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
+        elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
             self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file))
             self.schedule: list[NemesisOp] = []
         else:

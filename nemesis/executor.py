@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import random
 
+from checkers.coverage import CANDIDATE_STATES
+
 from . import topologies
 from .members import MemberChanges
 from .membership import VoterChanges
@@ -48,8 +50,9 @@ class Nemesis:
     def perform(self, op: NemesisOp):
         f, args = op.f, op.args
         if f == "partition":
-            if args.get("node") in self.cluster.ids:  # a node named by the guided nemesis
-                grudge = topologies.isolate(list(self.cluster.ids), args["node"])
+            if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
+                chosen = self.targets(args["target"], random.Random(args.get("seed")))
+                grudge = topologies.isolate(list(self.cluster.ids), chosen[0]) if chosen else {}
             else:
                 grudge = self.grudge(args["topology"], random.Random(args.get("seed")))
             self.faulty_links = True
@@ -160,6 +163,9 @@ class Nemesis:
             leader = self.leader()
             followers = [n for n in live if n != leader]
             return [rng.choice(followers)] if followers else []
+        if target == "candidate":  # a node mid-election, if there is one
+            running = [n for n in live if (self.cluster.status(n) or {}).get("state") in CANDIDATE_STATES]
+            return [rng.choice(running)] if running else [rng.choice(live)]
         if target == "minority":
             count = min(len(live), (len(self.cluster.ids) - 1) // 2)
             return sorted(rng.sample(live, count))

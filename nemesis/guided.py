@@ -74,14 +74,16 @@ class Guide:
         self.tried: Counter = Counter(tried or {})
 
     def choices(self, seen: Observation, node_faults_only: bool = False) -> list[Choice]:
-        """Every fault that could be aimed now, with the cell it would reach."""
+        """Every fault that could be aimed now, with the cell it would reach.
+        Faults are aimed by role (the executor finds who holds it when the
+        fault is made), so a replay aims them the same way."""
         context = seen.context()
+        roles = [role for role in ("leader", "follower", "candidate") if seen.nodes_in(role)]
         found = []
         for kind in self.kinds:
             if kind in NODE_FAULTS:
-                for role in ("leader", "follower", "candidate"):
-                    for node in seen.nodes_in(role)[:1] if role == "leader" else seen.nodes_in(role):
-                        found.append(Choice((kind, role, context), kind, {"nodes": [node], "role": role}))
+                found += [Choice((kind, role, context), kind, {"target": role, "seed": self.rng.randrange(2**31)})
+                          for role in roles]  # fmt: skip
             elif node_faults_only:
                 continue
             elif kind == "latency":
@@ -96,10 +98,9 @@ class Guide:
         if seen.nodes_in("leader") and (allowed is None or "isolate-leader" in allowed):
             found.append(Choice(("partition", "leader-cut-off", context), "partition",
                                 {"topology": "isolate-leader", "seed": self.rng.randrange(2**31)}))  # fmt: skip
-        if allowed is None or "isolate" in allowed:
-            for node in seen.nodes_in("follower"):
-                found.append(Choice(("partition", "followers-cut-off", context), "partition",
-                                    {"topology": "isolate", "node": node}))  # fmt: skip
+        if seen.nodes_in("follower") and (allowed is None or "isolate" in allowed):
+            found.append(Choice(("partition", "followers-cut-off", context), "partition",
+                                {"topology": "isolate", "target": "follower", "seed": self.rng.randrange(2**31)}))  # fmt: skip
         return found
 
     def choose(self, seen: Observation, node_faults_only: bool = False) -> Choice | None:

@@ -10,6 +10,7 @@ import pytest
 from harness.campaign import CampaignError, load
 from results.history import partial
 from tests.harness.test_cli import splitbrain
+from tests.harness.test_run import schedule_offsets
 
 CAMPAIGN = """
 [campaign]
@@ -127,3 +128,8 @@ def test_a_guided_campaign_aims_by_role_and_carries_coverage_over(tmp_path):
     tried = json.loads((folder / "coverage.json").read_text())
     assert {(c["fault"], c["role"], c["with"]) for c in tried} == {tuple(a.split("/")) for a in hit}
     assert json.loads((second / "verdict.json").read_text())["valid"] is True
+    # A replay makes the decisions the guided run made, at the same offsets (aimed by role again).
+    replayed = splitbrain("replay", "--quiet", "--results", str(tmp_path / "replays"), str(first))
+    assert replayed.returncode == 0 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
+    [again] = (tmp_path / "replays").iterdir()
+    assert schedule_offsets(again) == schedule_offsets(first)

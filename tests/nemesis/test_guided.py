@@ -12,7 +12,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.coverage import cell
+from checkers.coverage import cell, role_of
 from nemesis import topologies
 from nemesis.guided import Guide, Observation
 from nemesis.schedule import NemesisOp, generate
@@ -38,6 +38,16 @@ class SimNemesis:
     def run(self, ms: int) -> None:
         self.load.run(ms)
 
+    def aim(self, target: str, states: dict[str, str], rng: random.Random) -> list[str]:
+        """The executor's targets, on the simulation: by role, else any live node."""
+        live = sorted(states)
+        leader = self.sim.leader()
+        holding = {"leader": [leader] if leader in live else [],
+                   "follower": [n for n in live if n != leader],
+                   "candidate": [n for n in live if role_of(states[n]) == "candidate"]}.get(target, [])  # fmt: skip
+        pool = holding or live
+        return [rng.choice(pool)] if pool else []
+
     def apply(self, op: NemesisOp) -> None:
         sim, args = self.sim, op.args
         if op.f in ("heal", "resume", "start", "heal-all"):
@@ -52,16 +62,15 @@ class SimNemesis:
         states, rng = self.states(), random.Random(args.get("seed"))
         if op.f == "partition":
             nodes = list(sim.ids)
-            grudge = (topologies.isolate(nodes, args["node"]) if "node" in args
-                      else topologies.make(args["topology"], nodes, rng, sim.leader()))  # fmt: skip
+            if args.get("target") == "follower":
+                grudge = topologies.isolate(nodes, self.aim("follower", states, rng)[0])
+            else:
+                grudge = topologies.make(args["topology"], nodes, rng, sim.leader())
             cut = topologies.links(grudge)
             sim.cut |= cut
             touched = [list(link) for link in cut]
         else:
-            live = sorted(states)
-            target = args.get("target", "one")
-            touched = args.get("nodes") or ([sim.leader()] if target == "leader" and sim.leader() in live
-                                            else [rng.choice(live)] if live else [])  # fmt: skip
+            touched = self.aim(args.get("target", "one"), states, rng)
             for node in touched:
                 if op.f == "pause":
                     sim.pause(node)
