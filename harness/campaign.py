@@ -125,6 +125,27 @@ def _check_matrix(path: Path, target: str, matrix: dict) -> None:
         raise CampaignError(f"{path}: targets.{target}: repeats {problem}")
 
 
+def to_toml(comment: str, campaign: dict, targets: dict[str, dict]) -> str:
+    """A campaign file: a comment, [campaign], then a [targets.NAME] each."""
+
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(float(v)) if isinstance(v, float) else str(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(str(k))} = {value(x)}" for k, x in v.items() if x is not None) + "}"
+        return json.dumps(str(v))  # TOML's basic strings take JSON's escapes
+
+    lines = [f"# {line}" for line in comment.splitlines()] + ["[campaign]"]
+    lines += [f"{key} = {value(v)}" for key, v in campaign.items()]
+    for name, table in targets.items():
+        lines += ["", f"[targets.{json.dumps(name)}]"] + [f"{key} = {value(v)}" for key, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
 def tried_so_far(folder: Path, planned: list[PlannedRun]) -> Path:
     """The coverage cells of the campaign's finished runs added up, written to
     the campaign folder for the next guided run."""

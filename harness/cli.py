@@ -163,37 +163,58 @@ def execute(config) -> tuple[Path, int]:
     return report(run.dir)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """The run's settings and seed again (so the same fault schedule, aimed by
-    role, and the same operations); then whether the verdict came back."""
+def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
+    """A run directory's settings with the schedule it recorded (offsets from
+    the start of load, faults aimed as they were: by role), ready to run
+    again; a one-line UsageError for anything else."""
     from harness.run import RunConfig
-    from results.run_index import verdict_of
 
-    meta_path = args.run_dir / "run.json"
+    meta_path = run_dir / "run.json"
     try:
         meta = json.loads(meta_path.read_text())
     except OSError as error:
-        raise UsageError(f"{meta_path}: cannot read: {error.strerror or error} (is {args.run_dir} a run directory?)") from None
+        raise UsageError(f"{meta_path}: cannot read: {error.strerror or error} (is {run_dir} a run directory?)") from None
     except ValueError as error:
         raise UsageError(f"{meta_path}: not JSON: {error}") from None
     if isinstance(meta, dict) and "source" in meta:
-        raise UsageError(f"{args.run_dir}: an imported history: there is no run to replay")
+        raise UsageError(f"{run_dir}: an imported history: there is no run to run again")
     try:
         config = RunConfig.from_json(meta["config"])
-        # The faults the run made, at the same offsets from the start of load, aimed as they were (by role).
         start = meta.get("load_start_s", 0.0)
         schedule = [{**op, "at_s": round(max(0.0, op["at_s"] - start), 6)} for op in meta.get("schedule", [])]
     except (KeyError, TypeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
-    config = dataclasses.replace(config, run_id=None, progress=not args.quiet, schedule=schedule,
-                                 results=args.results or args.run_dir.resolve().parent)  # fmt: skip
+    config = dataclasses.replace(config, run_id=None, progress=not quiet, schedule=schedule,
+                                 results=results or run_dir.resolve().parent)  # fmt: skip
     validated(config)
+    return config
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """The run's settings, seed and recorded faults again; then whether the verdict came back."""
+    from results.run_index import verdict_of
+
+    config = recorded_run(args.run_dir, args.results, args.quiet)
     before = verdict_of(args.run_dir)
     run_dir, code = execute(config)
     now = verdict_of(run_dir)
     same = "reproduced" if now == before else "not reproduced"
     print(f"replay of {args.run_dir.name}: valid {before} then, valid {now} now: {same} ({run_dir})")
     return code
+
+
+def cmd_shrink(args: argparse.Namespace) -> int:
+    from harness.shrinking import ShrinkError, shrink_run
+
+    results = args.results or args.run_dir.resolve().parent / f"shrink-{args.run_dir.name}"
+    config = recorded_run(args.run_dir, results, quiet=True)
+    try:
+        shrunk, toml = shrink_run(args.run_dir, config, args.trials, args.to, lambda c: execute(c)[0])
+    except ShrinkError as error:
+        raise UsageError(str(error)) from None
+    print(f"shrunk: {shrunk.faults} fault(s), {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
+          f"(splitbrain campaign {toml}); trial runs in {results}")  # fmt: skip
+    return EXIT_VALID
 
 
 # Run settings as `splitbrain run` spells them, for messages about them.
@@ -636,6 +657,14 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--results", type=Path, help="where the new run goes (default: beside RUN_DIR)")
     replay.add_argument("--quiet", action="store_true", help="no progress bar")
     replay.set_defaults(func=cmd_replay)
+
+    shrink = commands.add_parser("shrink", help="fewer faults and a shorter run that still fail, as a campaign file")
+    shrink.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a failing run directory")
+    shrink.add_argument("--trials", type=limits.TRIALS.parse, default=2, metavar="N",
+                        help="runs per candidate schedule (it fails if any of them fails)")  # fmt: skip
+    shrink.add_argument("--to", type=Path, help="the campaign file to write (default: beside the trial runs)")
+    shrink.add_argument("--results", type=Path, help="where trial runs go (default: shrink-RUN beside RUN_DIR)")
+    shrink.set_defaults(func=cmd_shrink)
 
     check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
     check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")

@@ -79,6 +79,7 @@ OBSERVERS = Range(int, least=0, most=MAX_NODES)
 SIM_NODES = Range(int, least=1, most=MAX_NODES)
 PORT = Range(int, least=0, most=65_535)
 REPEAT = Range(int, least=1, most=100_000)
+TRIALS = Range(int, least=1, most=100)
 
 
 def setting_type(name: str):

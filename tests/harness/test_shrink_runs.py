@@ -1,0 +1,44 @@
+"""`splitbrain shrink` on a real failing run (local processes): fewer
+faults and a shorter run that still fail, written as a campaign file that
+fails again when `splitbrain campaign` runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from tests.harness.test_run import run_command
+
+pytestmark = pytest.mark.slow
+
+
+def splitbrain(*args):
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=900)
+
+
+def test_a_failing_run_shrinks_to_a_campaign_that_fails_again(tmp_path):
+    runs = tmp_path / "runs"
+    failing = subprocess.run(
+        run_command(runs, "--time-limit", "12", "--interval", "2", "--nemesis", "partition,pause", "--topologies",
+                    "isolate-leader", "--bug", "ack-before-commit", "--seed", "3"),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    [run_dir] = runs.iterdir()
+    original = [op for op in json.loads((run_dir / "run.json").read_text())["schedule"] if op["f"] in ("partition", "pause")]
+    shrunk_file = tmp_path / "shrunk.toml"
+    shrunk = splitbrain("shrink", "--trials", "2", "--to", str(shrunk_file), str(run_dir))
+    assert shrunk.returncode == 0, shrunk.stdout + shrunk.stderr
+    assert "candidate 1:" in shrunk.stdout and f"campaign: {shrunk_file}" in shrunk.stdout
+    campaign = tomllib.loads(shrunk_file.read_text())
+    schedule = campaign["targets"]["shrunk"]["schedule"]
+    left = [op for op in schedule if op["f"] in ("partition", "pause")]
+    assert 1 <= len(left) < len(original) and schedule[-1]["f"] == "heal-all"
+    assert campaign["campaign"]["time_limit_s"] <= 12 and campaign["campaign"]["bugs"] == ["ack-before-commit"]
+    again = splitbrain("campaign", "--quiet", "--results", str(tmp_path / "again"), str(shrunk_file))
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "committed-data-loss" in again.stdout
