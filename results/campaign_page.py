@@ -14,6 +14,10 @@ from checkers.coverage import add_up
 from .report import STYLE, coverage_table
 
 
+def _shrink(run_dir: Path) -> str:
+    return f"<code>splitbrain shrink {html.escape(str(run_dir))}</code>"
+
+
 def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     """`runs`: (target name, run directory) in matrix order."""
     rows = []
@@ -37,14 +41,15 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
         head.append(f"<tr><td>{html.escape(target)}</td><td>{len(results)}</td><td>{failed}</td>"
                     f"<td>{html.escape(', '.join(caught))}</td></tr>")  # fmt: skip
     head.append("</table>")
-    body = ["<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th></tr>"]
+    body = ["<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th>"
+            "<th>fewer faults that still fail</th></tr>"]
     for target, run_dir, valid, failing in rows:
         first = next((f"{name}: {(r.get('anomalies') or [{}])[0].get('summary', r.get('error', ''))}"
                       for name, r in failing.items()), "")  # fmt: skip
         link = run_dir.relative_to(folder) / "report.html"
         body.append(f"<tr><td><a href='{html.escape(str(link))}'>{html.escape(run_dir.name)}</a></td>"
                     f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
-                    f"<td>{html.escape(first)}</td></tr>")  # fmt: skip
+                    f"<td>{html.escape(first)}</td><td>{_shrink(run_dir) if valid is False else ''}</td></tr>")  # fmt: skip
     body.append("</table>")
     body.append(coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts),
                                "the campaign's faults"))  # fmt: skip

@@ -78,6 +78,7 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     summary = (folder / "summary.html").read_text()
     assert f"href='{buggy.name}/report.html'" in summary and "committed-data-loss" in summary
     assert "What the campaign&#x27;s faults tried" in summary and "<th>partition</th>" in summary
+    assert f"<code>splitbrain shrink {buggy}</code>" in summary
     [aside] = (folder / "interrupted").iterdir()
     assert aside.name.startswith(buggy.name) and (aside / "history.jsonl").exists()
     policy = tmp_path / "policy.toml"
