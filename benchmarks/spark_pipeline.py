@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from results.checking import check_run
 from results import archive
+from results.checking import check_run
 from results.spark_pipeline import analyze
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
@@ -29,7 +30,6 @@ from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from results.history import HistoryRecorder, partial, recover
 from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
@@ -220,11 +220,12 @@ class Run:
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.guide: Guide | None = None
+        self.schedule: list[NemesisOp]
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
             self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
         elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
             self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file))
-            self.schedule: list[NemesisOp] = []
+            self.schedule = []
         else:
             self.schedule = generate(
                 random.Random(config.seed),

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
-from results.anomaly_view import render_focus
 from checkers.schema import EVENTS_COLUMNS, frame
+from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history
 
 WIDTH, LEFT, LANE = 1100, 110, 14

@@ -22,8 +22,8 @@ import pytest
 
 from checkers.linearizable import linearizable
 from checkers.models import make_model
-from results.checking import check_run
 from checkers.wgl import splitbrain_wgl
+from results.checking import check_run
 from results.history import load_history
 from results.importer import import_file
 

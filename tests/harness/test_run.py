@@ -14,8 +14,8 @@ import docker
 import pandas as pd
 import pytest
 
-from results.checking import check_run
 from harness.ownership import RUN_ENV, marked_processes
+from results.checking import check_run
 from results.history import PARTIAL, load_history
 from tests.results.test_exporter import round_trip
 

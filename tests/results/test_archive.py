@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from checkers.models import cas_register
-from results.checking import check_run
 from results import archive
+from results.checking import check_run
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from checkers.models import cas_register
-from results.checking import check_run
 from checkers.schema import HISTORY_COLUMNS, frame
+from results.checking import check_run
 from results.exporter import export_edn
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain

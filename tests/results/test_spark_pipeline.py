@@ -20,15 +20,15 @@ import pyspark
 import pytest
 
 from checkers.models import cas_register
-from harness.ports import free_port
+from checkers.schema import EVENTS_COLUMNS, frame
 from checkers.verdict import check_tables
-from results.checking import check_run
+from harness.ports import free_port
 from results import archive
+from results.checking import check_run
 from results.importer import import_file
 from results.spark_pipeline import SAFETY, analyze
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
-from checkers.schema import EVENTS_COLUMNS, frame
 from tests.checkers.test_checkers import KEYED, keyed_final
 from tests.checkers.test_mutex import guarded, history as lock_history, session
 from tests.checkers.test_on_simulated_histories import churn
