@@ -204,8 +204,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
-    from harness.shrinking import ShrinkError, shrink_run
+    from harness.shrinking import ShrinkError, failing_checkers, shrink_run
 
+    if (args.run_dir / "verdict.json").exists() and not failing_checkers(args.run_dir):
+        raise UsageError(f"{args.run_dir}: no checker failed in this run: nothing to shrink")
+    if args.to is not None and not args.to.resolve().parent.is_dir():
+        raise UsageError(f"--to: {args.to.parent} is not a folder")
     results = args.results or args.run_dir.resolve().parent / f"shrink-{args.run_dir.name}"
     config = recorded_run(args.run_dir, results, quiet=True)
     try:

@@ -100,3 +100,18 @@ def test_every_option_of_every_command_is_described():
                    for name, parser in commands.items() if parser.add_help
                    for action in parser._actions if not action.help and action.dest != "help"]  # fmt: skip
     assert undescribed == []
+
+
+def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
+    passing = tmp_path / "passing"
+    passing.mkdir()
+    (passing / "run.json").write_text(json.dumps({"config": {"nemesis": []}, "seed": 1, "schedule": []}))
+    (passing / "verdict.json").write_text(json.dumps({"valid": True, "checkers": {"linearizable": {"valid": True}}}))
+    for args, message in [
+        (["shrink", str(passing)], "nothing to shrink"),
+        (["shrink", "--to", str(tmp_path / "no" / "x.toml"), str(passing)], "--to"),
+        (["replay", str(tmp_path / "nowhere")], "cannot read"),
+        (["shrink", str(tmp_path)], "cannot read"),
+    ]:
+        done = splitbrain(*args)
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and message in done.stderr, (args, done.stderr)
