@@ -103,13 +103,15 @@ def test_every_option_of_every_command_is_described():
 
 
 def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
-    passing = tmp_path / "passing"
-    passing.mkdir()
-    (passing / "run.json").write_text(json.dumps({"config": {"nemesis": []}, "seed": 1, "schedule": []}))
-    (passing / "verdict.json").write_text(json.dumps({"valid": True, "checkers": {"linearizable": {"valid": True}}}))
+    runs = {}
+    for name, valid in (("passing", True), ("failing", False)):
+        runs[name] = tmp_path / name
+        runs[name].mkdir()
+        (runs[name] / "run.json").write_text(json.dumps({"config": {"nemesis": []}, "seed": 1, "schedule": []}))
+        (runs[name] / "verdict.json").write_text(json.dumps({"valid": valid, "checkers": {"linearizable": {"valid": valid}}}))
     for args, message in [
-        (["shrink", str(passing)], "nothing to shrink"),
-        (["shrink", "--to", str(tmp_path / "no" / "x.toml"), str(passing)], "--to"),
+        (["shrink", str(runs["passing"])], "nothing to shrink"),
+        (["shrink", "--to", str(tmp_path / "no" / "x.toml"), str(runs["failing"])], "--to"),
         (["replay", str(tmp_path / "nowhere")], "cannot read"),
         (["shrink", str(tmp_path)], "cannot read"),
     ]:
