@@ -382,11 +382,18 @@ class Run:
         while turn + interval <= limit:
             await at(turn, None)
             first = self.guide.choose(self.observe())
-            await at(turn, first and self.guide.op(turn, first))
-            await at(turn + interval / 2, None)
-            second = first and self.guide.overlap(self.observe(), first)
-            await at(turn + interval / 2, second and self.guide.op(turn + interval / 2, second))
-            await at(turn + interval, first and NemesisOp(turn + interval, "heal-all"))
+            made = [first] if first else []
+            ops = self.guide.ops(turn, first, interval) if first else []
+            for op in ops:
+                await at(op.at_s, op)
+            if len(ops) == 1:  # a single fault: maybe a second one halfway through
+                await at(turn + interval / 2, None)
+                second = self.guide.overlap(self.observe(), first)
+                if second:
+                    made.append(second)
+                    await at(turn + interval / 2, self.guide.op(turn + interval / 2, second))
+            for op in self.guide.undo(turn + interval, made) if made else []:
+                await at(op.at_s, op)
             turn += 2 * interval
         await at(limit, NemesisOp(limit, "heal-all"))
 

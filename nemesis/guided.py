@@ -24,10 +24,12 @@ from pathlib import Path
 
 from checkers.coverage import role_of
 
-from .schedule import NemesisOp
+from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe")
-GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS)
+GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "membership")
+# A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
+MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2, ("bounce", "candidate"): 2,
         ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1}  # fmt: skip
@@ -69,7 +71,7 @@ class Guide:
     def __init__(self, rng: random.Random, kinds: list[str], topologies: list[str] | None = None,
                  tried: Counter | None = None) -> None:  # fmt: skip
         self.rng = rng
-        self.kinds = [k for k in kinds if k in NODE_FAULTS or k in ("partition", "latency")]
+        self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
         self.topologies = topologies
         self.tried: Counter = Counter(tried or {})
 
@@ -90,7 +92,22 @@ class Guide:
                 found.append(Choice(("latency", "links", context), "latency", {"latency_ms": 200, "jitter_ms": 20}))
             elif kind == "partition":
                 found += self._partitions(seen, context)
+            elif kind == "membership" and "leader" in roles and "follower" in roles:
+                found += [Choice((variant, "follower", context), "membership", {"variant": variant}) for variant in MEMBERSHIP]
         return found
+
+    def ops(self, at_s: float, choice: Choice, interval_s: float) -> list[NemesisOp]:
+        """The operations a choice makes: one fault, or a voter change's several (then `rejoin`)."""
+        if choice.f != "membership":
+            return [self.op(at_s, choice)]
+        made = MEMBERSHIP[choice.args["variant"]](self.rng, at_s, interval_s)
+        return [NemesisOp(made[0].at_s, made[0].f, {**made[0].args, "aim": "/".join(choice.cell)}), *made[1:]]
+
+    @staticmethod
+    def undo(at_s: float, made: list[Choice]) -> list[NemesisOp]:
+        """What ends a turn: lost disks and removed voters added back, then everything healed."""
+        rejoin = [NemesisOp(at_s, "rejoin", {"of": "membership"})] if any(c.f in ("wipe", "membership") for c in made) else []
+        return rejoin + [NemesisOp(at_s, "heal-all")]
 
     def _partitions(self, seen: Observation, context: str) -> list[Choice]:
         allowed = self.topologies
@@ -115,7 +132,7 @@ class Guide:
 
     def overlap(self, seen: Observation, first: Choice) -> Choice | None:
         """A node fault to add halfway through `first`, only where it reaches a cell never tried."""
-        options = [c for c in self.choices(Observation(seen.states, seen.in_force + (first.f,)), node_faults_only=True)
+        options = [c for c in self.choices(Observation(seen.states, seen.in_force + (first.cell[0],)), node_faults_only=True)
                    if self.tried[c.cell] == 0]  # fmt: skip
         if not options:
             return None

@@ -55,14 +55,22 @@ def churn(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
 
 
 def membership(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    return (membership_wipe if rng.random() < 0.5 else membership_shrink)(rng, at, interval_s)
+
+
+def membership_wipe(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    """A follower's disk lost, and the leader killed before it is added again."""
     tag = {"during": "membership"}
-    if rng.random() < 0.5:
-        return [
-            NemesisOp(at, "wipe", {"target": "follower", "seed": rng.randrange(2**31), **tag}),
-            NemesisOp(at + interval_s / 3, "kill", {"target": "leader", **tag}),
-            NemesisOp(at + 2 * interval_s / 3, "start", tag),
-        ]
-    return [NemesisOp(at, "shrink", {"count": rng.choice([1, 2]), "seed": rng.randrange(2**31), **tag})]
+    return [
+        NemesisOp(at, "wipe", {"target": "follower", "seed": rng.randrange(2**31), **tag}),
+        NemesisOp(at + interval_s / 3, "kill", {"target": "leader", **tag}),
+        NemesisOp(at + 2 * interval_s / 3, "start", tag),
+    ]
+
+
+def membership_shrink(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    """One or two followers removed at once."""
+    return [NemesisOp(at, "shrink", {"count": rng.choice([1, 2]), "seed": rng.randrange(2**31), "during": "membership"})]
 
 
 def generate(

@@ -153,3 +153,19 @@ def test_the_choice_is_always_among_the_least_tried_reachable_cells(states, seed
         if choice:
             assert guide.tried[choice.cell] - 1 == least
             assert choice.f in kinds and choice.cell[2] == seen.context()
+
+
+def test_voter_changes_are_guided_as_the_random_schedule_makes_them_then_rejoined():
+    guide = Guide(random.Random(1), ["membership", "kill"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    wanted = {("wipe", "follower", "alone"), ("shrink", "follower", "alone")}
+    assert {c.cell for c in guide.choices(seen) if c.f == "membership"} == wanted
+    made = [guide.choose(seen) for _ in range(5)]
+    change = next(c for c in made if c.f == "membership")
+    ops = guide.ops(3.0, change, 2.0)
+    assert ops[0].f == change.cell[0] and ops[0].args["aim"] == "/".join(change.cell)
+    assert all(op.args.get("during") == "membership" for op in ops) and all(3.0 <= op.at_s < 5.0 for op in ops)
+    assert [op.f for op in guide.undo(5.0, [change])] == ["rejoin", "heal-all"]
+    assert [op.f for op in guide.undo(5.0, [c for c in made if c.f == "kill"][:1])] == ["heal-all"]
+    # Without a leader and a follower to aim at, no voter change is offered.
+    assert not [c for c in guide.choices(Observation({"n1": "candidate"})) if c.f == "membership"]
