@@ -7,9 +7,11 @@ going on) tried least so far. Ties go to the cells that hold the most risk
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
-Each turn is one interval of faults followed by a quiet one: a first fault,
+Each turn is one interval of faults followed by a quiet one: a first fault
+(or a voter change among faults, made as the random schedule makes them),
 then halfway through, if a node fault would reach a cell never tried with
-the first in force, that one too (overlapping faults), then `heal-all`.
+the first in force, that one too (overlapping faults), then lost disks and
+removed voters added back and `heal-all`.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
@@ -97,7 +99,7 @@ class Guide:
         return found
 
     def ops(self, at_s: float, choice: Choice, interval_s: float) -> list[NemesisOp]:
-        """The operations a choice makes: one fault, or a voter change's several (then `rejoin`)."""
+        """The operations a choice makes: one fault, or a voter change's several."""
         if choice.f != "membership":
             return [self.op(at_s, choice)]
         made = MEMBERSHIP[choice.args["variant"]](self.rng, at_s, interval_s)
@@ -120,9 +122,9 @@ class Guide:
                                 {"topology": "isolate", "target": "follower", "seed": self.rng.randrange(2**31)}))  # fmt: skip
         return found
 
-    def choose(self, seen: Observation, node_faults_only: bool = False) -> Choice | None:
+    def choose(self, seen: Observation) -> Choice | None:
         """The least tried cell reachable now (risk, then the seed, break ties); None if none is."""
-        options = self.choices(seen, node_faults_only)
+        options = self.choices(seen)
         if not options:
             return None
         self.rng.shuffle(options)
