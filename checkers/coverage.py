@@ -79,10 +79,15 @@ def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str])
     else:
         roles = {role_of(states.get(node)) for node in touched if isinstance(node, str)}
         role = next((r for r in ("leader", "candidate", "follower", "other") if r in roles), "other")
-    context = sorted(set(in_force))
+    return {"fault": fault, "role": role, "with": context(in_force, states)}
+
+
+def context(in_force, states: dict[str, str]) -> str:
+    """What else was going on: the other faults' kinds, and `election` while a node was a candidate."""
+    going_on = sorted(set(in_force))
     if any(role_of(state) == "candidate" for state in states.values()):
-        context.append("election")
-    return {"fault": fault, "role": role, "with": "+".join(context) or "alone"}
+        going_on.append("election")
+    return "+".join(going_on) or "alone"
 
 
 def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:

@@ -201,10 +201,9 @@ def exclusive(folder: Path):
 
 def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool,
              finished_run) -> tuple[Path, list[Path]]:  # fmt: skip
-    from results.checking import check_run
     from results.campaign_page import write_summary
+    from results.checking import check_and_record
     from results.history import complete, partial
-    from results.report import write_report
 
     (folder / "campaign.json").write_text(json.dumps(
         {"config": str(Path(config_path).resolve()), "runs": [{"run_id": p.run_id, "target": p.target} for p in planned]},
@@ -223,8 +222,7 @@ def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progres
                     config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
                 run = Run(config)
                 run.execute()
-                (run.dir / "verdict.json").write_text(json.dumps(check_run(run.dir), indent=2, default=str) + "\n")
-                write_report(run.dir)
+                check_and_record(run.dir)
                 complete(run.dir)
             finished_run(run_dir)
             bar.update()

@@ -256,9 +256,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Each run directory checked and its verdict written; one line per run; the
     worst exit code. A run that cannot be checked is an error line of its own
     (exit 2), and the others are still checked."""
-    from results.checking import check_run
+    from results.checking import check_and_record
     from results.history import HistoryError, find_run_dirs
-    from results.report import write_report
 
     try:
         run_dirs = find_run_dirs(args.run_dirs)
@@ -267,11 +266,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst = EXIT_VALID
     for run_dir in tqdm(run_dirs, desc="runs", unit="run", disable=_no_bar(args, run_dirs)):
         try:
-            verdict = check_run(run_dir, args.budget)
+            verdict = check_and_record(run_dir, args.budget)
             for warning in verdict.get("warnings", []):
                 tqdm.write(f"splitbrain: warning: {warning}", file=sys.stderr)
-            (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-            write_report(run_dir)
         except (UsageError, HistoryError, OSError) as error:
             tqdm.write(one_line(f"error   {run_dir}: {error}"), file=sys.stderr)
             worst = max(worst, EXIT_ERROR)
@@ -503,13 +500,10 @@ def cluster_down(args: argparse.Namespace) -> list[str]:
 def report(run_dir: Path) -> tuple[Path, int]:
     """Check a run directory, write its verdict and report, give it its own
     name, print a line per checker; the exit code by verdict."""
-    from results.checking import check_run
+    from results.checking import check_and_record
     from results.history import complete
-    from results.report import write_report
 
-    verdict = check_run(run_dir)
-    (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    write_report(run_dir)
+    verdict = check_and_record(run_dir)
     run_dir = complete(run_dir)
     print(f"run directory: {run_dir}", file=sys.stderr)
     print(f"report: {run_dir / 'report.html'}")

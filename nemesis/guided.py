@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.coverage import role_of
+from checkers.coverage import context as context_of, role_of
 
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
@@ -52,11 +52,8 @@ class Observation:
     states: dict[str, str]
     in_force: tuple[str, ...] = ()
 
-    def context(self, also: tuple[str, ...] = ()) -> str:
-        context = sorted(set(self.in_force) | set(also))
-        if any(role_of(state) == "candidate" for state in self.states.values()):
-            context.append("election")
-        return "+".join(context) or "alone"
+    def context(self) -> str:
+        return context_of(self.in_force, self.states)
 
     def nodes_in(self, role: str) -> list[str]:
         return sorted(node for node, state in self.states.items() if role_of(state) == role)

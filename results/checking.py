@@ -19,6 +19,16 @@ def _table(path: Path, columns: dict) -> pd.DataFrame:
     return read_table(path, columns) if path.exists() else frame([], columns)
 
 
+def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
+    """Check a run directory and write what people read: verdict.json and report.html."""
+    from .report import write_report
+
+    verdict = check_run(run_dir, budget_s)
+    (Path(run_dir) / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+    write_report(run_dir)
+    return verdict
+
+
 def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """The verdict of a run directory. A torn last line of a crashed run's
     history.jsonl is left out, and the verdict says so: `warnings` names the
@@ -26,7 +36,7 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     run_dir = Path(run_dir)
     warnings: list[str] = []
     history = load_history(run_dir, warnings)
-    meta = _run_meta(run_dir)
+    meta = run_meta(run_dir)
     if "source" in meta:
         verdict = check_imported(history, meta["model"], budget_s)
     else:
@@ -39,7 +49,8 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     return verdict
 
 
-def _run_meta(run_dir: Path) -> dict:
+def run_meta(run_dir: Path) -> dict:
+    """run.json, checked to be a run description ({} where there is none); HistoryError names what is wrong."""
     path = run_dir / "run.json"
     if not path.exists():
         return {}

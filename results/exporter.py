@@ -28,6 +28,7 @@ from pathlib import Path
 import edn_format
 import pandas as pd
 
+from .checking import run_meta
 from .history import HistoryError, load_history
 
 K = edn_format.Keyword
@@ -52,9 +53,9 @@ def edn_value(value):
 def model_of(run_dir: Path, history: pd.DataFrame) -> dict:
     """The model the history is checked against (name and initial value), or ExportError."""
     try:
-        meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    except ValueError as error:
-        raise ExportError(f"{run_dir / 'run.json'}: not JSON: {error}") from None
+        meta = run_meta(run_dir)
+    except HistoryError as error:
+        raise ExportError(str(error)) from None
     if "source" in meta:
         name = meta.get("model", {}).get("name")
         if name not in EXPORTABLE_MODELS:

@@ -30,7 +30,11 @@ def _json(path: Path) -> dict:
 
 def verdict_of(run_dir: Path) -> str:
     """`true`, `false` or `unknown` from verdict.json; `incomplete` without one."""
-    valid = _json(run_dir / "verdict.json").get("valid", "incomplete")
+    return _word(_json(run_dir / "verdict.json"))
+
+
+def _word(verdict: dict) -> str:
+    valid = verdict.get("valid", "incomplete")
     return str(valid).lower() if valid in (True, False, "unknown") else "incomplete"
 
 
@@ -66,7 +70,7 @@ def describe(root: Path, run_dir: Path, campaign: str) -> dict:
         "bugs": ",".join(config.get("bugs") or []) or "none",
         "seed": str(meta.get("seed", "")),
         "options": options_of(meta),
-        "verdict": verdict_of(run_dir),
+        "verdict": _word(verdict),
         "failing": ", ".join(failing),
         "started": meta.get("start_time") or meta.get("imported_at", ""),
         "report": (run_dir / "report.html").exists(),

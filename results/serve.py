@@ -13,7 +13,6 @@ page also works without JavaScript (it only submits the form on change).
 from __future__ import annotations
 
 import html
-import json
 import threading
 from functools import partial
 from http import HTTPStatus
@@ -101,9 +100,8 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
 
 def recheck(root: Path, path: str) -> str:
     """Check one listed run again; a sentence saying what changed."""
-    from results.checking import check_run
+    from results.checking import check_and_record
     from results.history import HistoryError
-    from results.report import write_report
 
     runs, _ = scan(root)
     row = next((r for r in runs if r["path"] == path), None)
@@ -113,11 +111,9 @@ def recheck(root: Path, path: str) -> str:
         return f"{path}: still running or cut short; check it with `splitbrain check {root / path}`"
     run_dir = root / path
     try:
-        verdict = check_run(run_dir)
+        verdict = check_and_record(run_dir)
     except (HistoryError, OSError, ValueError) as error:
         return f"{path}: cannot be checked: {error}"
-    (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    write_report(run_dir)
     now = str(verdict["valid"]).lower()
     return f"re-checked {row['id']}: valid {now}" + ("" if now == row["verdict"] else f" (was {row['verdict']})")
 
