@@ -6,9 +6,10 @@ for them.
 - The role comes from the nodes' own states at the fault's moment (the
   events table: status polls and log transitions): `leader`, `follower`,
   `candidate` (also Pre-Vote's prospective or pre-candidate), `other`
-  (unattached, resigned, an observer, a node down). A partition is
-  `leader-cut-off` when the leader is left without a majority of the nodes
-  on its side, else `followers-cut-off`; faults on every link are `links`.
+  (unattached, resigned, an observer, a node down). A partition is named
+  for what it does to the leader (`leader-cut-off`, `leader-mute`) or, if
+  the leader keeps its majority, to the followers it cuts
+  (`follower-orphaned`, `followers-cut-off`); faults on every link are `links`.
 - What else was going on: the kinds of the other faults in force, and
   `election` while some node was a candidate. Nothing of that is `alone`.
 
@@ -58,16 +59,24 @@ def _touched(node_json) -> list:
 
 
 def _partition_role(links: list, states: dict[str, str]) -> str:
-    """Whether the cut links leave the leader without a majority on its side
-    (both ways reachable, the leader counted)."""
+    """Where the cut links leave the leader (`leader-cut-off`: it can neither
+    reach nor hear a majority, itself counted; `leader-mute`: it hears a
+    majority that cannot hear it) or, if it keeps a majority both ways, its
+    followers: `follower-orphaned` when one cut from the leader still reaches
+    another node, else `followers-cut-off`."""
     leaders = [node for node, state in states.items() if state == "leader"]
     nodes = set(states)
     if not leaders or not nodes:
         return "other"
     leader = leaders[0]
     cut = {tuple(link) for link in links if isinstance(link, list) and len(link) == 2}
-    side = {leader} | {node for node in nodes - {leader} if (leader, node) not in cut and (node, leader) not in cut}
-    return "followers-cut-off" if len(side) * 2 > len(nodes) else "leader-cut-off"
+    heard_by = {leader} | {node for node in nodes if (leader, node) not in cut}
+    hears = {leader} | {node for node in nodes if (node, leader) not in cut}
+    if len(heard_by & hears) * 2 > len(nodes):
+        lost = nodes - (heard_by & hears)
+        orphaned = any((node, other) not in cut for node in lost for other in nodes - {node, leader})
+        return "follower-orphaned" if orphaned else "followers-cut-off"
+    return "leader-mute" if len(hears) * 2 > len(nodes) else "leader-cut-off"
 
 
 def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str]) -> dict:

@@ -50,11 +50,12 @@ class Nemesis:
     def perform(self, op: NemesisOp):
         f, args = op.f, op.args
         if f == "partition":
+            rng = random.Random(args.get("seed"))
             if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
-                chosen = self.targets(args["target"], random.Random(args.get("seed")))
-                grudge = topologies.isolate(list(self.cluster.ids), chosen[0]) if chosen else {}
+                chosen = self.targets(args["target"], rng)
+                grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
             else:
-                grudge = self.grudge(args["topology"], random.Random(args.get("seed")))
+                grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
             self.faulty_links = True
             return [list(link) for link in self.links.cut(topologies.links(grudge))]
         if f == "latency":
@@ -170,6 +171,3 @@ class Nemesis:
             count = min(len(live), (len(self.cluster.ids) - 1) // 2)
             return sorted(rng.sample(live, count))
         return [rng.choice(live)]
-
-    def grudge(self, topology: str, rng: random.Random) -> topologies.Grudge:
-        return topologies.make(topology, list(self.cluster.ids), rng, self.leader())

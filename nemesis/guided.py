@@ -32,9 +32,14 @@ NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe")
 GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "membership")
 # A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
 MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}
+# Partitions by the cell they reach: the role that must be there, the
+# topology, the role it is aimed at (the leader, unless named), the cell.
+PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),
+              ("follower", "orphan", "follower", "follower-orphaned"), ("follower", "isolate", "follower", "followers-cut-off"))  # fmt: skip
 # The cells that hold the most risk, tried first among equals.
-RISK = {("partition", "leader-cut-off"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2, ("bounce", "candidate"): 2,
-        ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1}  # fmt: skip
+RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
+        ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
+        ("partition", "follower-orphaned"): 1}  # fmt: skip
 Cell = tuple[str, str, str]
 
 
@@ -109,14 +114,15 @@ class Guide:
         return rejoin + [NemesisOp(at_s, "heal-all")]
 
     def _partitions(self, seen: Observation, context: str) -> list[Choice]:
+        """A partition per way of cutting the leader or a follower off, where
+        the topologies allowed (the links that can be cut) have it."""
         allowed = self.topologies
         found = []
-        if seen.nodes_in("leader") and (allowed is None or "isolate-leader" in allowed):
-            found.append(Choice(("partition", "leader-cut-off", context), "partition",
-                                {"topology": "isolate-leader", "seed": self.rng.randrange(2**31)}))  # fmt: skip
-        if seen.nodes_in("follower") and (allowed is None or "isolate" in allowed):
-            found.append(Choice(("partition", "followers-cut-off", context), "partition",
-                                {"topology": "isolate", "target": "follower", "seed": self.rng.randrange(2**31)}))  # fmt: skip
+        for role, topology, target, cell in PARTITIONS:
+            if seen.nodes_in(role) and (allowed is None or topology in allowed):
+                aim = {"target": target} if target else {}
+                found.append(Choice(("partition", cell, context), "partition",
+                                    {"topology": topology, **aim, "seed": self.rng.randrange(2**31)}))  # fmt: skip
         return found
 
     def choose(self, seen: Observation) -> Choice | None:

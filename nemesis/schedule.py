@@ -28,7 +28,8 @@ FAULTS = {
     "membership": ("shrink", "rejoin"),
 }
 CHURN_BOUNCE_S = (0.05, 0.25)
-TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop")
+TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop", "mute-leader",
+              "orphan")
 TARGETS = ("one", "leader", "minority")
 
 

@@ -84,11 +84,29 @@ def one_way(src: str, dst: str) -> Grudge:
     return {src: frozenset([dst])}
 
 
-def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None) -> Grudge:
+def mute(nodes: Sequence[str], node: str) -> Grudge:
+    """Nobody hears `node`, and it still hears everyone: a leader muted so
+    goes on taking fetches, and so believes it leads, while the others elect."""
+    return {node: frozenset(n for n in nodes if n != node)}
+
+
+def orphan(node: str, leader: str) -> Grudge:
+    """`node` and the leader cut from each other, both ways, and nothing else:
+    a follower that loses its leader while it still reaches the others."""
+    return complete([[node], [leader]])
+
+
+def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None, node: str | None = None) -> Grudge:
     """The grudge of a topology by name, its random choices from `rng`;
-    `leader` is the leader now, if known."""
+    `leader` is the leader now, if known; `node`, the node it is aimed at
+    (by role), if any."""
     if topology == "isolate":
-        return isolate(nodes, rng.choice(nodes))
+        return isolate(nodes, node or rng.choice(nodes))
+    if topology == "mute-leader":
+        return mute(nodes, leader or rng.choice(nodes))
+    if topology == "orphan":
+        leader = leader or rng.choice(nodes)
+        return orphan(node or rng.choice([n for n in nodes if n != leader]), leader)
     if topology == "isolate-leader":
         return isolate(nodes, leader or rng.choice(nodes))
     if topology == "halves":

@@ -26,7 +26,8 @@ MAX_ROWS = 400
 # The rows an anomaly is about (a linearizable prefix is context, not blame: it is not outlined).
 ROW_FIELDS = ("index", "window")
 MAX_FOCUSED = 3
-ROLE_ORDER = ("leader", "follower", "candidate", "other", "leader-cut-off", "followers-cut-off", "links")
+ROLE_ORDER = ("leader", "follower", "candidate", "other", "leader-cut-off", "leader-mute", "follower-orphaned",
+              "followers-cut-off", "links")
 TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
@@ -184,7 +185,8 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
 
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
-    return {"partition": ("leader-cut-off", "followers-cut-off"), "latency": ("links",)}.get(
+    partition = ("leader-cut-off", "leader-mute", "follower-orphaned", "followers-cut-off")
+    return {"partition": partition, "latency": ("links",)}.get(
         fault, ("leader", "follower", "candidate", "other"))
 
 

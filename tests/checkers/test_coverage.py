@@ -45,6 +45,16 @@ def test_a_partition_that_keeps_the_leader_with_a_majority_cuts_followers_off():
     assert coverage(history, events)["cells"][0]["role"] == "followers-cut-off"
 
 
+def test_one_way_and_partial_partitions_are_named_for_what_they_leave():
+    events = states(*[(0, n, "leader" if n == "n1" else "follower") for n in ("n1", "n2", "n3", "n4", "n5")])
+    muted = [["n1", n] for n in ("n2", "n3", "n4", "n5")]  # nobody hears the leader; it hears everyone
+    deaf = [[n, "n1"] for n in ("n2", "n3", "n4", "n5")]
+    orphaned = [["n1", "n2"], ["n2", "n1"]]  # n2 still reaches n3, n4 and n5
+    history = nemesis([(10, "partition", muted), (20, "partition", deaf), (30, "partition", orphaned)])
+    roles = [c["role"] for c in coverage(history, events)["cells"]]
+    assert roles == ["follower-orphaned", "leader-cut-off", "leader-mute"]
+
+
 def test_cells_of_many_runs_add_up():
     one = [{"fault": "kill", "role": "leader", "with": "alone", "count": 2}]
     other = [{"fault": "kill", "role": "leader", "with": "alone", "count": 1},

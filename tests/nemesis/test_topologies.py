@@ -57,3 +57,18 @@ def test_flip_flop_is_kip_996s_topology():
 
 def test_one_way_cuts_one_direction():
     assert t.links(t.one_way("n1", "n2")) == {("n1", "n2")}
+
+
+@given(CLUSTERS, st.data())
+def test_a_muted_leader_hears_everyone_and_nobody_hears_it(nodes, data):
+    leader = data.draw(st.sampled_from(nodes))
+    grudge = t.make("mute-leader", nodes, random.Random(0), leader)
+    assert t.links(grudge) == {(leader, o) for o in nodes if o != leader}
+
+
+@given(CLUSTERS, st.data())
+def test_an_orphan_loses_only_its_leader(nodes, data):
+    leader, node = data.draw(st.lists(st.sampled_from(nodes), min_size=2, max_size=2, unique=True))
+    grudge = t.make("orphan", nodes, random.Random(0), leader, node)
+    assert t.links(grudge) == {(node, leader), (leader, node)}
+    assert t.two_way("orphan", nodes) and not t.two_way("mute-leader", nodes)
