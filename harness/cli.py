@@ -40,11 +40,13 @@ def add_quorum_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="auto-join asks with AckWhenCommitted=true, as before KIP-1186",
     )
+    parser.add_argument("--flush-interval-ms", type=setting_type("flush_interval_ms"), default=0,
+                        help="followers fsync their log every N ms, not per write (kraft; 0: per write)")  # fmt: skip
 
 
 def target_settings(args: argparse.Namespace) -> dict:
     """The quorum options of the command line, as RunConfig names them."""
-    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
+    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "flush_interval_ms")
     return {"bugs": list(args.bug), **{name: getattr(args, name) for name in names}}
 
 
@@ -105,6 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         initial_voters=1 if args.standalone else args.initial_voters,
         auto_join=args.auto_join,
         ack_when_committed_always=args.ack_when_committed_always,
+        flush_interval_ms=args.flush_interval_ms,
         serializable_reads=args.serializable_reads,
         down_at_join=args.down_at_join,
         results=args.results,

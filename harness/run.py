@@ -61,6 +61,7 @@ class RunConfig:
     initial_voters: int | None = None
     auto_join: bool = False
     ack_when_committed_always: bool = False
+    flush_interval_ms: int = 0
     down_at_join: int = 0
     # Reads a member answers from its own state, without a quorum (etcd's serializable reads).
     serializable_reads: bool = False
@@ -184,7 +185,8 @@ class RunConfig:
 
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's flags (timing is the cluster's)."""
-        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads")
+        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads",
+                 "flush_interval_ms")  # fmt: skip
         return targets.get(self.target).options({name: getattr(self, name) for name in flags})
 
 

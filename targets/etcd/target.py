@@ -176,6 +176,8 @@ class Etcd(Target):
                                   ("ack_when_committed_always", False, "etcd has no AckWhenCommitted")):  # fmt: skip
             if settings.get(name, wanted) is not wanted:
                 raise ValueError(f"{name}: {why}")
+        if settings.get("flush_interval_ms"):
+            raise ValueError("flush_interval_ms: etcd fsyncs its WAL per write (its own switch is --unsafe-no-fsync)")
         args = []
         if "election_timeout_ms" in settings:
             election = settings["election_timeout_ms"]

@@ -65,6 +65,7 @@ BUGS = frozenset(
         "multi-voter-change",
         "ignore-directory-id",
         "ack-voter-early",
+        "ignore-generation",
     }
 )
 """Planted bugs, each enabled by name (`--bug NAME`):
@@ -77,9 +78,14 @@ multi-voter-change the leader accepts a voter change while another is uncommitte
 ignore-directory-id a replica is taken for a voter by its node id alone, so a wiped node
                    votes (and counts towards the high watermark) under its old identity
 ack-voter-early    AddRaftVoter with AckWhenCommitted=true is answered once written, before commit
+ignore-generation  the leader takes a replica's fetch offsets as never going back, whatever its
+                   generation: a bounced replica that lost unflushed records still counts
+                   towards the high watermark at its earlier life's offset
 """
 
 VOTER_CHANGES = {"add-voter": "add", "remove-voter": "remove"}
+# Fetch timeouts a replica catching up waits for a leader before it campaigns anyway.
+UNCLEAN_WAIT = 10
 
 INDETERMINATE = "indeterminate"
 
@@ -112,6 +118,14 @@ class RaftConfig:
     pre_vote: bool = True
     check_quorum: bool = True
     bugs: frozenset[str] = frozenset()
+    # This life of the node (KIP-380): one more at every start from the disk.
+    generation: int = 0
+    # 0: every write is fsynced before anything depends on it. N: a follower
+    # fsyncs every N ms and reports fetch offsets that include unflushed records.
+    flush_interval_ms: int = 0
+    # Started after a crash, not a clean shutdown: with a flush interval, the
+    # last life's unflushed records may be gone (see `RaftCore.catching_up`).
+    unclean_start: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.bugs) - BUGS
@@ -125,9 +139,11 @@ class Ready:
 
     `log_from`/`entries`: the durable log must become its first `log_from`
     records followed by `entries` (a truncation when `log_from` is below what
-    the file holds). `replies` pair a client request id with its answer: an
-    answer with `"error"` is definite failure unless the error is
-    `indeterminate`. `events` are facts for the node's event log.
+    the file holds), fsynced when `sync` (always, unless a follower runs with
+    a flush interval: then written, and fsynced on the shell's timer).
+    `replies` pair a client request id with its answer: an answer with
+    `"error"` is definite failure unless the error is `indeterminate`.
+    `events` are facts for the node's event log.
     """
 
     election_state: ElectionState | None
@@ -137,6 +153,7 @@ class Ready:
     messages: tuple[Message, ...]
     replies: tuple[tuple[Any, dict], ...]
     events: tuple[dict, ...]
+    sync: bool = True
 
 
 @dataclass
@@ -176,7 +193,15 @@ class RaftCore:
         self.rng = rng
         self.now_ms = now_ms
         self.log = ReplicatedLog(entries)
+        # Written by the shell, and of that fsynced (what a leader counts for itself).
         self.flushed_end = len(entries)
+        self.synced_end = len(entries)
+        # KIP-380/KIP-903's lesson: after an unclean start with a flush
+        # interval, this replica may have lost records it reported, so it
+        # neither votes nor campaigns until it has caught up with a leader's
+        # high watermark (or no leader answered for `UNCLEAN_WAIT` timeouts).
+        self.catching_up = bool(config.flush_interval_ms and config.unclean_start)
+        self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0
         self.applied = 0
         self.machine = RegisterMachine()
@@ -258,6 +283,11 @@ class RaftCore:
         """Handle one message from a peer."""
         self.now_ms = now_ms
         if msg.dst != self.node_id:
+            return
+        meant_for = getattr(msg, "replica_generation", None)
+        if meant_for is not None and meant_for < self.config.generation:
+            self._events.append({"event": "stale-generation", "from": msg.src, "generation": meant_for,
+                                 "current": self.config.generation})  # fmt: skip
             return
         if msg.epoch > self.epoch:
             self._observe_higher_epoch(msg)
@@ -352,6 +382,7 @@ class RaftCore:
             self.quorum.pending_write
             or self.log.dirty_from < self.log.end_offset
             or self.log.dirty_from < self.flushed_end
+            or (isinstance(self.state, LeaderState) and self.synced_end < self.flushed_end)
             or self._messages
             or self._replies
             or self._events
@@ -366,6 +397,7 @@ class RaftCore:
             messages=tuple(self._messages),
             replies=tuple(self._replies),
             events=tuple(self._events),
+            sync=not self.config.flush_interval_ms or isinstance(self.state, LeaderState),
         )
         self.quorum.pending_write = None
         self.log.dirty_from = self.log.end_offset
@@ -378,10 +410,17 @@ class RaftCore:
         """The shell has made `ready` durable and sent its messages."""
         self.now_ms = now_ms
         self.flushed_end = min(ready.log_end, self.log.end_offset)
+        if ready.sync:
+            self.synced_end = self.flushed_end
         state = self.state
         if isinstance(state, LeaderState):
             self._ack_flushed_appends()
             self._maybe_advance_hwm(state)
+
+    def synced(self, end: int, now_ms: int) -> None:
+        """The shell's flush timer fsynced the log up to `end`."""
+        self.now_ms = now_ms
+        self.synced_end = max(self.synced_end, min(end, self.flushed_end))
 
     # ------------------------------------------------------------------ elections
 
@@ -402,11 +441,38 @@ class RaftCore:
         if not self.is_voter:
             self._observe()
             return
+        if self._still_catching_up():
+            # Wait for a leader: it sends BeginQuorumEpoch to voters that do not fetch.
+            state = self.state
+            if isinstance(state, FollowerState):
+                state.fetch_deadline_ms = self.now_ms + self.config.fetch_timeout_ms
+            elif isinstance(state, UnattachedState):
+                state.election_deadline_ms = self.quorum.election_deadline(self.now_ms)
+            return
         self.quorum.become_prospective(self.now_ms)
         if not self.config.pre_vote or self._alone():
             self._start_candidate()
             return
         self._send_vote_requests(self.others, pre_vote=True)
+
+    def _still_catching_up(self) -> bool:
+        """Whether this replica must still not vote or campaign; after
+        `UNCLEAN_WAIT` fetch timeouts without a leader's answer it gives up
+        waiting (an unclean recovery: a majority that lost unflushed records
+        at once may have lost commits)."""
+        if self.catching_up and self.now_ms >= self._catch_up_until_ms:
+            self.catching_up = False
+            self._events.append({"event": "unclean-recovery", "epoch": self.epoch, "offset": self.log.end_offset})
+        return self.catching_up
+
+    def _caught_up(self, hwm: int) -> None:
+        """A leader answered a fetch: caught up once the log reaches its high watermark."""
+        if not self.catching_up:
+            return
+        self._catch_up_until_ms = self.now_ms + UNCLEAN_WAIT * self.config.fetch_timeout_ms
+        if self.log.end_offset >= hwm:
+            self.catching_up = False
+            self._events.append({"event": "caught-up", "epoch": self.epoch, "offset": self.log.end_offset, "hwm": hwm})
 
     def _observe(self) -> None:
         """An observer whose leader is gone (or never known) asks the nodes it
@@ -500,7 +566,7 @@ class RaftCore:
         # KIP-853: a replica whose directory is not the one the candidate's
         # voter set names (a wiped disk) is not that voter and never votes as it.
         identity_ok = self._ignore_directory or same_directory(req.voter_directory, self.config.directory_id)
-        if req.epoch == self.epoch and identity_ok:
+        if req.epoch == self.epoch and identity_ok and not self._still_catching_up():
             log_ok = self.log.is_up_to_date(req.last_epoch, req.last_offset)
             if req.pre_vote:
                 granted = self._grants_pre_vote(log_ok)
@@ -598,7 +664,7 @@ class RaftCore:
                 self.config.election_timeout_ms // 2
             ):
                 state.begin_sent_ms[peer] = now
-                self._send(BeginQuorumEpoch(self.node_id, peer, self.epoch))
+                self._send(BeginQuorumEpoch(self.node_id, peer, self.epoch, state.follower_gen.get(peer)))
         self._answer_parked()
 
     def _handle_fetch_request(self, req: FetchRequest) -> None:
@@ -606,10 +672,11 @@ class RaftCore:
         if not isinstance(state, LeaderState) or req.epoch != self.epoch:
             error = "fenced-epoch" if req.epoch < self.epoch else "not-leader"
             self._send(
-                FetchResponse(
-                    self.node_id, req.src, self.epoch, self.quorum.leader, req.offset, req.last_epoch, error=error
-                )
+                FetchResponse(self.node_id, req.src, self.epoch, self.quorum.leader, req.offset, req.last_epoch,
+                              error=error, replica_generation=req.generation)  # fmt: skip
             )
+            return
+        if not self._current_generation(state, req):
             return
         state.last_fetch_ms[req.src] = self.now_ms
         state.follower_dir[req.src] = req.directory
@@ -627,13 +694,36 @@ class RaftCore:
                         hwm=self.hwm,
                         diverging_epoch=epoch,
                         diverging_offset=end,
+                        replica_generation=req.generation,
                     )
                 )
                 return
-        state.follower_end[req.src] = req.offset
+        if "ignore-generation" not in self.config.bugs or state.follower_end.get(req.src, -1) <= req.offset:
+            state.follower_end[req.src] = req.offset
+            state.end_generation[req.src] = req.generation
         self._parked[req.src] = _Parked(req, self.now_ms + self.config.fetch_max_wait_ms)
         self._maybe_advance_hwm(state)
         self._answer_parked()
+
+    def _current_generation(self, state: LeaderState, req: FetchRequest) -> bool:
+        """KIP-380: the leader's view of a replica (fetch offset, held fetch)
+        belongs to one generation of it. A fetch from an earlier life is
+        refused; one from a later life drops the earlier life's view."""
+        known = state.follower_gen.get(req.src)
+        if known is not None and req.generation < known:
+            self._events.append({"event": "stale-generation", "from": req.src, "generation": req.generation, "current": known})
+            self._send(FetchResponse(self.node_id, req.src, self.epoch, self.node_id, req.offset, req.last_epoch,
+                                     error="stale-generation", replica_generation=req.generation))  # fmt: skip
+            return False
+        if known is not None and req.generation > known:
+            self._events.append({"event": "generation", "epoch": self.epoch, "replica": req.src, "generation": req.generation,
+                                 "previous": known, "offset": state.follower_end.get(req.src)})  # fmt: skip
+            self._parked.pop(req.src, None)
+            if "ignore-generation" not in self.config.bugs:
+                state.follower_end.pop(req.src, None)
+                state.end_generation.pop(req.src, None)
+        state.follower_gen[req.src] = req.generation
+        return True
 
     def _answer_parked(self) -> None:
         """Answer held fetches that have news (records past the fetch offset,
@@ -658,6 +748,7 @@ class RaftCore:
                         req.last_epoch,
                         entries=entries,
                         hwm=self.hwm,
+                        replica_generation=req.generation,
                     )
                 )
 
@@ -665,22 +756,21 @@ class RaftCore:
         voters = self.voters
         if not voters.voters:
             return
-        offsets = sorted(
-            (
-                self.flushed_end
-                if v == self.node_id
-                else state.follower_end.get(v, 0) if self._counts_as_voter(state, v) else 0
-            )
+        counted = {
+            v: (self.config.generation, self.synced_end)
+            if v == self.node_id
+            else (state.end_generation.get(v), state.follower_end.get(v, 0) if self._counts_as_voter(state, v) else 0)
             for v in voters.ids
-        )[::-1]
-        candidate = offsets[voters.majority - 1]
+        }
+        candidate = sorted((offset for _, offset in counted.values()), reverse=True)[voters.majority - 1]
         # Raft's commit rule: only a record of the current epoch commits by counting.
         if candidate > self.hwm and self.log.epoch_at(candidate - 1) == self.epoch:
-            self._set_hwm(candidate)
+            # Which life of each replica reported the offsets counted (the generation rule's evidence).
+            self._set_hwm(candidate, [[v, g, o] for v, (g, o) in sorted(counted.items()) if o >= candidate])
 
-    def _set_hwm(self, hwm: int) -> None:
+    def _set_hwm(self, hwm: int, counted: list | None = None) -> None:
         self.hwm = hwm
-        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm})
+        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm, **({"counted": counted} if counted else {})})
         self._apply_committed()
         state = self.state
         if isinstance(state, LeaderState):
@@ -822,7 +912,8 @@ class RaftCore:
 
     def _fetch_request(self, peer: str) -> FetchRequest:
         return FetchRequest(
-            self.node_id, peer, self.epoch, self.log.end_offset, self.log.last_epoch, self.config.directory_id
+            self.node_id, peer, self.epoch, self.log.end_offset, self.log.last_epoch, self.config.directory_id,
+            self.config.generation,
         )
 
     def _handle_fetch_response(self, resp: FetchResponse) -> None:
@@ -847,6 +938,7 @@ class RaftCore:
             self._truncate(min(resp.diverging_offset or 0, own_end))
             return
         self.log.append(resp.entries)
+        self._caught_up(resp.hwm)
         new_hwm = min(resp.hwm, self.log.end_offset)
         if new_hwm > self.hwm:
             self._set_hwm(new_hwm)
@@ -869,6 +961,7 @@ class RaftCore:
             self.applied = 0
             self._apply_committed()
         self.flushed_end = min(self.flushed_end, offset)
+        self.synced_end = min(self.synced_end, offset)
         self._announce_voters()
 
     def _announce_voters(self) -> None:

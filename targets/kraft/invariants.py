@@ -36,7 +36,9 @@ class SafetyMonitor:
     acknowledged appends stay committed at their offset; reads are not stale.
     Membership: a leader never holds two uncommitted voter changes; a voter
     change answered under AckWhenCommitted=true is committed when answered; a
-    wiped node never votes under the identity (directory id) it lost."""
+    wiped node never votes under the identity (directory id) it lost.
+    Generations (KIP-380): once a leader has heard from a later life of a
+    replica, it never counts an offset an earlier life reported."""
 
     leaders: dict[int, str] = field(default_factory=dict)
     votes: dict[tuple[str, str | None, int], str] = field(default_factory=dict)
@@ -53,6 +55,8 @@ class SafetyMonitor:
     reads: dict[object, _ReadCheck] = field(default_factory=dict)
     # key -> [(offset, value)] of committed writes, in offset order.
     writes: dict[str, list[tuple[int, object]]] = field(default_factory=dict)
+    # (leader, epoch, replica) -> the latest generation of the replica that leader heard from.
+    generations: dict[tuple[str, int, str], int] = field(default_factory=dict)
     now_ms: int = 0
 
     def fail(self, what: str) -> None:
@@ -102,6 +106,14 @@ class SafetyMonitor:
                 f"voter change acknowledged before commit: {node} answered AckWhenCommitted=true for offset"
                 f" {event['offset']} with its high watermark at {event['hwm']}"
             )
+        elif kind == "generation":
+            self.generations[(node, event["epoch"], event["replica"])] = event["generation"]
+        elif kind == "commit":
+            for replica, generation, offset in event.get("counted", ()):
+                latest = self.generations.get((node, event["epoch"], replica))
+                if generation is not None and latest is not None and generation < latest:
+                    self.fail(f"generation rule: {node} counted {replica}'s offset {offset} from generation"
+                              f" {generation} after hearing generation {latest} (epoch {event['epoch']})")  # fmt: skip
         elif kind == "transition" and event["state"] == "leader":
             epoch = event["epoch"]
             if self.leaders.setdefault(epoch, node) != node:

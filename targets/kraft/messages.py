@@ -58,11 +58,13 @@ class VoteResponse:
 
 @dataclass(frozen=True)
 class BeginQuorumEpoch:
-    """Sent by a new leader (the sender) to every voter."""
+    """Sent by a new leader (the sender) to every voter; `replica_generation`
+    is the receiver's generation as the leader knows it (None: not yet)."""
 
     src: str
     dst: str
     epoch: int
+    replica_generation: int | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class EndQuorumEpoch:
 @dataclass(frozen=True)
 class FetchRequest:
     """Pull replication: "I have `offset` records, the last of epoch `last_epoch`",
-    from the replica whose data directory is `directory`."""
+    from the replica whose data directory is `directory`, in its life `generation`."""
 
     src: str
     dst: str
@@ -87,6 +89,7 @@ class FetchRequest:
     offset: int
     last_epoch: int
     directory: str | None = None
+    generation: int = 0
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,9 @@ class FetchResponse:
     if known), a divergence (`diverging_epoch`/`diverging_offset`: truncate to
     there and fetch again), or records `entries` starting at `fetch_offset`
     (possibly none) with the leader's high watermark `hwm`. `fetch_offset` and
-    `fetch_last_epoch` echo the request so a stale answer can be recognised.
+    `fetch_last_epoch` echo the request so a stale answer can be recognised,
+    and `replica_generation` the fetcher's generation (KIP-380): a replica
+    refuses an answer meant for an earlier life of itself.
     """
 
     src: str
@@ -111,6 +116,7 @@ class FetchResponse:
     hwm: int = 0
     diverging_epoch: int | None = None
     diverging_offset: int | None = None
+    replica_generation: int | None = None
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto-join asks with AckWhenCommitted=true (the behaviour before KIP-1186)",
     )
     parser.add_argument("--voter-change-timeout-ms", type=int, default=2000)
+    parser.add_argument("--flush-interval-ms", type=int, default=0,
+                        help="followers fsync their log every N ms, not per write (0: per write)")  # fmt: skip
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
@@ -78,6 +80,7 @@ def options_from(args: argparse.Namespace) -> NodeOptions:
         pre_vote=args.pre_vote,
         check_quorum=args.check_quorum,
         bugs=frozenset(args.bug),
+        flush_interval_ms=args.flush_interval_ms,
     )
     return NodeOptions(
         config=config,

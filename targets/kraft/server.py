@@ -120,7 +120,8 @@ class NodeServer:
     def __init__(self, options: NodeOptions) -> None:
         self.options = options
         self.data = DataDir(options.data_dir)
-        self.config = replace(options.config, directory_id=self.data.directory_id)
+        self.config = replace(options.config, directory_id=self.data.directory_id, generation=self.data.generation,
+                              unclean_start=self.data.unclean)  # fmt: skip
         self.generation = self.data.generation
         rng = random.Random(options.seed)
         self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
@@ -144,6 +145,7 @@ class NodeServer:
         for link in self.links.values():
             link.task = asyncio.create_task(link.run())
         ticker = asyncio.create_task(self._tick_forever())
+        flusher = asyncio.create_task(self._flush_forever()) if self.config.flush_interval_ms else None
         log.info("node %s generation %d serving", self.config.node_id, self.generation)
         try:
             await self.stopping.wait()
@@ -152,18 +154,29 @@ class NodeServer:
             await asyncio.sleep(0.05)
         finally:
             ticker.cancel()
+            if flusher is not None:
+                flusher.cancel()
             for link in self.links.values():
                 link.task.cancel()
             raft_server.close()
             client_server.close()
             self.events.close()
-            self.data.close()
+            self.data.close(clean=True)
 
     async def _tick_forever(self) -> None:
         interval = self.options.tick_ms / 1000
         while True:
             await asyncio.sleep(interval)
             self.core.tick(_now_ms())
+            self._kick()
+
+    async def _flush_forever(self) -> None:
+        """A follower's writes, fsynced every flush interval (`--flush-interval-ms`)."""
+        interval = self.config.flush_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            self.data.sync()
+            self.core.synced(self.durable_end, _now_ms())
             self._kick()
 
     def _kick(self) -> None:
@@ -191,8 +204,10 @@ class NodeServer:
         if ready.election_state is not None:
             self.data.write_election_state(ready.election_state)
         if ready.entries or ready.log_from < self.durable_end:
-            self.data.write_log(ready.log_from, ready.entries)
+            self.data.write_log(ready.log_from, ready.entries, sync=ready.sync)
             self.durable_end = ready.log_from + len(ready.entries)
+        elif ready.sync:
+            self.data.sync()
 
     def _write_event(self, event: dict) -> None:
         record = {

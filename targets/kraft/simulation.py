@@ -7,9 +7,11 @@ Ready batch is made "durable" on the node's simulated disk (persist before
 send), its messages are queued, and the `SafetyMonitor` checks the cluster.
 
 Faults: directed link cuts, drop probability and delay range, pause (no
-ticks, messages held until resume), crash (memory lost, disk kept),
+ticks, messages held until resume), crash (memory lost, disk kept; with
+`lose_unsynced`, also every write not yet fsynced, as a power loss),
 restart (a new core from the disk, a new generation) and wipe (disk lost:
 the node comes back formatted as an observer, with a new directory id).
+With `flush_interval_ms`, followers fsync on that timer, not per write.
 
 Membership: `nodes` voters (or one, `standalone`) and `observers` more
 replicas that start outside the voter set; operators add and remove voters
@@ -42,6 +44,11 @@ class SimDisk:
     election_state: ElectionState = field(default_factory=ElectionState)
     entries: list[Entry] = field(default_factory=list)
     generation: int = 0
+    # How many of `entries` are fsynced; whether the last life ended in a
+    # crash, and whether that crash lost writes (until the node starts again).
+    synced: int = 0
+    crashed: bool = False
+    lost: bool = False
 
 
 @dataclass
@@ -66,6 +73,7 @@ class SimSettings:
     auto_join: bool = False
     ack_when_committed_always: bool = False
     voter_change_timeout_ms: int = 400
+    flush_interval_ms: int = 0
 
 
 class Simulation:
@@ -124,6 +132,9 @@ class Simulation:
             pre_vote=s.pre_vote,
             check_quorum=s.check_quorum,
             bugs=s.bugs,
+            generation=disk.generation,
+            flush_interval_ms=s.flush_interval_ms,
+            unclean_start=disk.crashed,
         )
 
     def start(self, node: str) -> None:
@@ -132,6 +143,8 @@ class Simulation:
             return
         disk = self.disks[node]
         disk.generation += 1
+        disk.synced = len(disk.entries)
+        disk.lost = False
         core = RaftCore(
             self.config(node),
             disk.election_state,
@@ -143,7 +156,13 @@ class Simulation:
         self.monitor.restarted(node)
         self._drain(core)
 
-    def crash(self, node: str) -> None:
+    def crash(self, node: str, lose_unsynced: bool = False) -> None:
+        if self.nodes[node] is not None:
+            disk = self.disks[node]
+            disk.crashed = True
+            if lose_unsynced:
+                del disk.entries[disk.synced :]
+                disk.lost = True
         self.nodes[node] = None
         self.paused.discard(node)
         self.held[node].clear()
@@ -243,6 +262,16 @@ class Simulation:
             self.disks[node].directory_id == directory for node, directory in voters.voters
         )
 
+    def may_lose_unsynced(self, node: str) -> bool:
+        """May `node` lose its unflushed writes now? Only while no other node
+        is behind from such a loss (down since, or catching up): replication
+        stands in for fsync only while one copy at a time is lost."""
+        return all(
+            not (self.disks[other].lost or (core is not None and core.catching_up))
+            for other, core in self.nodes.items()
+            if other != node
+        )
+
     # ------------------------------------------------------------------ clients
 
     def submit(self, node: str, command: dict) -> int:
@@ -273,8 +302,12 @@ class Simulation:
             while self._queue and self._queue[0][0] <= self.now_ms:
                 _, _, msg = heapq.heappop(self._queue)
                 self._deliver(msg)
+            flush = self.settings.flush_interval_ms
             for node, core in self.nodes.items():
                 if core is not None and node not in self.paused:
+                    if flush and self.now_ms % flush < self.settings.tick_ms:
+                        self.disks[node].synced = len(self.disks[node].entries)
+                        core.synced(self.disks[node].synced, self.now_ms)
                     core.tick(self.now_ms)
                     self._drain(core)
 
@@ -312,6 +345,7 @@ class Simulation:
             disk.election_state = ready.election_state
         del disk.entries[ready.log_from :]
         disk.entries.extend(ready.entries)
+        disk.synced = len(disk.entries) if ready.sync else min(disk.synced, len(disk.entries))
 
     def _send(self, msg: Message) -> None:
         if (msg.src, msg.dst) in self.cut or self.rng.random() < self.drop_rate:
@@ -338,6 +372,7 @@ ACTIONS = (
     "bounce",
     "network",
 )
+DISK_ACTIONS = ("lose_unsynced",)
 MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
 """What a schedule step can do. A step is (action, node index, amount): the
 node index picks a node (modulo the cluster size) and `amount` is the run
@@ -413,6 +448,9 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
         elif action == "bounce":
             sim.crash(node)
             sim.start(node)
+        elif action == "lose_unsynced" and sim.may_lose_unsynced(node):  # a power loss, the node back at once
+            sim.crash(node, lose_unsynced=True)
+            sim.start(node)
         elif action == "network":
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
@@ -439,9 +477,9 @@ def change_membership(sim: Simulation, action: str, node: str) -> None:
         sim.add_voter(node)
 
 
-def random_steps(rng: random.Random, count: int, membership: bool = False) -> list[Step]:
+def random_steps(rng: random.Random, count: int, membership: bool = False, power_losses: bool = False) -> list[Step]:
     """A seeded random schedule; `run` steps are as common as all faults together."""
-    actions = ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ())
+    actions = ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ()) + (DISK_ACTIONS if power_losses else ())
     steps: list[Step] = []
     for _ in range(count):
         if rng.random() < 0.5:

@@ -87,6 +87,9 @@ class LeaderState:
     start_ms: int
     follower_end: dict[str, int] = field(default_factory=dict)
     follower_dir: dict[str, str | None] = field(default_factory=dict)
+    # KIP-380: the latest generation heard from each replica, and the one whose fetch set `follower_end`.
+    follower_gen: dict[str, int] = field(default_factory=dict)
+    end_generation: dict[str, int] = field(default_factory=dict)
     last_fetch_ms: dict[str, int] = field(default_factory=dict)
     begin_sent_ms: dict[str, int] = field(default_factory=dict)
     hwm_sent: dict[str, int] = field(default_factory=dict)

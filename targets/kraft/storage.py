@@ -9,6 +9,9 @@ Files:
     log.bin            the replicated log: per record a 4-byte big-endian length,
                        a 4-byte CRC-32 of the payload, then the payload (JSON of
                        {"epoch", "data"}); appended and truncated, fsynced each time
+                       (with a flush interval, a follower's writes on a timer)
+    clean-shutdown     there while the node is stopped after a clean shutdown; a start
+                       without it, on a disk that held a life before, is unclean
 
 A formatted directory may start its log with the bootstrap voters record
 (KIP-853's bootstrap checkpoint): the initial voter set, or this node alone
@@ -110,12 +113,30 @@ class DataDir:
         # The log as found at start (the core owns it from then on), and the
         # byte position of every record, for truncation.
         self.entries, self._positions = self._load_log()
-        self.generation = self._load_generation() + 1
+        previous = self._load_generation()
+        self.generation = previous + 1
+        clean_path = self.path / "clean-shutdown"
+        # A life before this one that left no mark of a clean shutdown may have lost unfsynced writes.
+        self.unclean = previous > 0 and not clean_path.exists()
+        clean_path.unlink(missing_ok=True)
         _write_atomically(self.generation_path, f"{self.generation}\n")
         self._log = open(self.log_path, "ab")
+        # What was read is what a power loss would leave from now on.
+        os.fsync(self._log.fileno())
+        self.unsynced = False
 
-    def close(self) -> None:
+    def close(self, clean: bool = False) -> None:
+        """Close the log; after a clean shutdown, fsynced and marked so."""
+        if clean:
+            self.sync()
+            _write_atomically(self.path / "clean-shutdown", f"{self.generation}\n")
         self._log.close()
+
+    def sync(self) -> None:
+        """fsync what was written without it."""
+        if self.unsynced:
+            os.fsync(self._log.fileno())
+            self.unsynced = False
 
     # ------------------------------------------------------------------ loading
 
@@ -177,8 +198,9 @@ class DataDir:
         _write_atomically(self.quorum_path, json.dumps(record) + "\n")
         self.election_state = state
 
-    def write_log(self, log_from: int, entries: tuple[Entry, ...] | list[Entry]) -> None:
-        """Make the log its first `log_from` records followed by `entries`, durably."""
+    def write_log(self, log_from: int, entries: tuple[Entry, ...] | list[Entry], sync: bool = True) -> None:
+        """Make the log its first `log_from` records followed by `entries`,
+        durably (`sync`), or written now and fsynced by `sync()` later."""
         if log_from < len(self._positions):
             self._log.truncate(self._positions[log_from])
             del self._positions[log_from:]
@@ -190,4 +212,6 @@ class DataDir:
             position += len(chunks[-1])
         self._log.write(b"".join(chunks))
         self._log.flush()
-        os.fsync(self._log.fileno())
+        self.unsynced = True
+        if sync:
+            self.sync()

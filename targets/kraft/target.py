@@ -105,6 +105,8 @@ class KRaft(Target):
                      f"--fetch-max-wait-ms={election // 3}"]  # fmt: skip
         if "fetch_timeout_ms" in settings:
             args.append(f"--fetch-timeout-ms={settings['fetch_timeout_ms']}")
+        if settings.get("flush_interval_ms"):
+            args.append(f"--flush-interval-ms={settings['flush_interval_ms']}")
         args += [f"--bug={bug}" for bug in settings.get("bugs", [])]
         flags = {"pre_vote": ("--no-pre-vote", False), "check_quorum": ("--no-check-quorum", False),
                  "auto_join": ("--auto-join", True), "ack_when_committed_always": ("--ack-when-committed-always", True)}  # fmt: skip
@@ -204,7 +206,8 @@ class KRaft(Target):
         ran = 0
         for offset in progress(range(schedules)):
             schedule_seed = seed + offset
-            plan = random_steps(random.Random(schedule_seed), steps, membership=membership)
+            plan = random_steps(random.Random(schedule_seed), steps, membership=membership,
+                                power_losses=bool(settings.get("flush_interval_ms")))  # fmt: skip
             ran += 1
             try:
                 run_schedule(SimSettings(seed=schedule_seed, **settings), plan)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
+from targets.kraft.simulation import ACTIONS, DISK_ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
 
 RUN_MS = st.sampled_from([5, 10, 20, 60, 150, 400])
 INDEX = st.integers(0, 7)
@@ -35,6 +35,21 @@ def election_churn(max_steps: int = 16) -> st.SearchStrategy:
     churn = step(("bounce", "crash_leader", "restart"))
     return st.tuples(st.sampled_from([1, 2]), st.lists(churn, min_size=1, max_size=max_steps)).map(
         lambda drawn: [("network", 0, drawn[0]), ("crash_leader", 0, 0), *drawn[1]]
+    )
+
+
+def power_losses(max_steps: int = 24) -> st.SearchStrategy:
+    """Every fault, with power losses (unflushed writes lost) mixed in."""
+    return st.lists(step(ACTIONS[1:] + DISK_ACTIONS), max_size=max_steps)
+
+
+def lagging_losses() -> st.SearchStrategy:
+    """Followers cut off so the high watermark lags, a while of load, then a
+    power loss of a node and the cut healed: what the leader then counts must
+    not be an offset the lost life reported."""
+    return st.tuples(st.lists(INDEX, min_size=1, max_size=3), RUN_MS, INDEX, RUN_MS).map(
+        lambda drawn: [*(("isolate", i, 0) for i in drawn[0]), ("run", 0, drawn[1]),
+                       ("lose_unsynced", drawn[2], 0), ("heal", 0, 0), ("run", 0, drawn[3])]  # fmt: skip
     )
 
 

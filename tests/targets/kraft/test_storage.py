@@ -115,3 +115,19 @@ def test_standalone_and_observer_formats(tmp_path, capsys):
     with pytest.raises(SystemExit):
         format_main(["--id=n1", f"--data-dir={tmp_path / 'bad'}", "--initial-voters=n1@short"])
     assert "ID@DIRECTORY_ID" in capsys.readouterr().err
+
+
+def test_a_start_after_a_life_without_a_clean_shutdown_is_unclean(tmp_path):
+    first = DataDir(tmp_path)
+    assert not first.unclean  # no life before it
+    first.write_log(0, [Entry(1, {"op": "append", "value": 1})], sync=False)
+    assert first.unsynced
+    first.sync()
+    assert not first.unsynced
+    first.close()  # as a crash leaves it: no mark
+    second = DataDir(tmp_path)
+    assert second.unclean and second.generation == 2
+    second.close(clean=True)
+    third = DataDir(tmp_path)
+    assert not third.unclean and len(third.entries) == 1
+    third.close()

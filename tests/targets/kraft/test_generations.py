@@ -1,0 +1,101 @@
+"""KIP-380 generations in the reference quorum, with followers that flush on
+a timer: requests meant for an earlier life of a replica are refused, the
+leader's view of a replica belongs to one life of it, a replica that may have
+lost unflushed records neither votes nor campaigns until it has caught up,
+and the planted bug `ignore-generation` breaks the generation rule."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from targets.kraft.core import RaftConfig, RaftCore
+from targets.kraft.invariants import InvariantViolation
+from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest
+from targets.kraft.quorum_state import ElectionState
+from targets.kraft.simulation import Simulation, SimSettings, run_schedule
+
+from .schedules import lagging_losses, power_losses, violates
+
+SIM = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+VOTERS = (("n1", "d1"), ("n2", "d2"), ("n3", "d3"))
+
+
+def core(node="n1", persisted=ElectionState(), entries=(), **config) -> RaftCore:
+    settings_ = RaftConfig(node_id=node, bootstrap=VOTERS, peers=("n1", "n2", "n3"), directory_id=f"d{node[1]}", **config)
+    made = RaftCore(settings_, persisted, list(entries), random.Random(0), 0)
+    while made.has_ready():
+        made.advance(made.ready(), 0)
+    return made
+
+
+def events_of(made: RaftCore) -> list[dict]:
+    found = []
+    while made.has_ready():
+        ready = made.ready()
+        found += ready.events
+        made.advance(ready, made.now_ms)
+    return found
+
+
+def test_a_reply_meant_for_an_earlier_life_is_refused_and_logged():
+    follower = core("n2", ElectionState(1, None, "n1"), generation=3)
+    stale = FetchResponse("n1", "n2", 1, "n1", 0, 0, entries=(Entry(1, {"op": "append", "value": 7}),), hwm=1,
+                          replica_generation=2)  # fmt: skip
+    follower.step(stale, 10)
+    assert follower.log.end_offset == 1  # only the bootstrap record
+    assert {"event": "stale-generation", "from": "n1", "generation": 2, "current": 3} in events_of(follower)
+
+
+def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
+    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2")
+    clean = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100)
+    clean.step(request, 10)
+    assert [m.granted for m in clean.ready().messages] == [True]
+    behind = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
+    behind.step(request, 10)
+    assert [m.granted for m in behind.ready().messages] == [False] and behind.catching_up
+
+    follower = core("n2", ElectionState(1, None, "n1"), generation=2, flush_interval_ms=100, unclean_start=True)
+    follower.step(FetchResponse("n1", "n2", 1, "n1", 1, 0, hwm=1, replica_generation=2), 10)
+    assert not follower.catching_up
+    assert {"event": "caught-up", "epoch": 1, "offset": 1, "hwm": 1} in events_of(follower)
+
+
+@settings(SIM, max_examples=120)
+@given(nodes=st.sampled_from([3, 5]), seed=st.integers(0, 2**32 - 1), steps=power_losses())
+def test_correct_node_with_a_flush_interval_keeps_every_invariant_through_power_losses(nodes, seed, steps):
+    sim = run_schedule(SimSettings(nodes=nodes, seed=seed, flush_interval_ms=100), steps)
+    assert sim.leader() is not None and sim.monitor.committed
+
+
+@pytest.mark.slow
+def test_ignore_generation_breaks_the_generation_rule_and_shrinks():
+    bug = SimSettings(nodes=5, flush_interval_ms=100, bugs=frozenset(["ignore-generation"]))
+    search = settings(SIM, max_examples=400, derandomize=True)
+    seed, steps = find(st.tuples(st.integers(0, 2**16), lagging_losses()), violates(bug, "generation rule"), settings=search)
+    with pytest.raises(InvariantViolation, match="generation rule") as violation:
+        run_schedule(SimSettings(nodes=5, seed=seed, flush_interval_ms=100, bugs=bug.bugs), steps)
+    print(f"\nignore-generation: seed {seed}, shrunk schedule {steps}: {violation.value}")
+    assert len(steps) <= 8 and any(action == "lose_unsynced" for action, _, _ in steps), steps
+    run_schedule(SimSettings(nodes=5, seed=seed, flush_interval_ms=100), steps)
+
+
+def test_the_leader_keys_its_view_by_generation():
+    sim = Simulation(SimSettings(nodes=3, seed=1, flush_interval_ms=100))
+    sim.run(500)
+    leader = sim.leader()
+    follower = next(node for node in sim.ids if node != leader)
+    sim.crash(follower, lose_unsynced=True)
+    sim.start(follower)
+    sim.run(200)
+    mine = [event for _, node, event in sim.events if node == leader]
+    [new_life] = [e for e in mine if e["event"] == "generation"]
+    assert (new_life["replica"], new_life["previous"], new_life["generation"]) == (follower, 1, 2)
+    sim.nodes[leader].step(FetchRequest(follower, leader, sim.nodes[leader].epoch, 0, 0, f"{follower}.1", 1), sim.now_ms)
+    ready = sim.nodes[leader].ready()
+    assert [(m.error, m.replica_generation) for m in ready.messages] == [("stale-generation", 1)]
+    assert {"event": "stale-generation", "from": follower, "generation": 1, "current": 2} in ready.events
