@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what splitbrain needs into .venv, builds the compiled
 # linearizability search (checkers/wgl_core, Rust through PyO3 and maturin),
-# and installs etcd-server and a Java runtime (for Spark) from Debian's
+# and installs etcd-server, fuse3 and a Java runtime (for Spark) from Debian's
 # packages when they are missing; safe to re-run (does nothing when their
 # sources have not changed since the last install).
 set -euo pipefail
@@ -22,6 +22,12 @@ if ! command -v java >/dev/null 2>&1; then
     echo "bootstrap: installing a Java runtime (default-jre-headless) for Spark" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null
+fi
+# libfuse3 and fusermount3, for the lose-unfsynced nemesis's filesystem (harness/lazyfs.py).
+if ! command -v fusermount3 >/dev/null 2>&1; then
+    echo "bootstrap: installing fuse3 from Debian's packages" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 >/dev/null
 fi
 # etcd 3.4 from Debian's packages, for the etcd target on the local backend.
 if ! command -v etcd >/dev/null 2>&1; then

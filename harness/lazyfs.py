@@ -1,0 +1,227 @@
+"""A data directory that can lose what was never fsynced (`--nemesis lose-unfsynced`).
+
+A SIGKILL keeps the kernel's page cache, so a node that acknowledges before
+it fsyncs is never caught by killing it. This FUSE filesystem (libfuse3
+through mfusepy, mounted over a node's data directory) plays the page cache
+instead: file data written through it stays in this process's memory until
+the file is fsynced, and writing anything to the control file
+`CONTROL` drops every write not fsynced yet, as a power loss would (Jepsen's
+lazyfs does the same for its databases). The nemesis kills the node first,
+so nothing is in flight when the writes go.
+
+What it holds back is file data and sizes (writes and truncations); the
+names in a directory (create, rename, unlink, mkdir) reach the backing
+directory at once, as a journaling filesystem's metadata would. Reads see
+what was written, fsynced or not. The kernel caches nothing of it
+(`direct_io`, no attribute or entry caching), so a node started after the
+loss reads only what survived.
+
+    python -m harness.lazyfs --backing DIR --mount DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import stat
+import sys
+import threading
+
+import mfusepy
+
+PAGE = 4096
+CONTROL = "/.splitbrain-lose"
+STAT_FIELDS = ("st_mode", "st_nlink", "st_size", "st_uid", "st_gid", "st_ino", "st_blocks")
+
+
+class Unsynced:
+    """A file's writes not fsynced yet: dirty pages, its size as written, and
+    the lowest size it was truncated to since its last fsync (bytes of the
+    backing file from there on are gone, unless written again)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.cut = size
+        self.pages: dict[int, bytearray] = {}
+
+
+class LazyFS(mfusepy.Operations):
+    use_ns = True
+
+    def __init__(self, backing: str) -> None:
+        self.backing = os.path.realpath(backing)
+        self.lock = threading.RLock()
+        self.unsynced: dict[str, Unsynced] = {}
+
+    def _path(self, path: str) -> str:
+        return os.path.join(self.backing, path.lstrip("/"))
+
+    def lose(self) -> None:
+        """A power loss: every write not fsynced is gone."""
+        with self.lock:
+            self.unsynced.clear()
+
+    # ------------------------------------------------------------------ names (passed through)
+
+    def getattr(self, path: str, fh=None) -> dict:
+        if path == CONTROL:
+            return {"st_mode": stat.S_IFREG | 0o200, "st_nlink": 1, "st_size": 0}
+        st = os.lstat(self._path(path))
+        attrs = {name: getattr(st, name) for name in STAT_FIELDS}
+        attrs.update(st_atime=st.st_atime_ns, st_mtime=st.st_mtime_ns, st_ctime=st.st_ctime_ns)
+        with self.lock:
+            pending = self.unsynced.get(path)
+            if pending is not None:
+                attrs["st_size"] = pending.size
+        return attrs
+
+    def access(self, path: str, amode: int) -> int:
+        if path != CONTROL and not os.access(self._path(path), amode):
+            raise mfusepy.FuseOSError(errno.EACCES)
+        return 0
+
+    def readdir(self, path: str, fh) -> list[str]:
+        return [".", "..", *os.listdir(self._path(path))]
+
+    def mkdir(self, path: str, mode: int) -> int:
+        os.mkdir(self._path(path), mode)
+        return 0
+
+    def rmdir(self, path: str) -> int:
+        os.rmdir(self._path(path))
+        return 0
+
+    def unlink(self, path: str) -> int:
+        os.unlink(self._path(path))
+        with self.lock:
+            self.unsynced.pop(path, None)
+        return 0
+
+    def rename(self, old: str, new: str) -> int:
+        os.rename(self._path(old), self._path(new))
+        with self.lock:
+            self.unsynced.pop(new, None)
+            if old in self.unsynced:
+                self.unsynced[new] = self.unsynced.pop(old)
+        return 0
+
+    def chmod(self, path: str, mode: int) -> int:
+        os.chmod(self._path(path), mode)
+        return 0
+
+    def chown(self, path: str, uid: int, gid: int) -> int:
+        os.chown(self._path(path), uid, gid)
+        return 0
+
+    def utimens(self, path: str, times=None) -> int:
+        os.utime(self._path(path), ns=times)
+        return 0
+
+    def statfs(self, path: str) -> dict:
+        st = os.statvfs(self._path(path))
+        names = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_frsize", "f_namemax")
+        return {name: getattr(st, name) for name in names}
+
+    def fsyncdir(self, path: str, datasync: int, fh) -> int:
+        fd = os.open(self._path(path), os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return 0
+
+    # ------------------------------------------------------------------ data (held until fsync)
+
+    def create(self, path: str, mode: int, fi=None) -> int:
+        return os.open(self._path(path), os.O_CREAT | os.O_RDWR, mode)
+
+    def open(self, path: str, flags: int) -> int:
+        if path == CONTROL:
+            return 0
+        return os.open(self._path(path), os.O_RDWR if os.access(self._path(path), os.W_OK) else os.O_RDONLY)
+
+    def release(self, path: str, fh) -> int:
+        if path != CONTROL:
+            os.close(fh)
+        return 0
+
+    def flush(self, path: str, fh) -> int:
+        return 0  # close(2) does not make data durable
+
+    def _base(self, fh: int, pending: Unsynced, index: int) -> bytearray:
+        """A page as the backing file has it, less what a truncation cut off."""
+        start = index * PAGE
+        raw = os.pread(fh, PAGE, start)[: max(0, pending.cut - start)]
+        return bytearray(raw.ljust(PAGE, b"\0"))
+
+    def read(self, path: str, size: int, offset: int, fh) -> bytes:
+        with self.lock:
+            pending = self.unsynced.get(path)
+            if pending is None:
+                return os.pread(fh, size, offset)
+            end = min(offset + size, pending.size)
+            out = bytearray()
+            for index in range(offset // PAGE, (end - 1) // PAGE + 1) if end > offset else ():
+                page = pending.pages.get(index) or self._base(fh, pending, index)
+                out += page[max(0, offset - index * PAGE) : end - index * PAGE]
+            return bytes(out)
+
+    def write(self, path: str, data: bytes, offset: int, fh) -> int:
+        if path == CONTROL:
+            self.lose()
+            return len(data)
+        with self.lock:
+            pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
+            end = offset + len(data)
+            for index in range(offset // PAGE, (end - 1) // PAGE + 1):
+                page = pending.pages.get(index) or self._base(fh, pending, index)
+                start = index * PAGE
+                lo, hi = max(offset, start), min(end, start + PAGE)
+                page[lo - start : hi - start] = data[lo - offset : hi - offset]
+                pending.pages[index] = page
+            pending.size = max(pending.size, end)
+        return len(data)
+
+    def truncate(self, path: str, length: int, fh=None) -> int:
+        with self.lock:
+            pending = self.unsynced.get(path)
+            if pending is None:
+                pending = self.unsynced[path] = Unsynced(os.lstat(self._path(path)).st_size)
+            pending.size = length
+            pending.cut = min(pending.cut, length)
+            for index in [i for i in pending.pages if i * PAGE >= length]:
+                del pending.pages[index]
+            last = pending.pages.get(length // PAGE)
+            if last is not None:
+                last[length % PAGE :] = bytes(PAGE - length % PAGE)
+        return 0
+
+    def fsync(self, path: str, datasync: int, fh) -> int:
+        with self.lock:
+            pending = self.unsynced.pop(path, None)
+            if pending is not None:
+                os.ftruncate(fh, min(pending.cut, os.fstat(fh).st_size))
+                for index, page in sorted(pending.pages.items()):
+                    os.pwrite(fh, bytes(page[: max(0, min(PAGE, pending.size - index * PAGE))]), index * PAGE)
+                os.ftruncate(fh, pending.size)
+            os.fsync(fh)
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.lazyfs", description=__doc__.splitlines()[0])
+    parser.add_argument("--backing", required=True, help="the directory that holds what was fsynced")
+    parser.add_argument("--mount", required=True, help="where the node's data directory is to be")
+    args = parser.parse_args(argv)
+    for name in (args.backing, args.mount):
+        if not os.path.isdir(name):
+            print(f"lazyfs: {name}: not a directory", file=sys.stderr)
+            return 2
+    mfusepy.FUSE(LazyFS(args.backing), args.mount, foreground=True, direct_io=True, attr_timeout=0,
+                 entry_timeout=0, negative_timeout=0, fsname="splitbrain-lazyfs")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
