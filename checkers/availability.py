@@ -26,7 +26,7 @@ RECOVERIES = {
     "heal-all": None,
 }
 # Operations over once confirmed: they open no window.
-INSTANT = {"restart", "bounce", "add-voter", "remove-voter", "start-observers"}
+INSTANT = {"restart", "bounce", "lose-unfsynced", "add-voter", "remove-voter", "start-observers"}
 
 
 def fault_windows(history: pd.DataFrame) -> pd.DataFrame:

@@ -31,6 +31,7 @@ def bring_up(
     initial_voters: int | None = None,
     reaper: bool = True,
     target: str = DEFAULT_TARGET,
+    lazy_disks: bool = False,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
@@ -38,7 +39,8 @@ def bring_up(
 
     Everything made is recorded in `root/owned.jsonl`; with `reaper`, a
     watchdog removes it should this process die before `stack` unwinds
-    (`splitbrain cluster up` goes without: its cluster outlives the command)."""
+    (`splitbrain cluster up` goes without: its cluster outlives the command).
+    `lazy_disks`: data directories on the lose-unfsynced filesystem (local backend)."""
     root = Path(root)
     ownership = Ownership(root, run_id)
     if reaper:
@@ -101,7 +103,7 @@ def bring_up(
             own = OwnToxiproxy(ownership=ownership).start(root / "toxiproxy.log")
             stack.callback(own.stop)
             server = ToxiproxyServer(own.url)
-        cluster = LocalCluster(root / "cluster", nodes, **timeouts)
+        cluster = LocalCluster(root / "cluster", nodes, **timeouts, lazy_disks=lazy_disks)
         stack.callback(cluster.close)
         mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
     stack.callback(mesh.remove)

@@ -126,11 +126,17 @@ class ClusterBase:
         self.target.format(self.data_dir(node), directory_id, bootstrap)
 
     def wipe(self, node: str) -> None:
-        """Lose the node's data directory (it must be stopped): a disk loss."""
+        """Lose what the node's data directory holds (it must be stopped): a
+        disk loss. The directory itself stays, as it may be a mount point."""
         if self.running(node):
             raise RuntimeError(f"wipe {node}: the node is running")
-        shutil.rmtree(self.data_dir(node), ignore_errors=True)
-        self.data_dir(node).mkdir(parents=True)
+        data = self.data_dir(node)
+        data.mkdir(parents=True, exist_ok=True)
+        for entry in data.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
     def event_log(self, node: str) -> Path:
         return self.root / node / "events.jsonl"

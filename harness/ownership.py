@@ -60,6 +60,10 @@ class Ownership:
         """Ports on this machine's loopback that the run's processes listen on or publish."""
         self._append({"ports": sorted(ports)})
 
+    def mount(self, path: Path) -> None:
+        """A filesystem mounted at `path` (the lose-unfsynced disks): unmounted by a sweep."""
+        self._append({"mount": str(path)})
+
     def docker(self) -> None:
         """Docker objects are coming: a sweep looks for the owner's label, so one
         made a moment before a crash, not yet recorded, is found too."""
@@ -207,9 +211,22 @@ def sweep(path: Path) -> list[str]:
         for pid in marked_processes(OWNER_ENV, owner):
             if pid not in recorded and kill_process(pid):
                 removed.append(f"process {pid}")
+    for mount in [e["mount"] for e in entries if "mount" in e]:
+        if unmount(Path(mount)):
+            removed.append(f"mount {mount}")
     if owner and any("container" in e or "network" in e or e.get("docker") for e in entries):
         removed += remove_docker_objects({"label": f"{OWNER_LABEL}={owner}"})
     return removed
+
+
+def unmount(path: Path) -> bool:
+    """Lazily unmount a FUSE mount this run made (its process may be gone
+    too); False if nothing was mounted there."""
+    try:
+        done = subprocess.run(["fusermount3", "-u", "-z", str(path)], capture_output=True)
+    except OSError:  # no fusermount3: nothing can be mounted
+        return False
+    return done.returncode == 0
 
 
 def remove_runs(run_id: str | None) -> list[str]:

@@ -177,6 +177,11 @@ class RunConfig:
             if self.backend == "local" and "partition" in self.nemesis and one_way:
                 raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
+        if "lose-unfsynced" in self.nemesis:
+            if not capabilities.lazy_disks:
+                raise ValueError(f"nemesis: {target.name}'s data directory cannot sit on the lose-unfsynced filesystem")
+            if self.backend != "local":
+                raise ValueError("nemesis: lose-unfsynced runs on the local backend")
         if not capabilities.voter_changes:
             if MEMBERSHIP_FAULTS & set(self.nemesis) and not capabilities.member_changes:
                 raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
@@ -283,6 +288,7 @@ class Run:
                 config.hosts,
                 config.initial_voters,
                 target=config.target,
+                lazy_disks="lose-unfsynced" in config.nemesis,
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))

@@ -66,7 +66,7 @@ class Nemesis:
             self.links.heal()
             self.faulty_links = False
             return []
-        if f in ("pause", "kill", "restart", "bounce", "wipe"):
+        if f in ("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"):
             nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
             if f == "wipe" and self.member_changes:
                 return MemberChanges(self).wipe(nodes)
@@ -105,7 +105,7 @@ class Nemesis:
         elif f == "start":
             cluster.start(node)
             self.down.discard(node)
-        elif f in ("restart", "bounce", "wipe"):
+        elif f in ("restart", "bounce", "wipe", "lose-unfsynced"):
             if f == "restart":
                 cluster.resume(node)
                 cluster.stop(node)
@@ -113,6 +113,8 @@ class Nemesis:
                 cluster.kill(node)
             if f == "wipe":
                 cluster.wipe(node)
+            elif f == "lose-unfsynced":
+                cluster.lose(node)
             cluster.start(node)
             self.paused.discard(node)
             self.down.discard(node)

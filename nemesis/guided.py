@@ -28,7 +28,7 @@ from checkers.coverage import context as context_of, role_of
 
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
-NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe")
+NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced")
 GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "membership")
 # A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
 MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}
@@ -39,7 +39,7 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
-        ("partition", "follower-orphaned"): 1}  # fmt: skip
+        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2}  # fmt: skip
 Cell = tuple[str, str, str]
 
 

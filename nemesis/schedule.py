@@ -16,6 +16,8 @@ FAULTS = {
     "kill": ("kill", "start"),
     "restart": ("restart", None),
     "bounce": ("bounce", None),
+    # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
+    "lose-unfsynced": ("lose-unfsynced", None),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     "wipe": ("wipe", "rejoin"),
     "latency": ("latency", "heal"),

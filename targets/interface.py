@@ -34,6 +34,9 @@ class Capabilities:
       members all dial the one peer URL a member advertises: its links are
       cut with iptables (Docker), or per pair by a front that names each
       connection's source (local: harness/attributed_links.py).
+    - `lazy_disks`: the node's data directory can sit on the lose-unfsynced
+      filesystem (harness/lazyfs.py): plain reads, writes and fsyncs, no
+      shared memory maps of its files.
     """
 
     ok_proves_leadership: bool
@@ -42,6 +45,7 @@ class Capabilities:
     workloads: tuple[str, ...]
     peer_routes: bool = True
     member_changes: bool = False
+    lazy_disks: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}

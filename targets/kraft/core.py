@@ -66,6 +66,7 @@ BUGS = frozenset(
         "ignore-directory-id",
         "ack-voter-early",
         "ignore-generation",
+        "ack-before-fsync",
     }
 )
 """Planted bugs, each enabled by name (`--bug NAME`):
@@ -81,6 +82,8 @@ ack-voter-early    AddRaftVoter with AckWhenCommitted=true is answered once writ
 ignore-generation  the leader takes a replica's fetch offsets as never going back, whatever its
                    generation: a bounced replica that lost unflushed records still counts
                    towards the high watermark at its earlier life's offset
+ack-before-fsync   the leader does not fsync its own log: it counts its records towards the high
+                   watermark (and so acknowledges them) once written, which a power loss undoes
 """
 
 VOTER_CHANGES = {"add-voter": "add", "remove-voter": "remove"}
@@ -382,7 +385,7 @@ class RaftCore:
             self.quorum.pending_write
             or self.log.dirty_from < self.log.end_offset
             or self.log.dirty_from < self.flushed_end
-            or (isinstance(self.state, LeaderState) and self.synced_end < self.flushed_end)
+            or (self._syncs_as_leader() and self.synced_end < self.flushed_end)
             or self._messages
             or self._replies
             or self._events
@@ -397,7 +400,7 @@ class RaftCore:
             messages=tuple(self._messages),
             replies=tuple(self._replies),
             events=tuple(self._events),
-            sync=not self.config.flush_interval_ms or isinstance(self.state, LeaderState),
+            sync=self._syncs_as_leader() or (not self.config.flush_interval_ms and not isinstance(self.state, LeaderState)),
         )
         self.quorum.pending_write = None
         self.log.dirty_from = self.log.end_offset
@@ -416,6 +419,10 @@ class RaftCore:
         if isinstance(state, LeaderState):
             self._ack_flushed_appends()
             self._maybe_advance_hwm(state)
+
+    def _syncs_as_leader(self) -> bool:
+        """A leader fsyncs every write before it counts it (but with `ack-before-fsync`)."""
+        return isinstance(self.state, LeaderState) and "ack-before-fsync" not in self.config.bugs
 
     def synced(self, end: int, now_ms: int) -> None:
         """The shell's flush timer fsynced the log up to `end`."""
@@ -756,8 +763,9 @@ class RaftCore:
         voters = self.voters
         if not voters.voters:
             return
+        own = self.flushed_end if "ack-before-fsync" in self.config.bugs else self.synced_end
         counted = {
-            v: (self.config.generation, self.synced_end)
+            v: (self.config.generation, own)
             if v == self.node_id
             else (state.end_generation.get(v), state.follower_end.get(v, 0) if self._counts_as_voter(state, v) else 0)
             for v in voters.ids

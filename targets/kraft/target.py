@@ -87,7 +87,7 @@ class KRaftClient(TargetClient):
 class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
-                                workloads=("append", "register"), peer_routes=True)  # fmt: skip
+                                workloads=("append", "register"), peer_routes=True, lazy_disks=True)  # fmt: skip
     bugs = tuple(sorted(BUGS))
     image_packages = ("python3",)
     ssh_sources = ("targets",)

@@ -33,6 +33,8 @@ def leftovers(run_dir) -> list[str]:
     selector = {"label": f"{RUN_LABEL}={run_id}"}
     left += [f"container {c.name}" for c in client.containers.list(all=True, filters=selector)]
     left += [f"network {n.name}" for n in client.networks.list(filters=selector)]
+    mounted = {line.split()[1] for line in open("/proc/mounts", encoding="utf-8")}
+    left += [f"mount {e['mount']}" for e in entries if "mount" in e and e["mount"] in mounted]
     reapers = subprocess.run(["pgrep", "-f", f"harness.reaper {run_dir}"], capture_output=True, text=True).stdout
     return left + [f"reaper {pid}" for pid in reapers.split()]
 
@@ -49,9 +51,9 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start_run(tmp_path, backend, nodes, background=False):
+def start_run(tmp_path, backend, nodes, background=False, nemesis="partition,kill,pause"):
     process = subprocess.Popen(
-        run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,kill,pause", backend=backend, nodes=nodes),
+        run_command(tmp_path, "--time-limit", "60", "--nemesis", nemesis, backend=backend, nodes=nodes),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignore_sigint if background else None,
     )  # fmt: skip
     fault_in_force(tmp_path, timeout_s=60)
@@ -61,9 +63,13 @@ def start_run(tmp_path, backend, nodes, background=False):
     return process, run_dir
 
 
-@pytest.mark.parametrize("backend, nodes", [("local", "3"), ("docker", "3")])
-def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nodes):
-    process, run_dir = start_run(tmp_path, backend, nodes)
+@pytest.mark.parametrize("backend, nodes, nemesis", [("local", "3", "partition,kill,pause,lose-unfsynced"),
+                                                     ("docker", "3", "partition,kill,pause")])  # fmt: skip
+def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nodes, nemesis):
+    """On the local backend the data directories are lose-unfsynced mounts: unmounted too."""
+    process, run_dir = start_run(tmp_path, backend, nodes, nemesis=nemesis)
+    if "lose-unfsynced" in nemesis:
+        assert any("mount" in e for e in read_ledger(run_dir / LEDGER)[1])
     process.kill()
     process.communicate(timeout=10)
     assert wait_until_gone(run_dir) == []
