@@ -1,7 +1,10 @@
 """Committed appends per second and commit latency of a real 3-node loopback
 cluster of the reference quorum (fsync on every batch).
 
-Run: .venv/bin/python benchmarks/throughput.py [--seconds 10] [--clients 8] [--window 32]
+Run: .venv/bin/python benchmarks/throughput.py [--seconds 10] [--clients 8] [--window 32] [--lazy-disks]
+
+With `--lazy-disks`, every data directory is on the lose-unfsynced
+filesystem (harness/lazyfs.py), to price what that fault costs.
 
 Each client keeps `window` appends in flight on one connection to the leader;
 an append counts once the leader answers it, which it does only after the
@@ -57,15 +60,16 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--window", type=int, default=32)
     parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--lazy-disks", action="store_true", help="data directories on harness/lazyfs.py")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as root, LocalCluster(Path(root), args.nodes) as cluster:
+    with tempfile.TemporaryDirectory() as root, LocalCluster(Path(root), args.nodes, lazy_disks=args.lazy_disks) as cluster:
         cluster.start_all()
         leader = cluster.wait_for_leader()
         latencies, errors, elapsed = asyncio.run(measure(cluster.client[leader], args.clients, args.window, args.seconds))
     latencies.sort()
     quantile = statistics.quantiles(latencies, n=100)
     print(
-        f"{args.nodes} nodes, {args.clients} clients x {args.window} in flight, {elapsed:.1f} s:"
+        f"{args.nodes} nodes{' on lazyfs' if args.lazy_disks else ''}, {args.clients} clients x {args.window} in flight, {elapsed:.1f} s:"
         f" {len(latencies) / elapsed:.0f} committed appends/s;"
         f" commit latency p50 {quantile[49] * 1000:.1f} ms, p99 {quantile[98] * 1000:.1f} ms;"
         f" errors {len(errors)}"
