@@ -2,10 +2,15 @@
 
 Reads the append history, each node's final committed log (`final`) and the
 nodes' truncation events. `info` appends may or may not be in the log;
-`fail` appends must not be.
+`fail` appends must not be. Where a target's events say which replicas a
+commit counted (KIP-380 generations: `replicas`), also the generation rule:
+once a leader has heard from a later life of a replica, it never counts an
+offset an earlier life reported.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -88,12 +93,40 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
              "offset": int(row["offset"]), "hwm": int(row["hwm"]),
              "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
         )
+    anomalies += earlier_generations_counted(events)
     stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": len(records),
              "lost_appends": int(lost_anywhere.sum())}  # fmt: skip
     verdict = result(anomalies, stats)
     if not anomalies and len(acked) and not nodes:
         verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
     return verdict
+
+
+def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
+    """Commits that counted a replica's offset from a generation earlier than
+    one the same leader (node, epoch) had already heard from."""
+    heard = events[(events["event"] == "generation")].dropna(subset=["replicas", "epoch"])
+    if heard.empty:
+        return []
+    heard_at: dict[tuple, list[tuple[int, int]]] = {}  # (leader, epoch, replica) -> [(time, later generation)]
+    for row in heard.itertuples(index=False):
+        for replica, generation, _ in json.loads(row.replicas):
+            heard_at.setdefault((row.node, int(row.epoch), replica), []).append((int(row.time_ns), int(generation)))
+    leaders = {(leader, epoch) for leader, epoch, _ in heard_at}
+    commits = events[(events["event"] == "commit")].dropna(subset=["replicas", "epoch"])
+    mine = commits[[(n, int(e)) in leaders for n, e in zip(commits["node"], commits["epoch"])]]
+    found = []
+    for row in mine.itertuples(index=False):
+        for replica, generation, offset in json.loads(row.replicas):
+            later = max((g for t, g in heard_at.get((row.node, int(row.epoch), replica), ()) if t <= row.time_ns), default=None)
+            if generation is not None and later is not None and generation < later:
+                found.append(
+                    {"kind": "counted-earlier-generation", "node": row.node, "time_ns": int(row.time_ns),
+                     "epoch": int(row.epoch), "replica": replica, "offset": offset, "hwm": int(row.hwm),
+                     "summary": f"{row.node} (leader of epoch {row.epoch}) counted {replica}'s offset {offset} from generation"
+                                f" {generation}, after hearing from its generation {later}, to commit up to {row.hwm}"}
+                )  # fmt: skip
+    return found[:20]
 
 
 def _to(key) -> str:

@@ -48,6 +48,9 @@ EVENTS_COLUMNS = {
     # an answered voter change (`voter-change-answered`).
     "as_directory": TEXT,
     "ack_when_committed": "boolean",
+    # For the generation rule (KIP-380), as JSON: [node, generation, offset]
+    # per replica a `commit` counted, or the later life a `generation` event heard.
+    "replicas": TEXT,
 }
 # `key`: the list an append went to where appends are keyed (etcd); null for
 # the reference quorum's one log.

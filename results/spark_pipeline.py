@@ -219,7 +219,8 @@ def committed_data_loss(history: DataFrame, final: DataFrame, events: DataFrame)
         events.where(F.col("event") == "truncate").dropna(subset=["offset", "hwm"])
         .where(F.col("offset") < F.col("hwm")).select("run_id", F.lit("truncated-committed").alias("kind"))
     )  # fmt: skip
-    found = _counts(lost.unionByName(divergent).unionByName(duplicate).unionByName(resurrected).unionByName(truncated))
+    found = _counts(lost.unionByName(divergent).unionByName(duplicate).unionByName(resurrected).unionByName(truncated)
+                    .unionByName(_earlier_generations_counted(events)))  # fmt: skip
     with_appends = appends.select("run_id").distinct()
     found = found.join(with_appends, "run_id")
     undecided = (
@@ -228,6 +229,28 @@ def committed_data_loss(history: DataFrame, final: DataFrame, events: DataFrame)
         .select("run_id", F.lit("unknown").alias("kind"), F.lit(1).cast("long").alias("count"))
     )  # fmt: skip
     return found.unionByName(undecided)
+
+
+def _replicas(events: DataFrame, event: str) -> DataFrame:
+    """(run_id, node, epoch, time_ns, replica, generation) of each replica an event of this kind names."""
+    listed = events.where(F.col("event") == event).dropna(subset=["replicas", "epoch"])
+    rows = listed.select("run_id", "node", "epoch", "time_ns",
+                         F.explode(F.from_json("replicas", "array<array<string>>")).alias("r"))  # fmt: skip
+    return rows.select("run_id", "node", "epoch", "time_ns", F.col("r")[0].alias("replica"),
+                       F.col("r")[1].cast("long").alias("generation"))  # fmt: skip
+
+
+def _earlier_generations_counted(events: DataFrame) -> DataFrame:
+    """The generation rule (checkers/data_loss.py): a commit that counted a
+    replica's offset from a generation earlier than one its leader had heard."""
+    heard = _replicas(events, "generation").withColumnRenamed("time_ns", "heard_ns").withColumnRenamed("generation", "later")
+    counted = _replicas(events, "commit").join(heard.select("run_id", "node", "epoch").distinct(), ["run_id", "node", "epoch"])
+    return (
+        counted.join(heard, ["run_id", "node", "epoch", "replica"])
+        .where((F.col("heard_ns") <= F.col("time_ns")) & (F.col("generation") < F.col("later")))
+        .select("run_id", "node", "epoch", "time_ns", "replica").distinct()
+        .select("run_id", F.lit("counted-earlier-generation").alias("kind"))
+    )  # fmt: skip
 
 
 def membership(history: DataFrame, events: DataFrame, final: DataFrame) -> DataFrame:

@@ -289,8 +289,8 @@ class RaftCore:
             return
         meant_for = getattr(msg, "replica_generation", None)
         if meant_for is not None and meant_for < self.config.generation:
-            self._events.append({"event": "stale-generation", "from": msg.src, "generation": meant_for,
-                                 "current": self.config.generation})  # fmt: skip
+            self._events.append({"event": "stale-generation", "epoch": self.epoch, "leader": msg.src,
+                                 "replicas": [[self.node_id, meant_for, None]], "current": self.config.generation})  # fmt: skip
             return
         if msg.epoch > self.epoch:
             self._observe_higher_epoch(msg)
@@ -718,13 +718,15 @@ class RaftCore:
         refused; one from a later life drops the earlier life's view."""
         known = state.follower_gen.get(req.src)
         if known is not None and req.generation < known:
-            self._events.append({"event": "stale-generation", "from": req.src, "generation": req.generation, "current": known})
+            self._events.append({"event": "stale-generation", "epoch": self.epoch,
+                                 "replicas": [[req.src, req.generation, req.offset]], "current": known})  # fmt: skip
             self._send(FetchResponse(self.node_id, req.src, self.epoch, self.node_id, req.offset, req.last_epoch,
                                      error="stale-generation", replica_generation=req.generation))  # fmt: skip
             return False
         if known is not None and req.generation > known:
-            self._events.append({"event": "generation", "epoch": self.epoch, "replica": req.src, "generation": req.generation,
-                                 "previous": known, "offset": state.follower_end.get(req.src)})  # fmt: skip
+            # `replicas`: [replica, its later generation, the offset its earlier life reported].
+            self._events.append({"event": "generation", "epoch": self.epoch, "previous": known,
+                                 "replicas": [[req.src, req.generation, state.follower_end.get(req.src)]]})  # fmt: skip
             self._parked.pop(req.src, None)
             if "ignore-generation" not in self.config.bugs:
                 state.follower_end.pop(req.src, None)
@@ -778,7 +780,7 @@ class RaftCore:
 
     def _set_hwm(self, hwm: int, counted: list | None = None) -> None:
         self.hwm = hwm
-        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm, **({"counted": counted} if counted else {})})
+        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm, **({"replicas": counted} if counted else {})})
         self._apply_committed()
         state = self.state
         if isinstance(state, LeaderState):

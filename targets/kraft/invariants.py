@@ -107,9 +107,10 @@ class SafetyMonitor:
                 f" {event['offset']} with its high watermark at {event['hwm']}"
             )
         elif kind == "generation":
-            self.generations[(node, event["epoch"], event["replica"])] = event["generation"]
+            [(replica, generation, _)] = event["replicas"]
+            self.generations[(node, event["epoch"], replica)] = generation
         elif kind == "commit":
-            for replica, generation, offset in event.get("counted", ()):
+            for replica, generation, offset in event.get("replicas", ()):
                 latest = self.generations.get((node, event["epoch"], replica))
                 if generation is not None and latest is not None and generation < latest:
                     self.fail(f"generation rule: {node} counted {replica}'s offset {offset} from generation"

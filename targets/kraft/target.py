@@ -70,6 +70,7 @@ def log_event(record: dict, time_ns: int) -> dict:
         "source": "log",
         "as_directory": record.get("as_directory"),
         "ack_when_committed": record.get("ack_when_committed"),
+        "replicas": record.get("replicas"),
     }
 
 

@@ -31,7 +31,7 @@ from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
 from tests.checkers.test_checkers import KEYED, keyed_final
 from tests.checkers.test_mutex import guarded, history as lock_history, session
-from tests.checkers.test_on_simulated_histories import churn
+from tests.checkers.test_on_simulated_histories import churn, lagging_loss
 from tests.harness.test_cli import splitbrain
 
 pytestmark = pytest.mark.slow
@@ -52,6 +52,7 @@ CASES = [
     ("multi-voter-change", "multi-voter-change", JOINING, voter_changes, "membership"),
     ("ignore-directory-id", "ignore-directory-id", JOINING, voter_changes, "membership"),
     ("ack-voter-early", "ack-voter-early", JOINING, voter_changes, "membership"),
+    ("ignore-generation", "ignore-generation", {"nodes": 5, "flush_interval_ms": 100}, lagging_loss, "committed-data-loss"),
 ]
 
 

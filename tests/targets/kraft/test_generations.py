@@ -47,7 +47,7 @@ def test_a_reply_meant_for_an_earlier_life_is_refused_and_logged():
                           replica_generation=2)  # fmt: skip
     follower.step(stale, 10)
     assert follower.log.end_offset == 1  # only the bootstrap record
-    assert {"event": "stale-generation", "from": "n1", "generation": 2, "current": 3} in events_of(follower)
+    assert {"event": "stale-generation", "epoch": 1, "leader": "n1", "replicas": [["n2", 2, None]], "current": 3} in events_of(follower)
 
 
 def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
@@ -95,11 +95,12 @@ def test_the_leader_keys_its_view_by_generation():
     sim.run(200)
     mine = [event for _, node, event in sim.events if node == leader]
     [new_life] = [e for e in mine if e["event"] == "generation"]
-    assert (new_life["replica"], new_life["previous"], new_life["generation"]) == (follower, 1, 2)
+    [(replica, generation, _)] = new_life["replicas"]
+    assert (replica, new_life["previous"], generation) == (follower, 1, 2)
     sim.nodes[leader].step(FetchRequest(follower, leader, sim.nodes[leader].epoch, 0, 0, f"{follower}.1", 1), sim.now_ms)
     ready = sim.nodes[leader].ready()
     assert [(m.error, m.replica_generation) for m in ready.messages] == [("stale-generation", 1)]
-    assert {"event": "stale-generation", "from": follower, "generation": 1, "current": 2} in ready.events
+    assert {"event": "stale-generation", "epoch": ready.events[0]["epoch"], "replicas": [[follower, 1, 0]], "current": 2} in ready.events
 
 
 @pytest.mark.slow
