@@ -6,7 +6,7 @@ verdict, then per target how many runs were caught. The goal (issue "KIP-380
 with disk and clock faults"): caught under the power loss, missed under the
 plain kill, and the correct node valid.
 
-    .venv/bin/python benchmarks/lose_unfsynced.py [--seeds 1 2 3]
+    .venv/bin/python benchmarks/lose_unfsynced.py [--seeds 1 2 3] [--backend local|docker]
 """
 
 from __future__ import annotations
@@ -25,10 +25,12 @@ EXAMPLE = ROOT / "examples" / "lose-unfsynced.toml"
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--backend", choices=["local", "docker"], default="local")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="splitbrain-lose-"))
     config = work / "campaign.toml"
     text = EXAMPLE.read_text().replace("seeds = [1, 2, 3]", f"seeds = {args.seeds}")
+    text = text.replace('backend = "local"', f'backend = "{args.backend}"')
     config.write_text(text.replace('results = "results"', f'results = "{work / "runs"}"'))
     subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)], cwd=ROOT, check=False)
     print("| target | seed | committed-data-loss | verdict |")

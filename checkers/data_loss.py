@@ -4,8 +4,8 @@ Reads the append history, each node's final committed log (`final`) and the
 nodes' truncation events. `info` appends may or may not be in the log;
 `fail` appends must not be. Where a target's events say which replicas a
 commit counted (KIP-380 generations: `replicas`), also the generation rule:
-once a leader has heard from a later life of a replica, it never counts an
-offset an earlier life reported.
+once a leader has heard from a new life of a replica, it counts only offsets
+that life reported.
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
 
 
 def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
-    """Commits that counted a replica's offset from a generation earlier than
-    one the same leader (node, epoch) had already heard from."""
+    """Commits that counted a replica's offset from another generation than
+    the one the same leader (node, epoch) last heard from (a later life, or
+    the first of a new disk)."""
     heard = events[(events["event"] == "generation")].dropna(subset=["replicas", "epoch"])
     if heard.empty:
         return []
@@ -118,13 +119,14 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     found = []
     for row in mine.itertuples(index=False):
         for replica, generation, offset in json.loads(row.replicas):
-            later = max((g for t, g in heard_at.get((row.node, int(row.epoch), replica), ()) if t <= row.time_ns), default=None)
-            if generation is not None and later is not None and generation < later:
+            before = [(t, g) for t, g in heard_at.get((row.node, int(row.epoch), replica), ()) if t <= row.time_ns]
+            later = max(before)[1] if before else None
+            if generation is not None and later is not None and generation != later:
                 found.append(
                     {"kind": "counted-earlier-generation", "node": row.node, "time_ns": int(row.time_ns),
                      "epoch": int(row.epoch), "replica": replica, "offset": offset, "hwm": int(row.hwm),
                      "summary": f"{row.node} (leader of epoch {row.epoch}) counted {replica}'s offset {offset} from generation"
-                                f" {generation}, after hearing from its generation {later}, to commit up to {row.hwm}"}
+                                f" {generation}, after hearing from its new life (generation {later}), to commit up to {row.hwm}"}
                 )  # fmt: skip
     return found[:20]
 

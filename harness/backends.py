@@ -40,7 +40,7 @@ def bring_up(
     Everything made is recorded in `root/owned.jsonl`; with `reaper`, a
     watchdog removes it should this process die before `stack` unwinds
     (`splitbrain cluster up` goes without: its cluster outlives the command).
-    `lazy_disks`: data directories on the lose-unfsynced filesystem (local backend)."""
+    `lazy_disks`: data directories on the lose-unfsynced filesystem (local and Docker backends)."""
     root = Path(root)
     ownership = Ownership(root, run_id)
     if reaper:
@@ -70,7 +70,7 @@ def bring_up(
     elif backend == "docker":
         from harness.docker_cluster import DockerCluster
 
-        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts)
+        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, lazy_disks=lazy_disks)
         stack.callback(cluster.close)
         # A target whose members all dial one advertised peer address (no
         # per-link routes) cannot go through the link proxies: its links are

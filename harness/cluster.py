@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import targets
-from harness.ownership import Ownership
+from harness.lazyfs import CONTROL
+from harness.ownership import Ownership, unmount
 from targets.interface import NodeSpec, Target
 
 DEFAULT_TARGET = "kraft"
+MOUNT_TIMEOUT_S = 10.0
 
 
 def node_ids(nodes: int) -> tuple[str, ...]:
@@ -44,8 +48,11 @@ class ClusterBase:
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
+        lazy_disks: bool = False,
     ) -> None:
         self.root = Path(root)
+        self.lazy_disks = lazy_disks
+        self.disks: dict[str, subprocess.Popen] = {}  # the lose-unfsynced filesystem's process per node
         self.target = target or targets.get(DEFAULT_TARGET)
         # What this cluster starts is recorded, so only it is ever cleaned up.
         self.ownership = ownership or Ownership(self.root, f"cluster-{os.urandom(4).hex()}")
@@ -137,6 +144,49 @@ class ClusterBase:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
+
+    def mount_disk(self, node: str) -> None:
+        """With `lazy_disks`, put the node's data directory on a mount of
+        `harness/lazyfs.py` over `<node>/disk` (once), so `lose` can drop the
+        writes a killed node never fsynced. The mount is in the run's ledger,
+        and `unmount_disks` (or the reaper) unmounts it."""
+        if not self.lazy_disks or node in self.disks:
+            return
+        backing, mount = self.root / node / "disk", self.data_dir(node)
+        backing.mkdir(parents=True, exist_ok=True)
+        mount.mkdir(parents=True, exist_ok=True)
+        self.ownership.mount(mount)
+        with open(self.root / node / "lazyfs.log", "ab") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "harness.lazyfs", "--backing", str(backing), "--mount", str(mount)],
+                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                env=self.ownership.environment(),
+            )  # fmt: skip
+        self.ownership.process(process.pid)
+        self.disks[node] = process
+        deadline = time.monotonic() + MOUNT_TIMEOUT_S
+        while not os.path.ismount(mount):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}")
+            time.sleep(0.02)
+
+    def lose(self, node: str) -> None:
+        """Drop every write the node has not fsynced (it must be down): a power loss."""
+        if self.running(node):
+            raise RuntimeError(f"lose-unfsynced {node}: the node is running")
+        if node not in self.disks:
+            raise RuntimeError(f"lose-unfsynced {node}: its data directory is not on the lose-unfsynced filesystem")
+        (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(b"lose")
+
+    def unmount_disks(self) -> None:
+        for node, process in self.disks.items():
+            unmount(self.data_dir(node))
+            try:
+                process.wait(MOUNT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.disks.clear()
 
     def event_log(self, node: str) -> Path:
         return self.root / node / "events.jsonl"

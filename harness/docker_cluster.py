@@ -41,9 +41,10 @@ class DockerCluster(ClusterBase):
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
+        lazy_disks: bool = False,
     ) -> None:
         super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters,
-                         ownership or Ownership(root, run_id), target)  # fmt: skip
+                         ownership or Ownership(root, run_id), target, lazy_disks)  # fmt: skip
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
@@ -107,6 +108,7 @@ class DockerCluster(ClusterBase):
             container = None
         if container is None:
             data = self.data_dir(node)
+            self.mount_disk(node)  # on this machine, before the container binds the node's folder (with its mounts)
             self.prepare(node)
             container = self._create(
                 node,
@@ -197,6 +199,7 @@ class DockerCluster(ClusterBase):
             except NotFound:
                 pass
         self.containers.clear()
+        self.unmount_disks()
         try:
             self.network.remove()
         except NotFound:

@@ -5,11 +5,6 @@ targets.kraft.node`) in its own session (so a Ctrl-C
 meant for the harness reaches only the harness, which then stops the nodes
 itself); pause is SIGSTOP, kill is SIGKILL. `close()` kills every node it
 started; use it as a context manager.
-
-With `lazy_disks`, each node's data directory is a mount of
-`harness/lazyfs.py` over `<node>/disk`, so `lose` can drop the writes a
-killed node never fsynced. The mounts are in the run's ledger, and `close`
-(or the reaper) unmounts them.
 """
 
 from __future__ import annotations
@@ -19,17 +14,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from harness.cluster import ClusterBase
-from harness.lazyfs import CONTROL
-from harness.ownership import Ownership, unmount
+from harness.ownership import Ownership
 from harness.ports import free_port
 from targets.interface import Target
 
 STOP_TIMEOUT_S = 5.0
-MOUNT_TIMEOUT_S = 10.0
 
 
 class LocalCluster(ClusterBase):
@@ -45,12 +37,11 @@ class LocalCluster(ClusterBase):
         target: Target | None = None,
         lazy_disks: bool = False,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership, target)
+        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership, target,
+                         lazy_disks)  # fmt: skip
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
-        self.lazy_disks = lazy_disks
-        self.disks: dict[str, subprocess.Popen] = {}
 
     def command(self, node: str) -> list[str]:
         raft = "{}:{}".format(*self.raft[node])
@@ -65,8 +56,7 @@ class LocalCluster(ClusterBase):
         log_dir = self.root / node
         log_dir.mkdir(parents=True, exist_ok=True)
         self.stopped.discard(node)
-        if self.lazy_disks and node not in self.disks:
-            self._mount(node)
+        self.mount_disk(node)
         self.prepare(node)
         with open(log_dir / "node.log", "ab") as output:
             self.processes[node] = subprocess.Popen(
@@ -78,33 +68,6 @@ class LocalCluster(ClusterBase):
                 env=self.ownership.environment(),
             )
         self.ownership.process(self.processes[node].pid)
-
-    def _mount(self, node: str) -> None:
-        backing, mount = self.root / node / "disk", self.data_dir(node)
-        backing.mkdir(parents=True, exist_ok=True)
-        mount.mkdir(parents=True, exist_ok=True)
-        self.ownership.mount(mount)
-        with open(self.root / node / "lazyfs.log", "ab") as output:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "harness.lazyfs", "--backing", str(backing), "--mount", str(mount)],
-                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-                env=self.ownership.environment(),
-            )  # fmt: skip
-        self.ownership.process(process.pid)
-        self.disks[node] = process
-        deadline = time.monotonic() + MOUNT_TIMEOUT_S
-        while not os.path.ismount(mount):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}")
-            time.sleep(0.02)
-
-    def lose(self, node: str) -> None:
-        """Drop every write the node has not fsynced (it must be down): a power loss."""
-        if self.running(node):
-            raise RuntimeError(f"lose-unfsynced {node}: the node is running")
-        if node not in self.disks:
-            raise RuntimeError(f"lose-unfsynced {node}: its data directory is not on the lose-unfsynced filesystem")
-        (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(b"lose")
 
     def start_all(self) -> None:
         for node in self.ids:
@@ -142,14 +105,7 @@ class LocalCluster(ClusterBase):
     def close(self) -> None:
         for node in list(self.processes):
             self.kill(node)
-        for node, process in self.disks.items():
-            unmount(self.data_dir(node))
-            try:
-                process.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        self.disks.clear()
+        self.unmount_disks()
 
     def check_alive(self) -> None:
         """Raise if a node exited that nobody stopped, with the last line it logged."""

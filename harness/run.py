@@ -180,8 +180,8 @@ class RunConfig:
         if "lose-unfsynced" in self.nemesis:
             if not capabilities.lazy_disks:
                 raise ValueError(f"nemesis: {target.name}'s data directory cannot sit on the lose-unfsynced filesystem")
-            if self.backend != "local":
-                raise ValueError("nemesis: lose-unfsynced runs on the local backend")
+            if self.backend == "ssh":
+                raise ValueError("nemesis: lose-unfsynced runs on the local and docker backends")
         if not capabilities.voter_changes:
             if MEMBERSHIP_FAULTS & set(self.nemesis) and not capabilities.member_changes:
                 raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")

@@ -242,13 +242,14 @@ def _replicas(events: DataFrame, event: str) -> DataFrame:
 
 def _earlier_generations_counted(events: DataFrame) -> DataFrame:
     """The generation rule (checkers/data_loss.py): a commit that counted a
-    replica's offset from a generation earlier than one its leader had heard."""
+    replica's offset from another generation than the one its leader last heard from."""
     heard = _replicas(events, "generation").withColumnRenamed("time_ns", "heard_ns").withColumnRenamed("generation", "later")
     counted = _replicas(events, "commit").join(heard.select("run_id", "node", "epoch").distinct(), ["run_id", "node", "epoch"])
+    keys = ["run_id", "node", "epoch", "time_ns", "replica", "generation"]
     return (
-        counted.join(heard, ["run_id", "node", "epoch", "replica"])
-        .where((F.col("heard_ns") <= F.col("time_ns")) & (F.col("generation") < F.col("later")))
-        .select("run_id", "node", "epoch", "time_ns", "replica").distinct()
+        counted.join(heard, ["run_id", "node", "epoch", "replica"]).where(F.col("heard_ns") <= F.col("time_ns"))
+        .groupBy(*keys).agg(F.max_by("later", "heard_ns").alias("later"))
+        .where(F.col("generation") != F.col("later"))
         .select("run_id", F.lit("counted-earlier-generation").alias("kind"))
     )  # fmt: skip
 

@@ -289,7 +289,7 @@ class RaftCore:
             return
         meant_for = getattr(msg, "replica_generation", None)
         if meant_for is not None and meant_for < self.config.generation:
-            self._events.append({"event": "stale-generation", "epoch": self.epoch, "leader": msg.src,
+            self._events.append({"event": "stale-generation", "epoch": self.epoch, "from": msg.src,
                                  "replicas": [[self.node_id, meant_for, None]], "current": self.config.generation})  # fmt: skip
             return
         if msg.epoch > self.epoch:
@@ -715,15 +715,17 @@ class RaftCore:
     def _current_generation(self, state: LeaderState, req: FetchRequest) -> bool:
         """KIP-380: the leader's view of a replica (fetch offset, held fetch)
         belongs to one generation of it. A fetch from an earlier life is
-        refused; one from a later life drops the earlier life's view."""
+        refused; one from a later life, or from a new disk (a new directory
+        id, whose lives count from 1 again), drops the earlier life's view."""
         known = state.follower_gen.get(req.src)
-        if known is not None and req.generation < known:
+        new_disk = req.src in state.follower_dir and not same_directory(state.follower_dir[req.src], req.directory)
+        if known is not None and req.generation < known and not new_disk:
             self._events.append({"event": "stale-generation", "epoch": self.epoch,
                                  "replicas": [[req.src, req.generation, req.offset]], "current": known})  # fmt: skip
             self._send(FetchResponse(self.node_id, req.src, self.epoch, self.node_id, req.offset, req.last_epoch,
                                      error="stale-generation", replica_generation=req.generation))  # fmt: skip
             return False
-        if known is not None and req.generation > known:
+        if known is not None and (req.generation > known or new_disk):
             # `replicas`: [replica, its later generation, the offset its earlier life reported].
             self._events.append({"event": "generation", "epoch": self.epoch, "previous": known,
                                  "replicas": [[req.src, req.generation, state.follower_end.get(req.src)]]})  # fmt: skip

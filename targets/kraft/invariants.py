@@ -37,8 +37,9 @@ class SafetyMonitor:
     Membership: a leader never holds two uncommitted voter changes; a voter
     change answered under AckWhenCommitted=true is committed when answered; a
     wiped node never votes under the identity (directory id) it lost.
-    Generations (KIP-380): once a leader has heard from a later life of a
-    replica, it never counts an offset an earlier life reported."""
+    Generations (KIP-380): once a leader has heard from a new life of a
+    replica (a later generation, or a new disk), it counts only offsets that
+    life reported."""
 
     leaders: dict[int, str] = field(default_factory=dict)
     votes: dict[tuple[str, str | None, int], str] = field(default_factory=dict)
@@ -112,7 +113,7 @@ class SafetyMonitor:
         elif kind == "commit":
             for replica, generation, offset in event.get("replicas", ()):
                 latest = self.generations.get((node, event["epoch"], replica))
-                if generation is not None and latest is not None and generation < latest:
+                if generation is not None and latest is not None and generation != latest:
                     self.fail(f"generation rule: {node} counted {replica}'s offset {offset} from generation"
                               f" {generation} after hearing generation {latest} (epoch {event['epoch']})")  # fmt: skip
         elif kind == "transition" and event["state"] == "leader":

@@ -74,6 +74,9 @@ class SimSettings:
     ack_when_committed_always: bool = False
     voter_change_timeout_ms: int = 400
     flush_interval_ms: int = 0
+    # Power losses keep the unfsynced writes, as a plain kill and restart
+    # does: the same schedule without what the power loss adds.
+    writes_survive_power_loss: bool = False
 
 
 class Simulation:
@@ -160,7 +163,7 @@ class Simulation:
         if self.nodes[node] is not None:
             disk = self.disks[node]
             disk.crashed = True
-            if lose_unsynced:
+            if lose_unsynced and not self.settings.writes_survive_power_loss:
                 del disk.entries[disk.synced :]
                 disk.lost = True
         self.nodes[node] = None
@@ -372,7 +375,7 @@ ACTIONS = (
     "bounce",
     "network",
 )
-DISK_ACTIONS = ("lose_unsynced",)
+DISK_ACTIONS = ("lose_unsynced", "lose_leader")
 MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
 """What a schedule step can do. A step is (action, node index, amount): the
 node index picks a node (modulo the cluster size) and `amount` is the run
@@ -448,9 +451,11 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
         elif action == "bounce":
             sim.crash(node)
             sim.start(node)
-        elif action == "lose_unsynced" and sim.may_lose_unsynced(node):  # a power loss, the node back at once
-            sim.crash(node, lose_unsynced=True)
-            sim.start(node)
+        elif action in DISK_ACTIONS:  # a power loss, the node back at once
+            lost = leader if action == "lose_leader" else node
+            if lost and sim.may_lose_unsynced(lost):
+                sim.crash(lost, lose_unsynced=True)
+                sim.start(lost)
         elif action == "network":
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])

@@ -64,9 +64,9 @@ def start_run(tmp_path, backend, nodes, background=False, nemesis="partition,kil
 
 
 @pytest.mark.parametrize("backend, nodes, nemesis", [("local", "3", "partition,kill,pause,lose-unfsynced"),
-                                                     ("docker", "3", "partition,kill,pause")])  # fmt: skip
+                                                     ("docker", "3", "partition,kill,pause,lose-unfsynced")])  # fmt: skip
 def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nodes, nemesis):
-    """On the local backend the data directories are lose-unfsynced mounts: unmounted too."""
+    """The data directories are lose-unfsynced mounts on this machine: unmounted too."""
     process, run_dir = start_run(tmp_path, backend, nodes, nemesis=nemesis)
     if "lose-unfsynced" in nemesis:
         assert any("mount" in e for e in read_ledger(run_dir / LEDGER)[1])

@@ -53,6 +53,16 @@ def lagging_losses() -> st.SearchStrategy:
     )
 
 
+def leader_power_loss() -> st.SearchStrategy:
+    """A follower crashed, a while of load, the other follower paused, the
+    leader's power lost, the crashed follower restarted: the two elect a
+    leader without what only the paused one and the old leader's memory held."""
+    return st.tuples(INDEX, RUN_MS, INDEX).map(
+        lambda drawn: [("crash", drawn[0], 0), ("run", 0, drawn[1]), ("pause", drawn[2], 0), ("lose_leader", 0, 0),
+                       ("restart", drawn[0], 0), ("run", 0, 400), ("resume_all", 0, 0)]  # fmt: skip
+    )
+
+
 def membership_schedules(max_steps: int = 24) -> st.SearchStrategy:
     """Every fault, with disk losses and operators' voter changes mixed in."""
     return st.lists(step(ACTIONS[1:] + MEMBERSHIP_ACTIONS), max_size=max_steps)

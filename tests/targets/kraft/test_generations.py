@@ -18,7 +18,7 @@ from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteReque
 from targets.kraft.quorum_state import ElectionState
 from targets.kraft.simulation import Simulation, SimSettings, run_schedule
 
-from .schedules import lagging_losses, power_losses, violates
+from .schedules import lagging_losses, leader_power_loss, power_losses, violates
 
 SIM = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 VOTERS = (("n1", "d1"), ("n2", "d2"), ("n3", "d3"))
@@ -47,7 +47,7 @@ def test_a_reply_meant_for_an_earlier_life_is_refused_and_logged():
                           replica_generation=2)  # fmt: skip
     follower.step(stale, 10)
     assert follower.log.end_offset == 1  # only the bootstrap record
-    assert {"event": "stale-generation", "epoch": 1, "leader": "n1", "replicas": [["n2", 2, None]], "current": 3} in events_of(follower)
+    assert {"event": "stale-generation", "epoch": 1, "from": "n1", "replicas": [["n2", 2, None]], "current": 3} in events_of(follower)
 
 
 def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
@@ -105,13 +105,11 @@ def test_the_leader_keys_its_view_by_generation():
 
 @pytest.mark.slow
 def test_ack_before_fsync_loses_commits_to_a_power_loss_and_never_to_a_kill():
-    """What the lose-unfsynced fault adds: the same schedule with each power
-    loss made a plain crash and restart keeps every invariant."""
+    """What the lose-unfsynced fault adds: the same schedule with the power
+    loss keeping the unfsynced writes (a plain kill and restart) keeps every invariant."""
     bug = SimSettings(nodes=3, bugs=frozenset(["ack-before-fsync"]))
-    search = settings(SIM, max_examples=400, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), power_losses()), violates(bug, "leader completeness"), settings=search)
+    search = settings(SIM, max_examples=200, derandomize=True)
+    seed, steps = find(st.tuples(st.integers(0, 2**16), leader_power_loss()), violates(bug, "leader completeness"), settings=search)
     print(f"\nack-before-fsync: seed {seed}, shrunk schedule {steps}")
-    assert len(steps) <= 8 and any(action == "lose_unsynced" for action, _, _ in steps), steps
-    killed = [("bounce" if action == "lose_unsynced" else action, node, amount) for action, node, amount in steps]
-    run_schedule(SimSettings(nodes=3, seed=seed, bugs=bug.bugs), killed)
+    run_schedule(SimSettings(nodes=3, seed=seed, bugs=bug.bugs, writes_survive_power_loss=True), steps)
     run_schedule(SimSettings(nodes=3, seed=seed), steps)
