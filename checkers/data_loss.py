@@ -119,7 +119,8 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     found = []
     for row in mine.itertuples(index=False):
         for replica, generation, offset in json.loads(row.replicas):
-            before = [(t, g) for t, g in heard_at.get((row.node, int(row.epoch), replica), ()) if t <= row.time_ns]
+            # Strictly before: a commit logged in the same instant may have come first.
+            before = [(t, g) for t, g in heard_at.get((row.node, int(row.epoch), replica), ()) if t < row.time_ns]
             later = max(before)[1] if before else None
             if generation is not None and later is not None and generation != later:
                 found.append(

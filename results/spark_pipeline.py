@@ -247,7 +247,7 @@ def _earlier_generations_counted(events: DataFrame) -> DataFrame:
     counted = _replicas(events, "commit").join(heard.select("run_id", "node", "epoch").distinct(), ["run_id", "node", "epoch"])
     keys = ["run_id", "node", "epoch", "time_ns", "replica", "generation"]
     return (
-        counted.join(heard, ["run_id", "node", "epoch", "replica"]).where(F.col("heard_ns") <= F.col("time_ns"))
+        counted.join(heard, ["run_id", "node", "epoch", "replica"]).where(F.col("heard_ns") < F.col("time_ns"))
         .groupBy(*keys).agg(F.max_by("later", "heard_ns").alias("later"))
         .where(F.col("generation") != F.col("later"))
         .select("run_id", F.lit("counted-earlier-generation").alias("kind"))

@@ -61,7 +61,9 @@ def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     history = frame(
         [{"index": i, "time_ns": ms * MS + i, **row} for i, (ms, _, row) in enumerate(rows)], HISTORY_COLUMNS
     )
-    events_frame = frame([log_event({"node": node, **event}, ms * MS) for ms, node, event in sim.events], EVENTS_COLUMNS)
+    # As real nodes' clocks do, every event its own instant, in the order they happened.
+    events_frame = frame([log_event({"node": node, **event}, ms * MS + i) for i, (ms, node, event) in enumerate(sim.events)],
+                         EVENTS_COLUMNS)  # fmt: skip
     final = [
         final_row(node, offset, entry.epoch, entry.data)
         for node, core in sim.nodes.items()
