@@ -113,9 +113,9 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     for row in heard.itertuples(index=False):
         for replica, generation, _ in json.loads(row.replicas):
             heard_at.setdefault((row.node, int(row.epoch), replica), []).append((int(row.time_ns), int(generation)))
-    leaders = {(leader, epoch) for leader, epoch, _ in heard_at}
+    leaders = heard[["node", "epoch"]].drop_duplicates()
     commits = events[(events["event"] == "commit")].dropna(subset=["replicas", "epoch"])
-    mine = commits[[(n, int(e)) in leaders for n, e in zip(commits["node"], commits["epoch"])]]
+    mine = commits.merge(leaders, on=["node", "epoch"])
     found = []
     for row in mine.itertuples(index=False):
         for replica, generation, offset in json.loads(row.replicas):

@@ -34,6 +34,12 @@ def parse_peer(text: str) -> tuple[str, tuple[str, int]]:
     return peer, parse_address(address)
 
 
+def parse_interval_ms(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number of milliseconds, 0 or more, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kraft-node", description="A KRaft-style quorum node with KIP-996 Pre-Vote.")
     parser.add_argument("--id", required=True, help="this node's id")
@@ -55,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto-join asks with AckWhenCommitted=true (the behaviour before KIP-1186)",
     )
     parser.add_argument("--voter-change-timeout-ms", type=int, default=2000)
-    parser.add_argument("--flush-interval-ms", type=int, default=0,
+    parser.add_argument("--flush-interval-ms", type=parse_interval_ms, default=0,
                         help="followers fsync their log every N ms, not per write (0: per write)")  # fmt: skip
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")

@@ -113,3 +113,13 @@ def test_ack_before_fsync_loses_commits_to_a_power_loss_and_never_to_a_kill():
     print(f"\nack-before-fsync: seed {seed}, shrunk schedule {steps}")
     run_schedule(SimSettings(nodes=3, seed=seed, bugs=bug.bugs, writes_survive_power_loss=True), steps)
     run_schedule(SimSettings(nodes=3, seed=seed), steps)
+
+
+def test_a_negative_flush_interval_is_one_line_and_exit_2(capsys):
+    from targets.kraft.node import build_parser
+
+    args = ["--id", "n1", "--data-dir", "d", "--raft-listen", "127.0.0.1:1", "--client-listen", "127.0.0.1:2"]
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([*args, "--flush-interval-ms", "-5"])
+    assert exit_.value.code == 2 and "--flush-interval-ms" in capsys.readouterr().err
+    assert build_parser().parse_args([*args, "--flush-interval-ms", "100"]).flush_interval_ms == 100
