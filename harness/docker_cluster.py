@@ -11,6 +11,7 @@ down` find what this run, and no other, left behind.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import docker
@@ -28,6 +29,13 @@ CLIENT_PORT = 9100
 TOXIPROXY_PORT = 8474
 STOP_TIMEOUT_S = 5
 
+
+def name_prefix(owner: str) -> str:
+    """Container and network names, unique per owner (two campaigns may use
+    the same run ids). Docker allows [a-zA-Z0-9_.-] in names and a run id may
+    hold more (a campaign's nemesis set "pause+kill"); the labels, which the
+    clean-up goes by, keep the owner as it is."""
+    return "splitbrain-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", owner)
 
 class DockerCluster(ClusterBase):
     def __init__(
@@ -49,8 +57,7 @@ class DockerCluster(ClusterBase):
         self.docker = docker.from_env()
         self.run_id = run_id
         self.labels = self.ownership.labels
-        # Names are unique per owner: two campaigns may use the same run ids.
-        self.prefix = f"splitbrain-{self.ownership.owner}"
+        self.prefix = name_prefix(self.ownership.owner)
         self.ownership.docker()
         self.network = self.docker.networks.create(self.prefix, driver="bridge", labels=self.labels)
         self.ownership.network(self.network)

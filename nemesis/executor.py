@@ -144,9 +144,12 @@ class Nemesis:
     # ------------------------------------------------------------------ choosing
 
     def leader(self) -> str | None:
-        """The node that says it leads in the highest epoch."""
+        """The node that says it leads in the highest epoch, among those that
+        can answer (asking a paused or dead node only waits out a timeout)."""
         best = None
         for node in self.cluster.ids:
+            if node in self.down | self.paused:
+                continue
             status = self.cluster.status(node)
             if status and status.get("state") == "leader" and (best is None or status["epoch"] > best[0]):
                 best = (status["epoch"], node)

@@ -118,6 +118,8 @@ def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None
     if topology == "flip-flop":
         return flip_flop(nodes, leader or nodes[2])
     if topology == "one-way":
+        if node is not None and leader is not None and node != leader:
+            return one_way(leader, node)  # aimed: a follower deaf to its leader, which still hears it
         src, dst = rng.sample(nodes, 2)
         return one_way(src, dst)
     raise ValueError(f"unknown topology {topology!r}")

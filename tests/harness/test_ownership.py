@@ -6,12 +6,17 @@ its pipe dies, however it dies."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.docker_cluster import name_prefix
 from harness.ownership import OWNER_ENV, Ownership, alive, marked_processes, read_ledger, start_time, sweep
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
@@ -85,3 +90,12 @@ def test_the_reaper_sweeps_when_its_harness_is_sigkilled(tmp_path):
         time.sleep(0.1)
     assert not alive(child, started)
     assert f"removed process {child}" in (tmp_path / "reaper.log").read_text()
+
+
+@given(st.text(min_size=1, max_size=80))
+def test_docker_names_take_any_run_id_and_stay_apart(run_id):
+    """A campaign's run id holds its nemesis set ("pause+kill"): Docker allows
+    fewer characters in names, and two owners never share a name."""
+    names = {name_prefix(f"{run_id}-{pid}-cafe") for pid in (1, 2)}
+    assert len(names) == 2
+    assert all(re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*", name) for name in names)

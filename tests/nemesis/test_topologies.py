@@ -59,6 +59,11 @@ def test_one_way_cuts_one_direction():
     assert t.links(t.one_way("n1", "n2")) == {("n1", "n2")}
 
 
+def test_one_way_aimed_at_a_follower_cuts_only_the_leader_to_it():
+    grudge = t.make("one-way", ["n1", "n2", "n3"], random.Random(0), "n1", "n3")
+    assert t.links(grudge) == {("n1", "n3")}
+
+
 @given(CLUSTERS, st.data())
 def test_a_muted_leader_hears_everyone_and_nobody_hears_it(nodes, data):
     leader = data.draw(st.sampled_from(nodes))
