@@ -23,6 +23,7 @@ RECOVERIES = {
     "resume": ("pause",),
     "start": ("kill",),
     "rejoin": ("wipe", "shrink"),
+    "clock-reset": ("clock",),
     "heal-all": None,
 }
 # Operations over once confirmed: they open no window.

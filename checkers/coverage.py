@@ -28,7 +28,7 @@ from .availability import fault_windows
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 LINK_FAULTS = {"partition", "latency"}
 # Faults whose cells are counted; recoveries and bookkeeping are not faults.
-FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink", "lose-unfsynced")
+FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink", "lose-unfsynced", "clock")
 
 
 def role_of(state) -> str:

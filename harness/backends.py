@@ -32,6 +32,7 @@ def bring_up(
     reaper: bool = True,
     target: str = DEFAULT_TARGET,
     lazy_disks: bool = False,
+    clock_faults: bool = False,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
@@ -40,7 +41,8 @@ def bring_up(
     Everything made is recorded in `root/owned.jsonl`; with `reaper`, a
     watchdog removes it should this process die before `stack` unwinds
     (`splitbrain cluster up` goes without: its cluster outlives the command).
-    `lazy_disks`: data directories on the lose-unfsynced filesystem (local and Docker backends)."""
+    `lazy_disks`: data directories on the lose-unfsynced filesystem;
+    `clock_faults`: node clocks under libfaketime (both local and Docker backends)."""
     root = Path(root)
     ownership = Ownership(root, run_id)
     if reaper:
@@ -70,7 +72,8 @@ def bring_up(
     elif backend == "docker":
         from harness.docker_cluster import DockerCluster
 
-        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, lazy_disks=lazy_disks)
+        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, lazy_disks=lazy_disks,
+                                clock_faults=clock_faults)  # fmt: skip
         stack.callback(cluster.close)
         # A target whose members all dial one advertised peer address (no
         # per-link routes) cannot go through the link proxies: its links are
@@ -103,7 +106,7 @@ def bring_up(
             own = OwnToxiproxy(ownership=ownership).start(root / "toxiproxy.log")
             stack.callback(own.stop)
             server = ToxiproxyServer(own.url)
-        cluster = LocalCluster(root / "cluster", nodes, **timeouts, lazy_disks=lazy_disks)
+        cluster = LocalCluster(root / "cluster", nodes, **timeouts, lazy_disks=lazy_disks, clock_faults=clock_faults)
         stack.callback(cluster.close)
         mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
     stack.callback(mesh.remove)

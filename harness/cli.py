@@ -42,11 +42,14 @@ def add_quorum_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--flush-interval-ms", type=setting_type("flush_interval_ms"), default=0,
                         help="followers fsync their log every N ms, not per write (kraft; 0: per write)")  # fmt: skip
+    parser.add_argument("--read-lease-ms", type=setting_type("read_lease_ms"), default=0,
+                        help="the leader answers reads from its state while a majority fetched within N ms of its "
+                             "clock; under the fetch timeout (kraft; 0: reads go through the log)")  # fmt: skip
 
 
 def target_settings(args: argparse.Namespace) -> dict:
     """The quorum options of the command line, as RunConfig names them."""
-    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "flush_interval_ms")
+    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "flush_interval_ms", "read_lease_ms")
     return {"bugs": list(args.bug), **{name: getattr(args, name) for name in names}}
 
 
@@ -62,6 +65,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
     except NotImplementedError as error:
         raise UsageError(str(error)) from None
+    except ValueError as error:  # settings the simulation cannot take, as RunConfig names them
+        name, _, why = str(error).partition(": ")
+        raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
     json.dump(verdict, sys.stdout, indent=2)
     print()
     return exit_code(verdict)
@@ -108,6 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         auto_join=args.auto_join,
         ack_when_committed_always=args.ack_when_committed_always,
         flush_interval_ms=args.flush_interval_ms,
+        read_lease_ms=args.read_lease_ms,
         serializable_reads=args.serializable_reads,
         down_at_join=args.down_at_join,
         results=args.results,
@@ -227,7 +234,8 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 # Run settings as `splitbrain run` spells them, for messages about them.
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
            "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
-           "nemesis_strategy": "--nemesis-strategy"}  # fmt: skip
+           "nemesis_strategy": "--nemesis-strategy", "flush_interval_ms": "--flush-interval-ms",
+           "read_lease_ms": "--read-lease-ms"}  # fmt: skip
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:

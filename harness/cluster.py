@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import targets
+from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
 from targets.interface import NodeSpec, Target
@@ -49,9 +50,11 @@ class ClusterBase:
         ownership: Ownership | None = None,
         target: Target | None = None,
         lazy_disks: bool = False,
+        clock_faults: bool = False,
     ) -> None:
         self.root = Path(root)
         self.lazy_disks = lazy_disks
+        self.clock_faults = clock_faults
         self.disks: dict[str, subprocess.Popen] = {}  # the lose-unfsynced filesystem's process per node
         self.target = target or targets.get(DEFAULT_TARGET)
         # What this cluster starts is recorded, so only it is ever cleaned up.
@@ -187,6 +190,28 @@ class ClusterBase:
                 process.kill()
                 process.wait()
         self.disks.clear()
+
+    def clock_control(self, node: str) -> Path:
+        """The node's libfaketime control file (`--nemesis clock`), in its folder."""
+        return self.root / node / "clock"
+
+    def clock_environment(self, node: str, control: str) -> dict[str, str]:
+        """With `clock_faults`, what puts the node's clock under its control
+        file (`control`, as the node sees that path), set to true time until
+        a fault moves it; else nothing."""
+        if not self.clock_faults:
+            return {}
+        path = self.clock_control(node)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            faketime.set_offset(path, 0)
+        return faketime.environment(control)
+
+    def set_clock(self, node: str, offset_ms: int) -> None:
+        """Move the node's clock to `offset_ms` from true time (it reads the file at every clock call)."""
+        if not self.clock_faults:
+            raise RuntimeError(f"clock {node}: this cluster's clocks are not under libfaketime")
+        faketime.set_offset(self.clock_control(node), offset_ms)
 
     def event_log(self, node: str) -> Path:
         return self.root / node / "events.jsonl"

@@ -50,9 +50,10 @@ class DockerCluster(ClusterBase):
         ownership: Ownership | None = None,
         target: Target | None = None,
         lazy_disks: bool = False,
+        clock_faults: bool = False,
     ) -> None:
         super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters,
-                         ownership or Ownership(root, run_id), target, lazy_disks)  # fmt: skip
+                         ownership or Ownership(root, run_id), target, lazy_disks, clock_faults)  # fmt: skip
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
@@ -66,14 +67,14 @@ class DockerCluster(ClusterBase):
         self.containers: dict[str, object] = {}
         self.earlier_logs: dict[str, bytes] = {}  # output of containers a node had before its current one
 
-    def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict):
+    def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict, environment: dict | None = None):
         container = self.docker.containers.create(
             self.image,
             command,
             name=f"{self.prefix}-{name}",
             hostname=alias,
             labels=self.labels,
-            environment={"PYTHONPATH": SOURCE_MOUNT, "PYTHONUNBUFFERED": "1"},
+            environment={"PYTHONPATH": SOURCE_MOUNT, "PYTHONUNBUFFERED": "1", **(environment or {})},
             working_dir=SOURCE_MOUNT,
             volumes={str(ROOT): {"bind": SOURCE_MOUNT, "mode": "ro"}, **volumes},
             ports=ports,
@@ -123,6 +124,8 @@ class DockerCluster(ClusterBase):
                 command,
                 {f"{CLIENT_PORT}/tcp": self.client[node]},
                 {str(data.parent): {"bind": "/node", "mode": "rw"}},
+                # The node's folder is /node in its container: so is its clock's control file.
+                self.clock_environment(node, f"/node/{self.clock_control(node).name}"),
             )
             self.containers[node] = container
         if not self.running(node):

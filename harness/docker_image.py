@@ -15,7 +15,7 @@ import targets
 
 # What every node container needs (the link proxy server, iptables cuts, sshd
 # for the SSH backend's tests), then what each registered target needs.
-BASE_PACKAGES = ("python3", "iproute2", "iptables", "procps", "openssh-server")
+BASE_PACKAGES = ("python3", "iproute2", "iptables", "procps", "openssh-server", "libfaketime")
 PACKAGES = BASE_PACKAGES + tuple(
     dict.fromkeys(p for name in targets.names() for p in targets.get(name).image_packages if p not in BASE_PACKAGES)
 )

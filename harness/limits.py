@@ -70,6 +70,7 @@ RUN_SETTINGS = {
     "election_timeout_ms": Range(int, least=10, most=600_000),
     "fetch_timeout_ms": Range(int, least=10, most=600_000),
     "flush_interval_ms": Range(int, least=0, most=600_000),
+    "read_lease_ms": Range(int, least=0, most=600_000),
     "op_timeout_s": Range(float, above=0, most=3_600),
     "probe_interval_s": Range(float, least=0.01, most=3_600),
 }

@@ -36,9 +36,10 @@ class LocalCluster(ClusterBase):
         ownership: Ownership | None = None,
         target: Target | None = None,
         lazy_disks: bool = False,
+        clock_faults: bool = False,
     ) -> None:
         super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership, target,
-                         lazy_disks)  # fmt: skip
+                         lazy_disks, clock_faults)  # fmt: skip
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
@@ -65,7 +66,7 @@ class LocalCluster(ClusterBase):
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env=self.ownership.environment(),
+                env={**self.ownership.environment(), **self.clock_environment(node, str(self.clock_control(node)))},
             )
         self.ownership.process(self.processes[node].pid)
 

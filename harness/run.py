@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 import targets
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
+from harness import faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
@@ -62,6 +63,7 @@ class RunConfig:
     auto_join: bool = False
     ack_when_committed_always: bool = False
     flush_interval_ms: int = 0
+    read_lease_ms: int = 0
     down_at_join: int = 0
     # Reads a member answers from its own state, without a quorum (etcd's serializable reads).
     serializable_reads: bool = False
@@ -139,6 +141,9 @@ class RunConfig:
             self.node_args()
         except ValueError as error:
             raise ValueError(f"{error} ({target.name})") from None
+        if self.read_lease_ms >= self.fetch_timeout_ms:
+            raise ValueError(f"read_lease_ms: {self.read_lease_ms} must be under the fetch timeout ({self.fetch_timeout_ms} ms): "
+                             "a longer lease outlives the followers' promise not to elect another leader")  # fmt: skip
         self._check_capabilities(target)
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
@@ -182,6 +187,15 @@ class RunConfig:
                 raise ValueError(f"nemesis: {target.name}'s data directory cannot sit on the lose-unfsynced filesystem")
             if self.backend == "ssh":
                 raise ValueError("nemesis: lose-unfsynced runs on the local and docker backends")
+        if "clock" in self.nemesis:
+            if not capabilities.clock_faults:
+                raise ValueError(f"nemesis: {target.name} takes no clock faults: libfaketime moves only clocks read "
+                                 "through libc, and Go programs such as etcd read theirs through the vDSO")  # fmt: skip
+            if self.backend == "ssh":
+                raise ValueError("nemesis: clock runs on the local and docker backends")
+            if self.backend == "local" and not faketime.LIBRARY.exists():
+                raise ValueError(f"nemesis: clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
+                                 "scripts/bootstrap.sh installs it)")  # fmt: skip
         if not capabilities.voter_changes:
             if MEMBERSHIP_FAULTS & set(self.nemesis) and not capabilities.member_changes:
                 raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
@@ -191,7 +205,7 @@ class RunConfig:
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's flags (timing is the cluster's)."""
         flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads",
-                 "flush_interval_ms")  # fmt: skip
+                 "flush_interval_ms", "read_lease_ms")  # fmt: skip
         return targets.get(self.target).options({name: getattr(self, name) for name in flags})
 
 
@@ -289,6 +303,7 @@ class Run:
                 config.initial_voters,
                 target=config.target,
                 lazy_disks="lose-unfsynced" in config.nemesis,
+                clock_faults="clock" in config.nemesis,
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))

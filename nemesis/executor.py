@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import time
 
 from checkers.coverage import CANDIDATE_STATES
 
-from . import topologies
+from . import clock, topologies
 from .members import MemberChanges
 from .membership import VoterChanges
 from .schedule import NemesisOp
@@ -33,6 +35,11 @@ class Nemesis:
         # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
         self.removed: set[str] = set()
         self.faulty_links = False
+        # Clock faults in force: node -> (the fault's args, when it began on
+        # time.monotonic()); a thread rewrites the offsets that change with time.
+        self.clocks: dict[str, tuple[dict, float]] = {}
+        self._clock_lock = threading.Lock()
+        self._clock_ticker: threading.Thread | None = None
 
     # ------------------------------------------------------------------ recording
 
@@ -66,6 +73,12 @@ class Nemesis:
             self.links.heal()
             self.faulty_links = False
             return []
+        if f == "clock":
+            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            self.move_clocks(nodes, args)
+            return nodes
+        if f == "clock-reset":
+            return self.reset_clocks()
         if f in ("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"):
             nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
             if f == "wipe" and self.member_changes:
@@ -130,7 +143,7 @@ class Nemesis:
     def heal_all(self) -> list[str]:
         """Paused nodes resumed (iptables rules live in them), links healed,
         dead nodes started, removed members added back."""
-        touched = sorted(self.paused | self.down | self.removed)
+        touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()))
         for node in sorted(self.paused):
             self.fault_node("resume", node)
         self.links.heal()
@@ -140,6 +153,38 @@ class Nemesis:
         if self.removed:
             MemberChanges(self).rejoin()
         return touched
+
+    def move_clocks(self, nodes: list[str], args: dict) -> None:
+        """Give each node's clock the fault's offset now; one that changes with
+        time is rewritten every `clock.TICK_S` until the clocks are reset."""
+        began = time.monotonic()
+        with self._clock_lock:
+            for node in nodes:
+                self.cluster.set_clock(node, clock.offset_ms(args, 0.0))
+                self.clocks[node] = (args, began)
+            if clock.changes(args) and (self._clock_ticker is None or not self._clock_ticker.is_alive()):
+                self._clock_ticker = threading.Thread(target=self._tick_clocks, name="clock-faults", daemon=True)
+                self._clock_ticker.start()
+
+    def _tick_clocks(self) -> None:
+        while True:
+            time.sleep(clock.TICK_S)
+            with self._clock_lock:
+                moving = {node: fault for node, fault in self.clocks.items() if clock.changes(fault[0])}
+                if not moving:
+                    return
+                now = time.monotonic()
+                for node, (args, began) in moving.items():
+                    self.cluster.set_clock(node, clock.offset_ms(args, now - began))
+
+    def reset_clocks(self) -> list[str]:
+        """Every clock back to true time; the ones that were moved."""
+        with self._clock_lock:
+            moved = sorted(self.clocks)
+            for node in moved:
+                self.cluster.set_clock(node, 0)
+            self.clocks.clear()
+        return moved
 
     # ------------------------------------------------------------------ choosing
 

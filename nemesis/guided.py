@@ -26,10 +26,11 @@ from pathlib import Path
 
 from checkers.coverage import context as context_of, role_of
 
+from . import clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced")
-GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "membership")
+GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "clock", "membership")
 # A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
 MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}
 # Partitions by the cell they reach: the role that must be there, the
@@ -39,7 +40,7 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
-        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2}  # fmt: skip
+        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
 Cell = tuple[str, str, str]
 
 
@@ -90,6 +91,9 @@ class Guide:
             if kind in NODE_FAULTS:
                 found += [Choice((kind, role, context), kind, {"target": role, "seed": self.rng.randrange(2**31)})
                           for role in roles]  # fmt: skip
+            elif kind == "clock":
+                found += [Choice(("clock", role, context), "clock",
+                                 {"target": role, "seed": self.rng.randrange(2**31), **clock.draw(self.rng)}) for role in roles]  # fmt: skip
             elif node_faults_only:
                 continue
             elif kind == "latency":

@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from . import clock
+
 FAULTS = {
     "partition": ("partition", "heal"),
     "pause": ("pause", "resume"),
@@ -21,6 +23,8 @@ FAULTS = {
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     "wipe": ("wipe", "rejoin"),
     "latency": ("latency", "heal"),
+    # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
+    "clock": ("clock", "clock-reset"),
     # Elections under stress: slow links, the leader killed, then nodes
     # bounced every few hundred milliseconds until the interval ends.
     "churn": ("latency", "heal-all"),
@@ -111,6 +115,8 @@ def generate(
             args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
         elif kind == "latency":
             args = {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
+        elif kind == "clock":
+            args = {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
         elif kind in ("churn", "membership"):
             ops += (churn if kind == "churn" else membership)(rng, at, interval_s)
             ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))

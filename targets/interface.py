@@ -37,6 +37,9 @@ class Capabilities:
     - `lazy_disks`: the node's data directory can sit on the lose-unfsynced
       filesystem (harness/lazyfs.py): plain reads, writes and fsyncs, no
       shared memory maps of its files.
+    - `clock_faults`: the node reads the clock through libc, so libfaketime
+      (harness/faketime.py) can move it. Go programs (etcd) read it through
+      the vDSO, out of libfaketime's reach.
     """
 
     ok_proves_leadership: bool
@@ -46,6 +49,7 @@ class Capabilities:
     peer_routes: bool = True
     member_changes: bool = False
     lazy_disks: bool = False
+    clock_faults: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}

@@ -178,6 +178,8 @@ class Etcd(Target):
                 raise ValueError(f"{name}: {why}")
         if settings.get("flush_interval_ms"):
             raise ValueError("flush_interval_ms: etcd fsyncs its WAL per write (its own switch is --unsafe-no-fsync)")
+        if settings.get("read_lease_ms"):
+            raise ValueError("read_lease_ms: etcd 3.4 confirms leadership for every linearizable read (ReadIndex)")
         args = []
         if "election_timeout_ms" in settings:
             election = settings["election_timeout_ms"]

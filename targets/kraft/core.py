@@ -129,11 +129,19 @@ class RaftConfig:
     # Started after a crash, not a clean shutdown: with a flush interval, the
     # last life's unflushed records may be gone (see `RaftCore.catching_up`).
     unclean_start: bool = False
+    # 0: reads go through the log. N: the leader answers a read from its own
+    # state while a majority fetched within the last N ms of its clock (see
+    # `RaftCore._lease_holds`); correct only while N, plus a message's delay
+    # and the clocks' drift, stays under the fetch timeout.
+    read_lease_ms: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.bugs) - BUGS
         if unknown:
             raise ValueError(f"unknown bug(s) {sorted(unknown)}; known: {sorted(BUGS)}")
+        if not 0 <= self.read_lease_ms < self.fetch_timeout_ms:
+            raise ValueError(f"read lease of {self.read_lease_ms} ms: it must be 0 (off) or under the fetch timeout "
+                             f"({self.fetch_timeout_ms} ms), which is how long a follower that fetched refuses a pre-vote")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -352,6 +360,9 @@ class RaftCore:
         state = self.state
         if command.get("op") == "read" and "stale-read" in self.config.bugs and isinstance(state, LeaderState):
             self._replies.append((request_id, self.machine.read_now(command["key"])))
+            return
+        if command.get("op") == "read" and isinstance(state, LeaderState) and self._lease_holds(state):
+            self._replies.append((request_id, {**self.machine.read_now(command["key"]), "epoch": self.epoch}))
             return
         if command.get("op") in VOTER_CHANGES:
             self._change_voters(
@@ -652,6 +663,23 @@ class RaftCore:
             return True
         directory = state.follower_dir[peer]
         return self.voters.has(peer, directory, self._ignore_directory)
+
+    def _lease_holds(self, state: LeaderState) -> bool:
+        """A read lease (`read_lease_ms`): a majority, this leader among it,
+        fetched within the lease by this leader's clock, so each of them
+        refuses pre-votes for a fetch timeout and no other leader can be
+        elected yet; and a record of this epoch has committed, so the state
+        holds every acknowledged write. Measured on one clock: a clock that
+        runs slow or jumps back stretches the lease past what is safe."""
+        lease = self.config.read_lease_ms
+        if not lease or not self.is_voter or self.hwm == 0 or self.log.epoch_at(self.hwm - 1) != self.epoch:
+            return False
+        fresh = sum(
+            1
+            for v in self.others
+            if v in state.last_fetch_ms and self.now_ms - state.last_fetch_ms[v] < lease and self._counts_as_voter(state, v)
+        )
+        return fresh + 1 >= self.voters.majority
 
     def _tick_leader(self, state: LeaderState) -> None:
         now = self.now_ms

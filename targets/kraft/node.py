@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--voter-change-timeout-ms", type=int, default=2000)
     parser.add_argument("--flush-interval-ms", type=parse_interval_ms, default=0,
                         help="followers fsync their log every N ms, not per write (0: per write)")  # fmt: skip
+    parser.add_argument("--read-lease-ms", type=parse_interval_ms, default=0,
+                        help="the leader answers reads from its state while a majority fetched within N ms of its "
+                             "clock; under the fetch timeout (0: reads go through the log)")  # fmt: skip
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
@@ -87,6 +90,7 @@ def options_from(args: argparse.Namespace) -> NodeOptions:
         check_quorum=args.check_quorum,
         bugs=frozenset(args.bug),
         flush_interval_ms=args.flush_interval_ms,
+        read_lease_ms=args.read_lease_ms,
     )
     return NodeOptions(
         config=config,
@@ -105,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         server = NodeServer(options_from(args))
+    except ValueError as error:  # settings that do not fit together, as RaftConfig names them
+        print(f"kraft-node: {error}", file=sys.stderr)
+        return 2
     except StorageError as error:
         print(f"kraft-node: {error}", file=sys.stderr)
         return 2

@@ -44,6 +44,7 @@ from typing import Any
 from .core import RaftConfig, RaftCore, Ready
 from .messages import Message, decode, encode
 from .storage import DataDir
+from .wallclock import true_time_ns
 
 log = logging.getLogger("kraft")
 
@@ -211,7 +212,7 @@ class NodeServer:
 
     def _write_event(self, event: dict) -> None:
         record = {
-            "ts_ns": time.time_ns(),
+            "ts_ns": true_time_ns(),
             "node": self.config.node_id,
             "generation": self.generation,
             "directory_id": self.data.directory_id,

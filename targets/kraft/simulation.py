@@ -9,8 +9,10 @@ send), its messages are queued, and the `SafetyMonitor` checks the cluster.
 Faults: directed link cuts, drop probability and delay range, pause (no
 ticks, messages held until resume), crash (memory lost, disk kept; with
 `lose_unsynced`, also every write not yet fsynced, as a power loss),
-restart (a new core from the disk, a new generation) and wipe (disk lost:
-the node comes back formatted as an observer, with a new directory id).
+restart (a new core from the disk, a new generation), wipe (disk lost:
+the node comes back formatted as an observer, with a new directory id) and
+clock jumps (a node's clock set off true time: what it is told is now;
+what breaks a read lease).
 With `flush_interval_ms`, followers fsync on that timer, not per write.
 
 Membership: `nodes` voters (or one, `standalone`) and `observers` more
@@ -74,6 +76,7 @@ class SimSettings:
     ack_when_committed_always: bool = False
     voter_change_timeout_ms: int = 400
     flush_interval_ms: int = 0
+    read_lease_ms: int = 0
     # Power losses keep the unfsynced writes, as a plain kill and restart
     # does: the same schedule without what the power loss adds.
     writes_survive_power_loss: bool = False
@@ -85,6 +88,8 @@ class Simulation:
         self.rng = random.Random(settings.seed)
         self.ids = tuple(f"n{i}" for i in range(1, settings.nodes + settings.observers + 1))
         self.now_ms = 0
+        # Each node's clock, as an offset from true time (`now_ms`).
+        self.clock_ms = {node: 0 for node in self.ids}
         self.formats = {node: 0 for node in self.ids}
         initial = self.ids[: 1 if settings.standalone else settings.nodes]
         self.disks = {node: self._format(node) for node in self.ids}
@@ -137,6 +142,7 @@ class Simulation:
             bugs=s.bugs,
             generation=disk.generation,
             flush_interval_ms=s.flush_interval_ms,
+            read_lease_ms=s.read_lease_ms,
             unclean_start=disk.crashed,
         )
 
@@ -153,7 +159,7 @@ class Simulation:
             disk.election_state,
             list(disk.entries),
             random.Random(self.rng.random()),
-            self.now_ms,
+            self.node_time(node),
         )
         self.nodes[node] = core
         self.monitor.restarted(node)
@@ -193,7 +199,7 @@ class Simulation:
         commands, self.held_commands[node] = self.held_commands[node], []
         for request_id, command in commands:
             if core is not None:
-                core.submit(request_id, command, self.now_ms)
+                core.submit(request_id, command, self.node_time(node))
                 self._drain(core)
         held, self.held[node] = self.held[node], []
         for msg in held:
@@ -291,11 +297,15 @@ class Simulation:
             # A stopped process still has the request in its socket buffer.
             self.held_commands[node].append((request_id, command))
             return request_id
-        core.submit(request_id, command, self.now_ms)
+        core.submit(request_id, command, self.node_time(node))
         self._drain(core)
         return request_id
 
     # ------------------------------------------------------------------ time
+
+    def node_time(self, node: str) -> int:
+        """Now, by the node's clock."""
+        return self.now_ms + self.clock_ms[node]
 
     def run(self, duration_ms: int) -> None:
         end = self.now_ms + duration_ms
@@ -310,8 +320,8 @@ class Simulation:
                 if core is not None and node not in self.paused:
                     if flush and self.now_ms % flush < self.settings.tick_ms:
                         self.disks[node].synced = len(self.disks[node].entries)
-                        core.synced(self.disks[node].synced, self.now_ms)
-                    core.tick(self.now_ms)
+                        core.synced(self.disks[node].synced, self.node_time(node))
+                    core.tick(self.node_time(node))
                     self._drain(core)
 
     def _deliver(self, msg: Message) -> None:
@@ -321,7 +331,7 @@ class Simulation:
         if msg.dst in self.paused:
             self.held[msg.dst].append(msg)
             return
-        core.step(msg, self.now_ms)
+        core.step(msg, self.node_time(msg.dst))
         self._drain(core)
 
     def _drain(self, core: RaftCore) -> None:
@@ -336,7 +346,7 @@ class Simulation:
                 self._send(msg)
             for request_id, reply in ready.replies:
                 self._answer(request_id, reply)
-            core.advance(ready, self.now_ms)
+            core.advance(ready, self.node_time(core.node_id))
 
     def _answer(self, request_id: Any, reply: dict) -> None:
         self.replies[request_id] = reply
@@ -376,6 +386,9 @@ ACTIONS = (
     "network",
 )
 DISK_ACTIONS = ("lose_unsynced", "lose_leader")
+CLOCK_ACTIONS = ("clock", "clock_leader")
+# A clock step sets the node's offset from true time to one of these (ms).
+CLOCK_OFFSETS = (-2000, -400, 0, 400)
 MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
 """What a schedule step can do. A step is (action, node index, amount): the
 node index picks a node (modulo the cluster size) and `amount` is the run
@@ -456,6 +469,10 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
             if lost and sim.may_lose_unsynced(lost):
                 sim.crash(lost, lose_unsynced=True)
                 sim.start(lost)
+        elif action in CLOCK_ACTIONS:
+            moved = leader if action == "clock_leader" else node
+            if moved:
+                sim.clock_ms[moved] = CLOCK_OFFSETS[amount % len(CLOCK_OFFSETS)]
         elif action == "network":
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
@@ -482,9 +499,11 @@ def change_membership(sim: Simulation, action: str, node: str) -> None:
         sim.add_voter(node)
 
 
-def random_steps(rng: random.Random, count: int, membership: bool = False, power_losses: bool = False) -> list[Step]:
+def random_steps(rng: random.Random, count: int, membership: bool = False, power_losses: bool = False,
+                 clocks: bool = False) -> list[Step]:  # fmt: skip
     """A seeded random schedule; `run` steps are as common as all faults together."""
-    actions = ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ()) + (DISK_ACTIONS if power_losses else ())
+    actions = (ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ()) + (DISK_ACTIONS if power_losses else ())
+               + (CLOCK_ACTIONS if clocks else ()))  # fmt: skip
     steps: list[Step] = []
     for _ in range(count):
         if rng.random() < 0.5:
@@ -497,6 +516,7 @@ def random_steps(rng: random.Random, count: int, membership: bool = False, power
 def quiesce(sim: Simulation, duration_ms: int = 3000) -> None:
     """Heal everything, restart everyone, and let the cluster settle."""
     sim.heal()
+    sim.clock_ms = dict.fromkeys(sim.ids, 0)
     sim.drop_rate = 0.0
     sim.delay_ms = (sim.settings.min_delay_ms, sim.settings.max_delay_ms)
     for node in sim.ids:

@@ -88,7 +88,8 @@ class KRaftClient(TargetClient):
 class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
-                                workloads=("append", "register"), peer_routes=True, lazy_disks=True)  # fmt: skip
+                                workloads=("append", "register"), peer_routes=True, lazy_disks=True,
+                                clock_faults=True)  # fmt: skip
     bugs = tuple(sorted(BUGS))
     image_packages = ("python3",)
     ssh_sources = ("targets",)
@@ -108,6 +109,8 @@ class KRaft(Target):
             args.append(f"--fetch-timeout-ms={settings['fetch_timeout_ms']}")
         if settings.get("flush_interval_ms"):
             args.append(f"--flush-interval-ms={settings['flush_interval_ms']}")
+        if settings.get("read_lease_ms"):
+            args.append(f"--read-lease-ms={settings['read_lease_ms']}")
         args += [f"--bug={bug}" for bug in settings.get("bugs", [])]
         flags = {"pre_vote": ("--no-pre-vote", False), "check_quorum": ("--no-check-quorum", False),
                  "auto_join": ("--auto-join", True), "ack_when_committed_always": ("--ack-when-committed-always", True)}  # fmt: skip
@@ -203,6 +206,8 @@ class KRaft(Target):
         from .invariants import InvariantViolation
         from .simulation import SimSettings, random_steps, run_schedule
 
+        if settings.get("read_lease_ms", 0) >= SimSettings.fetch_timeout_ms:
+            raise ValueError(f"read_lease_ms: must be under the simulator's fetch timeout ({SimSettings.fetch_timeout_ms} ms)")
         anomalies = []
         ran = 0
         for offset in progress(range(schedules)):

@@ -12,7 +12,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import ACTIONS, DISK_ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
+from targets.kraft.simulation import ACTIONS, CLOCK_ACTIONS, DISK_ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
 
 RUN_MS = st.sampled_from([5, 10, 20, 60, 150, 400])
 INDEX = st.integers(0, 7)
@@ -41,6 +41,20 @@ def election_churn(max_steps: int = 16) -> st.SearchStrategy:
 def power_losses(max_steps: int = 24) -> st.SearchStrategy:
     """Every fault, with power losses (unflushed writes lost) mixed in."""
     return st.lists(step(ACTIONS[1:] + DISK_ACTIONS), max_size=max_steps)
+
+
+def clock_jumps(max_steps: int = 24) -> st.SearchStrategy:
+    """Every fault, with nodes' clocks set off true time mixed in."""
+    return st.lists(step(ACTIONS[1:] + CLOCK_ACTIONS), max_size=max_steps)
+
+
+def leader_clock_back() -> st.SearchStrategy:
+    """The leader's clock set off true time as it is cut off, a while of
+    load, then anything: a lease measured on that clock may outlive the
+    followers' promise not to elect another leader."""
+    return st.tuples(INDEX, RUN_MS, st.lists(step(), max_size=4)).map(
+        lambda drawn: [("clock_leader", 0, drawn[0]), ("isolate_leader", 0, 0), ("run", 0, drawn[1]), *drawn[2]]
+    )
 
 
 def lagging_losses() -> st.SearchStrategy:
