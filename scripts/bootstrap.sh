@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what splitbrain needs into .venv, builds the compiled
 # linearizability search (checkers/wgl_core, Rust through PyO3 and maturin),
-# and installs etcd-server, fuse3 and a Java runtime (for Spark) from Debian's
+# and installs etcd-server, fuse3, libfaketime and a Java runtime (for Spark) from Debian's
 # packages when they are missing; safe to re-run (does nothing when their
 # sources have not changed since the last install).
 set -euo pipefail
@@ -28,6 +28,12 @@ if ! command -v fusermount3 >/dev/null 2>&1; then
     echo "bootstrap: installing fuse3 from Debian's packages" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 >/dev/null
+fi
+# libfaketime, for the clock nemesis on the local backend (harness/faketime.py).
+if ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
+    echo "bootstrap: installing libfaketime from Debian's packages" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfaketime >/dev/null
 fi
 # etcd 3.4 from Debian's packages, for the etcd target on the local backend.
 if ! command -v etcd >/dev/null 2>&1; then
