@@ -24,10 +24,11 @@ RECOVERIES = {
     "start": ("kill",),
     "rejoin": ("wipe", "shrink"),
     "clock-reset": ("clock",),
+    "disk-space": ("disk-full",),
     "heal-all": None,
 }
 # Operations over once confirmed: they open no window.
-INSTANT = {"restart", "bounce", "lose-unfsynced", "add-voter", "remove-voter", "start-observers"}
+INSTANT = {"restart", "bounce", "lose-unfsynced", "corrupt", "add-voter", "remove-voter", "start-observers"}
 
 
 def fault_windows(history: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,8 @@ from .availability import fault_windows
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 LINK_FAULTS = {"partition", "latency"}
 # Faults whose cells are counted; recoveries and bookkeeping are not faults.
-FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink", "lose-unfsynced", "clock")
+FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink", "lose-unfsynced", "clock",
+               "disk-full", "corrupt")
 
 
 def role_of(state) -> str:

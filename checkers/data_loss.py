@@ -1,7 +1,10 @@
 """`committed-data-loss`: what was acknowledged stays, where it was acknowledged.
 
 Reads the append history, each node's final committed log (`final`) and the
-nodes' truncation events. `info` appends may or may not be in the log;
+nodes' truncation events. A node that started on a damaged log and cut it
+back (`log-truncated`, as the `corrupt` fault makes) is named in the stats
+(`cut_back`), with the committed records it lost until it caught up: no
+anomaly, as long as every acknowledged append is still everywhere. `info` appends may or may not be in the log;
 `fail` appends must not be. Where a target's events say which replicas a
 commit counted (KIP-380 generations: `replicas`), also the generation rule:
 once a leader has heard from a new life of a replica, it counts only offsets
@@ -95,11 +98,32 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         )
     anomalies += earlier_generations_counted(events)
     stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": len(records),
-             "lost_appends": int(lost_anywhere.sum())}  # fmt: skip
+             "lost_appends": int(lost_anywhere.sum()), "cut_back": logs_cut_back(events)}  # fmt: skip
     verdict = result(anomalies, stats)
     if not anomalies and len(acked) and not nodes:
         verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
     return verdict
+
+
+def logs_cut_back(events: pd.DataFrame) -> list[dict]:
+    """Each start on a damaged log cut back to its last valid record: the
+    records kept, and how many the cluster had committed by then (the highest
+    high watermark any node logged before it)."""
+    cut = events[events["event"] == "log-truncated"].dropna(subset=["offset"])
+    if cut.empty:
+        return []
+    commits = events[events["event"] == "commit"].dropna(subset=["hwm"]).sort_values("time_ns")
+    times, marks = commits["time_ns"].to_numpy(), np.maximum.accumulate(commits["hwm"].to_numpy(dtype="int64"))
+    found = []
+    for row in cut.head(20).itertuples(index=False):
+        before = np.searchsorted(times, row.time_ns, side="left")
+        committed = int(marks[before - 1]) if before else 0
+        kept = int(row.offset)
+        span = f"offset {kept}" if committed == kept + 1 else f"offsets {kept} to {committed - 1}"
+        gone = f"{span}, committed, gone from it until it caught up" if committed > kept else "nothing committed was lost"
+        found.append({"node": row.node, "time_ns": int(row.time_ns), "kept": kept, "committed": committed,
+                      "summary": f"{row.node} started on a damaged log and cut it back to {kept} records: {gone}"})  # fmt: skip
+    return found
 
 
 def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:

@@ -177,9 +177,44 @@ class ClusterBase:
         """Drop every write the node has not fsynced (it must be down): a power loss."""
         if self.running(node):
             raise RuntimeError(f"lose-unfsynced {node}: the node is running")
+        self._disk_control(node, b"lose", "lose-unfsynced")
+
+    def fill_disk(self, node: str, full: bool = True) -> None:
+        """Make the node's disk full (a write that adds a byte fails with ENOSPC), or give it room again."""
+        self._disk_control(node, b"full" if full else b"space", "disk-full")
+
+    def _disk_control(self, node: str, command: bytes, fault: str) -> None:
         if node not in self.disks:
-            raise RuntimeError(f"lose-unfsynced {node}: its data directory is not on the lose-unfsynced filesystem")
-        (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(b"lose")
+            raise RuntimeError(f"{fault} {node}: its data directory is not on the lose-unfsynced filesystem")
+        (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(command)
+
+    def corrupt(self, node: str, rng) -> dict:
+        """Damage the tail of the node's log (it must be stopped), durably:
+        1 to 64 bytes cut off its end, or one bit flipped among its last 64
+        bytes. Returns what was damaged."""
+        if self.running(node):
+            raise RuntimeError(f"corrupt {node}: the node is running")
+        logs = sorted(path for path in self.data_dir(node).glob(self.target.capabilities.log_files or "") if path.is_file())
+        if not logs or logs[-1].stat().st_size == 0:
+            raise RuntimeError(f"corrupt {node}: no log written yet")
+        path = logs[-1]
+        size = path.stat().st_size
+        span = min(64, size)
+        with open(path, "r+b") as log:
+            if rng.random() < 0.5:
+                cut = rng.randint(1, span)
+                log.truncate(size - cut)
+                damage = {"mode": "truncate", "at": size - cut, "bytes": cut}
+            else:
+                at = size - rng.randint(1, span)
+                log.seek(at)
+                byte = log.read(1)[0] ^ (1 << rng.randrange(8))
+                log.seek(at)
+                log.write(bytes([byte]))
+                damage = {"mode": "flip", "at": at, "bytes": 1}
+            log.flush()
+            os.fsync(log.fileno())
+        return {"file": str(path.relative_to(self.data_dir(node))), **damage}
 
     def unmount_disks(self) -> None:
         for node, process in self.disks.items():

@@ -1,13 +1,16 @@
-"""A data directory that can lose what was never fsynced (`--nemesis lose-unfsynced`).
+"""A data directory that can lose what was never fsynced (`--nemesis
+lose-unfsynced`), and that can fill up (`--nemesis disk-full`).
 
 A SIGKILL keeps the kernel's page cache, so a node that acknowledges before
 it fsyncs is never caught by killing it. This FUSE filesystem (libfuse3
 through mfusepy, mounted over a node's data directory) plays the page cache
 instead: file data written through it stays in this process's memory until
-the file is fsynced, and writing anything to the control file
-`CONTROL` drops every write not fsynced yet, as a power loss would (Jepsen's
-lazyfs does the same for its databases). The nemesis kills the node first,
-so nothing is in flight when the writes go.
+the file is fsynced, and writing `lose` to the control file `CONTROL` drops
+every write not fsynced yet, as a power loss would (Jepsen's lazyfs does the
+same for its databases). The nemesis kills the node first, so nothing is in
+flight when the writes go. Writing `full` makes it a full disk: a write or
+truncation that would add a byte fails with ENOSPC (overwriting what a file
+holds still works, as on a disk whose blocks are allocated) until `space`.
 
 What it holds back is file data and sizes (writes and truncations); the
 names in a directory (create, rename, unlink, mkdir) reach the backing
@@ -53,6 +56,7 @@ class LazyFS(mfusepy.Operations):
         self.backing = os.path.realpath(backing)
         self.lock = threading.RLock()
         self.unsynced: dict[str, Unsynced] = {}
+        self.full = False
 
     def _path(self, path: str) -> str:
         return os.path.join(self.backing, path.lstrip("/"))
@@ -61,6 +65,21 @@ class LazyFS(mfusepy.Operations):
         """A power loss: every write not fsynced is gone."""
         with self.lock:
             self.unsynced.clear()
+
+    def control(self, command: bytes) -> None:
+        """`lose`, `full` or `space`, written to `CONTROL`."""
+        with self.lock:
+            if command.strip() == b"lose":
+                self.lose()
+            elif command.strip() in (b"full", b"space"):
+                self.full = command.strip() == b"full"
+            else:
+                raise mfusepy.FuseOSError(errno.EINVAL)
+
+    def _room(self, pending: Unsynced, end: int) -> None:
+        """A full disk takes no byte past a file's end."""
+        if self.full and end > pending.size:
+            raise mfusepy.FuseOSError(errno.ENOSPC)
 
     # ------------------------------------------------------------------ names (passed through)
 
@@ -121,7 +140,10 @@ class LazyFS(mfusepy.Operations):
     def statfs(self, path: str) -> dict:
         st = os.statvfs(self._path(path))
         names = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_frsize", "f_namemax")
-        return {name: getattr(st, name) for name in names}
+        found = {name: getattr(st, name) for name in names}
+        if self.full:
+            found.update(f_bavail=0, f_bfree=0)
+        return found
 
     def fsyncdir(self, path: str, datasync: int, fh) -> int:
         fd = os.open(self._path(path), os.O_RDONLY)
@@ -169,11 +191,12 @@ class LazyFS(mfusepy.Operations):
 
     def write(self, path: str, data: bytes, offset: int, fh) -> int:
         if path == CONTROL:
-            self.lose()
+            self.control(data)
             return len(data)
         with self.lock:
             pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
             end = offset + len(data)
+            self._room(pending, end)
             for index in range(offset // PAGE, (end - 1) // PAGE + 1):
                 page = pending.pages.get(index) or self._base(fh, pending, index)
                 start = index * PAGE
@@ -188,6 +211,7 @@ class LazyFS(mfusepy.Operations):
             pending = self.unsynced.get(path)
             if pending is None:
                 pending = self.unsynced[path] = Unsynced(os.lstat(self._path(path)).st_size)
+            self._room(pending, length)
             pending.size = length
             pending.cut = min(pending.cut, length)
             for index in [i for i in pending.pages if i * PAGE >= length]:

@@ -182,17 +182,18 @@ class RunConfig:
             if self.backend == "local" and "partition" in self.nemesis and one_way:
                 raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
-        if "lose-unfsynced" in self.nemesis:
-            if not capabilities.lazy_disks:
+        for fault in ("lose-unfsynced", "disk-full"):
+            if fault in self.nemesis and not capabilities.lazy_disks:
                 raise ValueError(f"nemesis: {target.name}'s data directory cannot sit on the lose-unfsynced filesystem")
-            if self.backend == "ssh":
-                raise ValueError("nemesis: lose-unfsynced runs on the local and docker backends")
+        if "corrupt" in self.nemesis and not capabilities.log_files:
+            raise ValueError(f"nemesis: {target.name} names no log file whose tail corrupt could damage")
+        on_this_machine = sorted({"lose-unfsynced", "disk-full", "corrupt", "clock"} & set(self.nemesis))
+        if on_this_machine and self.backend == "ssh":
+            raise ValueError(f"nemesis: {', '.join(on_this_machine)} run(s) on the local and docker backends")
         if "clock" in self.nemesis:
             if not capabilities.clock_faults:
                 raise ValueError(f"nemesis: {target.name} takes no clock faults: libfaketime moves only clocks read "
                                  "through libc, and Go programs such as etcd read theirs through the vDSO")  # fmt: skip
-            if self.backend == "ssh":
-                raise ValueError("nemesis: clock runs on the local and docker backends")
             if self.backend == "local" and not faketime.LIBRARY.exists():
                 raise ValueError(f"nemesis: clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
                                  "scripts/bootstrap.sh installs it)")  # fmt: skip
@@ -302,7 +303,7 @@ class Run:
                 config.hosts,
                 config.initial_voters,
                 target=config.target,
-                lazy_disks="lose-unfsynced" in config.nemesis,
+                lazy_disks=bool({"lose-unfsynced", "disk-full"} & set(config.nemesis)),
                 clock_faults="clock" in config.nemesis,
             )
             self.cluster = cluster

@@ -34,6 +34,8 @@ class Nemesis:
         self.down: set[str] = set()
         # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
         self.removed: set[str] = set()
+        # Nodes whose disk is full: given room again by `disk-space`.
+        self.full: set[str] = set()
         self.faulty_links = False
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
@@ -79,6 +81,24 @@ class Nemesis:
             return nodes
         if f == "clock-reset":
             return self.reset_clocks()
+        if f == "disk-full":
+            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            for node in nodes:
+                self.cluster.fill_disk(node)
+                self.full.add(node)
+            return nodes
+        if f == "disk-space":
+            return self.give_room()
+        if f == "corrupt":
+            rng = random.Random(args.get("seed"))
+            touched: list = []
+            for node in args.get("nodes") or self.targets(args.get("target", "one"), rng):
+                self.cluster.kill(node)
+                touched += [node, self.cluster.corrupt(node, rng)]  # what was damaged, for the history
+                self.cluster.start(node)
+                self.paused.discard(node)
+                self.down.discard(node)
+            return touched
         if f in ("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"):
             nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
             if f == "wipe" and self.member_changes:
@@ -143,7 +163,7 @@ class Nemesis:
     def heal_all(self) -> list[str]:
         """Paused nodes resumed (iptables rules live in them), links healed,
         dead nodes started, removed members added back."""
-        touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()))
+        touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room()))
         for node in sorted(self.paused):
             self.fault_node("resume", node)
         self.links.heal()
@@ -153,6 +173,17 @@ class Nemesis:
         if self.removed:
             MemberChanges(self).rejoin()
         return touched
+
+    def give_room(self) -> list[str]:
+        """Full disks given room again; a node that stopped on its full disk
+        (not one the nemesis took down) is started again."""
+        freed = sorted(self.full)
+        for node in freed:
+            self.cluster.fill_disk(node, full=False)
+            if not self.cluster.running(node) and node not in self.down | self.removed:
+                self.cluster.start(node)
+        self.full.clear()
+        return freed
 
     def move_clocks(self, nodes: list[str], args: dict) -> None:
         """Give each node's clock the fault's offset now; one that changes with

@@ -29,7 +29,7 @@ from checkers.coverage import context as context_of, role_of
 from . import clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
-NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced")
+NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced", "disk-full", "corrupt")
 GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "clock", "membership")
 # A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
 MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}

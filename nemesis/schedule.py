@@ -23,6 +23,11 @@ FAULTS = {
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     "wipe": ("wipe", "rejoin"),
     "latency": ("latency", "heal"),
+    # A full disk (writes that add a byte fail with ENOSPC), then room again
+    # (and a node that stopped on it started again).
+    "disk-full": ("disk-full", "disk-space"),
+    # The tail of a stopped node's log damaged (bytes cut off or a bit flipped), and the node started.
+    "corrupt": ("corrupt", None),
     # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
     "clock": ("clock", "clock-reset"),
     # Elections under stress: slow links, the leader killed, then nodes

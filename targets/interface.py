@@ -40,6 +40,10 @@ class Capabilities:
     - `clock_faults`: the node reads the clock through libc, so libfaketime
       (harness/faketime.py) can move it. Go programs (etcd) read it through
       the vDSO, out of libfaketime's reach.
+    - `log_files`: where in its data directory the node keeps its log (a
+      glob; the last match is the newest), whose tail `corrupt` damages;
+      what the node then does (refuse to start, or cut the log back) is the
+      target's to document.
     """
 
     ok_proves_leadership: bool
@@ -50,6 +54,7 @@ class Capabilities:
     member_changes: bool = False
     lazy_disks: bool = False
     clock_faults: bool = False
+    log_files: str | None = None
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}

@@ -129,6 +129,8 @@ class RaftConfig:
     # Started after a crash, not a clean shutdown: with a flush interval, the
     # last life's unflushed records may be gone (see `RaftCore.catching_up`).
     unclean_start: bool = False
+    # Started on a log whose damaged tail was cut off: records it reported may be gone.
+    truncated_log: bool = False
     # 0: reads go through the log. N: the leader answers a read from its own
     # state while a majority fetched within the last N ms of its clock (see
     # `RaftCore._lease_holds`); correct only while N, plus a message's delay
@@ -208,10 +210,11 @@ class RaftCore:
         self.flushed_end = len(entries)
         self.synced_end = len(entries)
         # KIP-380/KIP-903's lesson: after an unclean start with a flush
-        # interval, this replica may have lost records it reported, so it
+        # interval, or on a log cut back past a damaged tail, this replica
+        # may have lost records it reported, so it
         # neither votes nor campaigns until it has caught up with a leader's
         # high watermark (or no leader answered for `UNCLEAN_WAIT` timeouts).
-        self.catching_up = bool(config.flush_interval_ms and config.unclean_start)
+        self.catching_up = bool(config.flush_interval_ms and config.unclean_start) or config.truncated_log
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0
         self.applied = 0

@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         print(f"kraft-node: {error}", file=sys.stderr)
         return 2
+    if server.halted is not None:
+        print(f"kraft-node: halted: {server.halted}; nothing unwritten was acknowledged", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -31,6 +31,7 @@ All core output goes through `_drain`, which persists before it sends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -41,7 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .core import RaftConfig, RaftCore, Ready
+from .core import INDETERMINATE, RaftConfig, RaftCore, Ready
 from .messages import Message, decode, encode
 from .storage import DataDir
 from .wallclock import true_time_ns
@@ -122,7 +123,7 @@ class NodeServer:
         self.options = options
         self.data = DataDir(options.data_dir)
         self.config = replace(options.config, directory_id=self.data.directory_id, generation=self.data.generation,
-                              unclean_start=self.data.unclean)  # fmt: skip
+                              unclean_start=self.data.unclean, truncated_log=self.data.truncated is not None)  # fmt: skip
         self.generation = self.data.generation
         rng = random.Random(options.seed)
         self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
@@ -133,7 +134,14 @@ class NodeServer:
         self.request_ids = itertools.count()
         self.drain_scheduled = False
         self.stopping = asyncio.Event()
+        # Why the node stopped on a write it could not make (`_halt`), if it did.
+        self.halted: str | None = None
         self._write_event({"event": "start", **self.core.status()})
+        if self.data.truncated is not None:
+            # `offset`: the records kept; `bytes`: how much of the log's tail was cut off, and why.
+            self._write_event({"event": "log-truncated", "epoch": self.core.epoch, **self.data.truncated})
+            log.warning("log %s: cut back to %d records (%s)", self.data.log_path, self.data.truncated["offset"],
+                        self.data.truncated["reason"])  # fmt: skip
 
     # ------------------------------------------------------------------ running
 
@@ -150,8 +158,9 @@ class NodeServer:
         log.info("node %s generation %d serving", self.config.node_id, self.generation)
         try:
             await self.stopping.wait()
-            self.core.resign(_now_ms())
-            self._drain()
+            if self.halted is None:
+                self.core.resign(_now_ms())
+                self._drain()
             await asyncio.sleep(0.05)
         finally:
             ticker.cancel()
@@ -162,7 +171,11 @@ class NodeServer:
             raft_server.close()
             client_server.close()
             self.events.close()
-            self.data.close(clean=True)
+            if self.halted is None:
+                self.data.close(clean=True)
+            else:
+                with contextlib.suppress(OSError):  # the write that failed is still buffered
+                    self.data.close()
 
     async def _tick_forever(self) -> None:
         interval = self.options.tick_ms / 1000
@@ -174,9 +187,13 @@ class NodeServer:
     async def _flush_forever(self) -> None:
         """A follower's writes, fsynced every flush interval (`--flush-interval-ms`)."""
         interval = self.config.flush_interval_ms / 1000
-        while True:
+        while self.halted is None:
             await asyncio.sleep(interval)
-            self.data.sync()
+            try:
+                self.data.sync()
+            except OSError as error:
+                self._halt(error)
+                return
             self.core.synced(self.durable_end, _now_ms())
             self._kick()
 
@@ -189,9 +206,13 @@ class NodeServer:
 
     def _drain(self) -> None:
         self.drain_scheduled = False
-        while self.core.has_ready():
+        while self.halted is None and self.core.has_ready():
             ready = self.core.ready()
-            self._persist(ready)
+            try:
+                self._persist(ready)
+            except OSError as error:
+                self._halt(error)
+                return
             for event in ready.events:
                 self._write_event(event)
             self.events.flush()
@@ -200,6 +221,22 @@ class NodeServer:
             for request_id, reply in ready.replies:
                 self._reply(request_id, reply)
             self.core.advance(ready, _now_ms())
+
+    def _halt(self, error: OSError) -> None:
+        """A write to the data directory failed (a full disk, among others):
+        nothing that depends on it is sent or answered. Every waiting client
+        gets the error (indeterminate: its command may have been written and
+        sent before), the event log says why, and the node stops, as KRaft
+        halts on a log I/O error. Nothing it acknowledged is lost: it
+        acknowledges only what is durable."""
+        self.halted = f"{error.strerror or error} writing {error.filename or self.data.log_path}"
+        log.error("halting: %s", self.halted)
+        for request_id in list(self.clients):
+            self._reply(request_id, {"error": INDETERMINATE, "reason": f"halted: {self.halted}"})
+        with contextlib.suppress(OSError):
+            self._write_event({"event": "halted", "epoch": self.core.epoch, "reason": self.halted})
+            self.events.flush()
+        self.stopping.set()
 
     def _persist(self, ready: Ready) -> None:
         if ready.election_state is not None:
@@ -271,6 +308,8 @@ class NodeServer:
             writer.write(_line({"id": client_id, **self.status()}))
         elif op == "log":
             writer.write(_line({"id": client_id, "records": self._committed_records(request.get("from", 0))}))
+        elif op in _COMMANDS and self.halted is not None:
+            writer.write(_line({"id": client_id, "error": "halted", "reason": self.halted}))
         elif op in _COMMANDS:
             needed, optional = _COMMANDS[op]
             missing = [name for name in needed if name not in request]

@@ -19,8 +19,14 @@ for a standalone start. An empty directory formats itself with no such
 record, so a node whose disk was lost comes back as an observer and is never
 bootstrapped a second time.
 
-Anything unreadable on start raises `StorageError` naming the file and the
-byte offset: a node never silently starts from a reset state.
+A log whose tail is torn (a record cut short) or damaged (a checksum that
+does not match, a record that is not an entry) is truncated on start to the
+last valid record before the damage, as Kafka's log recovery does, and
+`DataDir.truncated` says what went: the node then may lack records it
+reported, so it neither votes nor campaigns until it has caught up
+(`RaftConfig.truncated_log`). Anything else unreadable on start raises
+`StorageError` naming the file and the byte offset: a node never silently
+starts from a reset state.
 """
 
 from __future__ import annotations
@@ -98,6 +104,24 @@ def _encode(entry: Entry) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
+def _record_problem(data: bytes, position: int) -> str | None:
+    """What is wrong with the log record at `position`, if anything."""
+    if position + _HEADER.size > len(data):
+        return f"torn header ({len(data) - position} of {_HEADER.size} bytes)"
+    length, crc = _HEADER.unpack_from(data, position)
+    payload = data[position + _HEADER.size : position + _HEADER.size + length]
+    if len(payload) < length:
+        return f"torn record ({len(payload)} of {length} bytes)"
+    if zlib.crc32(payload) != crc:
+        return "checksum mismatch"
+    try:
+        record = json.loads(payload)
+        int(record["epoch"]), dict(record["data"])
+    except (ValueError, KeyError, TypeError):
+        return "checksum matches but the record is not an entry"
+    return None
+
+
 class DataDir:
     """The data directory of one node; opening it starts a new generation."""
 
@@ -111,7 +135,8 @@ class DataDir:
         self.directory_id = self._load_directory_id()
         self.election_state = self._load_election_state()
         # The log as found at start (the core owns it from then on), and the
-        # byte position of every record, for truncation.
+        # byte position of every record, for truncation; what a damaged tail lost.
+        self.truncated: dict | None = None
         self.entries, self._positions = self._load_log()
         previous = self._load_generation()
         self.generation = previous + 1
@@ -173,23 +198,23 @@ class DataDir:
         data = self.log_path.read_bytes()
         position = 0
         while position < len(data):
-            where = f"{self.log_path}: record {len(entries)} at byte offset {position}"
-            if position + _HEADER.size > len(data):
-                raise StorageError(f"{where}: truncated header ({len(data) - position} of {_HEADER.size} bytes)")
-            length, crc = _HEADER.unpack_from(data, position)
-            payload = data[position + _HEADER.size : position + _HEADER.size + length]
-            if len(payload) < length:
-                raise StorageError(f"{where}: truncated record ({len(payload)} of {length} bytes)")
-            if zlib.crc32(payload) != crc:
-                raise StorageError(f"{where}: checksum mismatch")
-            try:
-                record = json.loads(payload)
-                entries.append(Entry(int(record["epoch"]), dict(record["data"])))
-            except (ValueError, KeyError, TypeError):
-                raise StorageError(f"{where}: checksum matches but the record is not an entry") from None
+            problem = _record_problem(data, position)
+            if problem:
+                self._truncate_damaged(position, len(data) - position, len(entries), problem)
+                break
+            length, _ = _HEADER.unpack_from(data, position)
+            record = json.loads(data[position + _HEADER.size : position + _HEADER.size + length])
+            entries.append(Entry(int(record["epoch"]), dict(record["data"])))
             positions.append(position)
             position += _HEADER.size + length
         return entries, positions
+
+    def _truncate_damaged(self, position: int, dropped: int, kept: int, problem: str) -> None:
+        """Cut the log back to its last valid record, durably, and say so."""
+        with open(self.log_path, "r+b") as log:
+            log.truncate(position)
+            os.fsync(log.fileno())
+        self.truncated = {"offset": kept, "byte_offset": position, "bytes": dropped, "reason": problem}
 
     # ------------------------------------------------------------------ writing
 

@@ -18,7 +18,7 @@ from .core import BUGS
 from .storage import format_data_dir, new_directory_id
 
 # Errors after which the operation definitely did not happen.
-DEFINITE_ERRORS = {"not-leader", "bad-request", "cas-mismatch"}
+DEFINITE_ERRORS = {"not-leader", "bad-request", "cas-mismatch", "halted"}
 
 
 def request(f: str, key: str | None, value: object) -> dict:
@@ -89,7 +89,7 @@ class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
-                                clock_faults=True)  # fmt: skip
+                                clock_faults=True, log_files="log.bin")  # fmt: skip
     bugs = tuple(sorted(BUGS))
     image_packages = ("python3",)
     ssh_sources = ("targets",)

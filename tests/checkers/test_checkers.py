@@ -155,6 +155,21 @@ def test_truncation_below_the_high_watermark_is_caught():
     assert [a["kind"] for a in verdict["anomalies"]] == ["truncated-committed"]
 
 
+def test_a_log_cut_back_after_damage_is_named_with_what_it_lost():
+    cut = events(
+        {"time_ns": 3, "node": "n1", "event": "commit", "epoch": 1, "hwm": 2},
+        {"time_ns": 5, "node": "n2", "event": "commit", "epoch": 1, "hwm": 5},
+        {"time_ns": 7, "node": "n3", "event": "log-truncated", "epoch": 1, "offset": 3},
+        {"time_ns": 8, "node": "n1", "event": "commit", "epoch": 1, "hwm": 9},
+        {"time_ns": 9, "node": "n2", "event": "log-truncated", "epoch": 1, "offset": 9},
+    )
+    verdict = committed_data_loss(APPENDS, final({"n1": [LEADER, "1"]}), cut)
+    assert verdict["valid"] is True
+    assert [(c["node"], c["kept"], c["committed"]) for c in verdict["stats"]["cut_back"]] == [("n3", 3, 5), ("n2", 9, 9)]
+    assert verdict["stats"]["cut_back"][0]["summary"].endswith("offsets 3 to 4, committed, gone from it until it caught up")
+    assert verdict["stats"]["cut_back"][1]["summary"].endswith("nothing committed was lost")
+
+
 def test_merge_is_false_over_unknown_over_true():
     ok, bad, unknown = {"valid": True}, {"valid": False}, {"valid": "unknown"}
     assert merge({"a": ok, "b": unknown, "c": bad})["valid"] is False

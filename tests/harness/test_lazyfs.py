@@ -1,15 +1,20 @@
 """The lose-unfsynced filesystem: written then fsynced survives a loss,
-written and not fsynced is gone; checked against a model of a page cache
-over random writes, truncations, fsyncs and losses, then mounted for real
-under the reference quorum's own storage."""
+written and not fsynced is gone, and a full disk takes no byte more (ENOSPC)
+but lets what a file holds be overwritten; checked against a model of a page
+cache over random writes, truncations, fsyncs, losses and fillings, then
+mounted for real under the reference quorum's own storage."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import subprocess
 import sys
 import time
 
+import mfusepy
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -35,15 +40,29 @@ class PageCache(RuleBasedStateMachine):
         self.fh = self.fs.open("/log", os.O_RDWR)
         self.written = b""
         self.durable = b""
+        self.full = False
+
+    def _refused(self, end: int) -> bool:
+        """On a full disk, what would add a byte fails with ENOSPC and changes nothing."""
+        return self.full and end > len(self.written)
 
     @rule(offset=SIZES, data=st.binary(min_size=1, max_size=5000))
     def write(self, offset, data):
+        if self._refused(offset + len(data)):
+            with pytest.raises(mfusepy.FuseOSError) as refused:
+                self.fs.write("/log", data, offset, self.fh)
+            assert refused.value.errno == errno.ENOSPC
+            return
         self.fs.write("/log", data, offset, self.fh)
         grown = self.written.ljust(offset, b"\0")
         self.written = grown[:offset] + data + grown[offset + len(data) :]
 
     @rule(length=SIZES)
     def truncate(self, length):
+        if self._refused(length):
+            with pytest.raises(mfusepy.FuseOSError):
+                self.fs.truncate("/log", length, self.fh)
+            return
         self.fs.truncate("/log", length, self.fh)
         self.written = self.written[:length].ljust(length, b"\0")
 
@@ -56,6 +75,11 @@ class PageCache(RuleBasedStateMachine):
     def lose(self):
         self.fs.write(CONTROL, b"lose", 0, 0)
         self.written = self.durable
+
+    @rule(full=st.booleans())
+    def fill(self, full):
+        self.fs.write(CONTROL, b"full" if full else b"space", 0, 0)
+        self.full = full
 
     @invariant()
     def reads_what_was_written_and_the_disk_holds_what_was_fsynced(self):
@@ -95,7 +119,13 @@ def test_mounted_under_the_reference_quorums_storage(tmp_path):
         again = DataDir(mount)
         assert [e.data["value"] for e in again.entries] == [1]
         assert again.unclean and again.generation == 2
-        again.close(clean=True)
+        (mount / CONTROL.lstrip("/")).write_bytes(b"full")
+        with pytest.raises(OSError) as full:
+            again.write_log(1, [Entry(1, {"op": "append", "value": 3})])
+        assert full.value.errno == errno.ENOSPC and os.statvfs(mount).f_bavail == 0
+        (mount / CONTROL.lstrip("/")).write_bytes(b"space")
+        with contextlib.suppress(OSError):  # the write that failed is still buffered: closing tries it again
+            again.close()
     finally:
         subprocess.run(["fusermount3", "-u", "-z", str(mount)], check=False)
         fs.wait(10)

@@ -53,25 +53,31 @@ def _log_with_two_records(tmp_path):
     return tmp_path / "log.bin"
 
 
-def test_a_flipped_byte_is_a_checksum_error_naming_file_and_offset(tmp_path):
-    log = _log_with_two_records(tmp_path)
-    raw = bytearray(log.read_bytes())
-    second = len(raw) // 2
+def _cut_back(tmp_path, damaged: bytes, half: int, what: str) -> None:
+    """The damaged second record is cut off, durably, and the cut is reported."""
+    (tmp_path / "log.bin").write_bytes(damaged)
+    data = DataDir(tmp_path)
+    assert data.entries == [Entry(1, {"value": 1})]
+    assert data.truncated == {"offset": 1, "byte_offset": half, "bytes": len(damaged) - half, "reason": data.truncated["reason"]}
+    assert what in data.truncated["reason"]
+    data.write_log(1, [Entry(2, {"value": 3})])  # appends after the last valid record
+    data.close()
+    again = DataDir(tmp_path)
+    assert again.entries == [Entry(1, {"value": 1}), Entry(2, {"value": 3})] and again.truncated is None
+
+
+def test_a_flipped_byte_cuts_the_log_back_to_the_record_before(tmp_path):
+    raw = bytearray(_log_with_two_records(tmp_path).read_bytes())
     raw[-3] ^= 0xFF
-    log.write_bytes(bytes(raw))
-    with pytest.raises(StorageError, match=rf"log\.bin: record 1 at byte offset {second}: checksum mismatch"):
-        DataDir(tmp_path)
+    _cut_back(tmp_path, bytes(raw), len(raw) // 2, "checksum mismatch")
 
 
-@pytest.mark.parametrize("keep, what", [(-3, "truncated record"), (3, "truncated header")])
-def test_a_torn_tail_is_reported_never_dropped(tmp_path, keep, what):
+@pytest.mark.parametrize("keep, what", [(-3, "torn record"), (3, "torn header")])
+def test_a_torn_tail_is_cut_back_and_reported(tmp_path, keep, what):
     """`keep`: bytes of the second (equal-sized) record left, or taken off its end if negative."""
-    log = _log_with_two_records(tmp_path)
-    raw = log.read_bytes()
+    raw = _log_with_two_records(tmp_path).read_bytes()
     half = len(raw) // 2
-    log.write_bytes(raw[: half + keep] if keep > 0 else raw[:keep])
-    with pytest.raises(StorageError, match=rf"log\.bin: record 1 at byte offset {half}: {what}"):
-        DataDir(tmp_path)
+    _cut_back(tmp_path, raw[: half + keep] if keep > 0 else raw[:keep], half, what)
 
 
 def test_a_corrupt_quorum_state_is_reported(tmp_path):
