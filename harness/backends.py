@@ -55,6 +55,8 @@ def bring_up(
         ownership=ownership,
         target=targets.get(target),
     )
+    # Faults made on this machine (the data directories' filesystem, the node clocks' files).
+    on_this_machine = dict(lazy_disks=lazy_disks, clock_faults=clock_faults)
     if backend == "ssh":
         from harness.ssh_cluster import SshCluster
         from harness.ssh_hosts import load_hosts
@@ -72,8 +74,7 @@ def bring_up(
     elif backend == "docker":
         from harness.docker_cluster import DockerCluster
 
-        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, lazy_disks=lazy_disks,
-                                clock_faults=clock_faults)  # fmt: skip
+        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, **on_this_machine)
         stack.callback(cluster.close)
         # A target whose members all dial one advertised peer address (no
         # per-link routes) cannot go through the link proxies: its links are
@@ -88,7 +89,7 @@ def bring_up(
         from harness.local_cluster import LocalCluster
 
         if not timeouts["target"].capabilities.peer_routes:  # one front per node, links cut per pair
-            cluster = LocalCluster(root / "cluster", nodes, **timeouts)
+            cluster = LocalCluster(root / "cluster", nodes, **timeouts, **on_this_machine)
             stack.callback(cluster.close)
             if not reaper:  # the fronts live in this process; a cluster that outlives it (cluster up) goes without
                 record_ports(ownership, cluster)
@@ -106,7 +107,7 @@ def bring_up(
             own = OwnToxiproxy(ownership=ownership).start(root / "toxiproxy.log")
             stack.callback(own.stop)
             server = ToxiproxyServer(own.url)
-        cluster = LocalCluster(root / "cluster", nodes, **timeouts, lazy_disks=lazy_disks, clock_faults=clock_faults)
+        cluster = LocalCluster(root / "cluster", nodes, **timeouts, **on_this_machine)
         stack.callback(cluster.close)
         mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
     stack.callback(mesh.remove)

@@ -15,9 +15,12 @@ holds still works, as on a disk whose blocks are allocated) until `space`.
 What it holds back is file data and sizes (writes and truncations); the
 names in a directory (create, rename, unlink, mkdir) reach the backing
 directory at once, as a journaling filesystem's metadata would. Reads see
-what was written, fsynced or not. The kernel caches nothing of it
-(`direct_io`, no attribute or entry caching), so a node started after the
-loss reads only what survived.
+what was written, fsynced or not. The kernel keeps no write-back cache of it
+(every write reaches this process at once), caches no attributes or names,
+and drops what it cached of a file's pages whenever the file is opened, so a
+node started after the loss reads only what survived. Pages are cached
+between opens (no `direct_io`) so that a node can map its files into memory,
+as etcd's bbolt does with its database. File locks are the kernel's own.
 
     python -m harness.lazyfs --backing DIR --mount DIR
 """
@@ -34,6 +37,7 @@ import threading
 import mfusepy
 
 PAGE = 4096
+FALLOC_FL_KEEP_SIZE = 0x01
 CONTROL = "/.splitbrain-lose"
 STAT_FIELDS = ("st_mode", "st_nlink", "st_size", "st_uid", "st_gid", "st_ino", "st_blocks")
 
@@ -54,7 +58,7 @@ class LazyFS(mfusepy.Operations):
 
     def __init__(self, backing: str) -> None:
         self.backing = os.path.realpath(backing)
-        self.lock = threading.RLock()
+        self.mutex = threading.RLock()
         self.unsynced: dict[str, Unsynced] = {}
         self.full = False
 
@@ -63,12 +67,12 @@ class LazyFS(mfusepy.Operations):
 
     def lose(self) -> None:
         """A power loss: every write not fsynced is gone."""
-        with self.lock:
+        with self.mutex:
             self.unsynced.clear()
 
     def control(self, command: bytes) -> None:
         """`lose`, `full` or `space`, written to `CONTROL`."""
-        with self.lock:
+        with self.mutex:
             if command.strip() == b"lose":
                 self.lose()
             elif command.strip() in (b"full", b"space"):
@@ -89,7 +93,7 @@ class LazyFS(mfusepy.Operations):
         st = os.lstat(self._path(path))
         attrs = {name: getattr(st, name) for name in STAT_FIELDS}
         attrs.update(st_atime=st.st_atime_ns, st_mtime=st.st_mtime_ns, st_ctime=st.st_ctime_ns)
-        with self.lock:
+        with self.mutex:
             pending = self.unsynced.get(path)
             if pending is not None:
                 attrs["st_size"] = pending.size
@@ -113,13 +117,13 @@ class LazyFS(mfusepy.Operations):
 
     def unlink(self, path: str) -> int:
         os.unlink(self._path(path))
-        with self.lock:
+        with self.mutex:
             self.unsynced.pop(path, None)
         return 0
 
     def rename(self, old: str, new: str) -> int:
         os.rename(self._path(old), self._path(new))
-        with self.lock:
+        with self.mutex:
             self.unsynced.pop(new, None)
             if old in self.unsynced:
                 self.unsynced[new] = self.unsynced.pop(old)
@@ -178,7 +182,7 @@ class LazyFS(mfusepy.Operations):
         return bytearray(raw.ljust(PAGE, b"\0"))
 
     def read(self, path: str, size: int, offset: int, fh) -> bytes:
-        with self.lock:
+        with self.mutex:
             pending = self.unsynced.get(path)
             if pending is None:
                 return os.pread(fh, size, offset)
@@ -193,7 +197,7 @@ class LazyFS(mfusepy.Operations):
         if path == CONTROL:
             self.control(data)
             return len(data)
-        with self.lock:
+        with self.mutex:
             pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
             end = offset + len(data)
             self._room(pending, end)
@@ -207,7 +211,7 @@ class LazyFS(mfusepy.Operations):
         return len(data)
 
     def truncate(self, path: str, length: int, fh=None) -> int:
-        with self.lock:
+        with self.mutex:
             pending = self.unsynced.get(path)
             if pending is None:
                 pending = self.unsynced[path] = Unsynced(os.lstat(self._path(path)).st_size)
@@ -221,8 +225,21 @@ class LazyFS(mfusepy.Operations):
                 last[length % PAGE :] = bytes(PAGE - length % PAGE)
         return 0
 
+    def fallocate(self, path: str, mode: int, offset: int, size: int, fh) -> int:
+        """Space kept for a file (etcd preallocates its WAL): a file grows to
+        `offset + size` as a truncation would grow it; with FALLOC_FL_KEEP_SIZE
+        nothing is seen to change. Other modes (punching holes) are not offered."""
+        if mode & ~FALLOC_FL_KEEP_SIZE:
+            raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
+        with self.mutex:
+            pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
+            self._room(pending, offset + size)
+            if not mode & FALLOC_FL_KEEP_SIZE and offset + size > pending.size:
+                self.truncate(path, offset + size, fh)
+        return 0
+
     def fsync(self, path: str, datasync: int, fh) -> int:
-        with self.lock:
+        with self.mutex:
             pending = self.unsynced.pop(path, None)
             if pending is not None:
                 os.ftruncate(fh, min(pending.cut, os.fstat(fh).st_size))
@@ -242,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isdir(name):
             print(f"lazyfs: {name}: not a directory", file=sys.stderr)
             return 2
-    mfusepy.FUSE(LazyFS(args.backing), args.mount, foreground=True, direct_io=True, attr_timeout=0,
-                 entry_timeout=0, negative_timeout=0, fsname="splitbrain-lazyfs")  # fmt: skip
+    mfusepy.FUSE(LazyFS(args.backing), args.mount, foreground=True, attr_timeout=0, entry_timeout=0,
+                 negative_timeout=0, fsname="splitbrain-lazyfs")  # fmt: skip
     return 0
 
 

@@ -35,8 +35,8 @@ class Capabilities:
       cut with iptables (Docker), or per pair by a front that names each
       connection's source (local: harness/attributed_links.py).
     - `lazy_disks`: the node's data directory can sit on the lose-unfsynced
-      filesystem (harness/lazyfs.py): plain reads, writes and fsyncs, no
-      shared memory maps of its files.
+      filesystem (harness/lazyfs.py): reads, writes, fsyncs, preallocation,
+      read-only memory maps, the kernel's file locks.
     - `clock_faults`: the node reads the clock through libc, so libfaketime
       (harness/faketime.py) can move it. Go programs (etcd) read it through
       the vDSO, out of libfaketime's reach.

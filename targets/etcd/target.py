@@ -162,7 +162,7 @@ class Etcd(Target):
     name = "etcd"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
                                 workloads=("register", "append", "lock"), peer_routes=False,
-                                member_changes=True)  # fmt: skip
+                                member_changes=True, lazy_disks=True)  # fmt: skip
     append_keys = 8
     image_packages = ("etcd-server",)
     log_file = "node.log"  # zap JSON on stderr

@@ -66,6 +66,16 @@ class PageCache(RuleBasedStateMachine):
         self.fs.truncate("/log", length, self.fh)
         self.written = self.written[:length].ljust(length, b"\0")
 
+    @rule(offset=SIZES, size=st.integers(1, 5000), keep_size=st.booleans())
+    def fallocate(self, offset, size, keep_size):
+        if self._refused(offset + size):
+            with pytest.raises(mfusepy.FuseOSError):
+                self.fs.fallocate("/log", int(keep_size), offset, size, self.fh)
+            return
+        self.fs.fallocate("/log", int(keep_size), offset, size, self.fh)
+        if not keep_size:
+            self.written = self.written.ljust(offset + size, b"\0")
+
     @rule()
     def fsync(self):
         self.fs.fsync("/log", 0, self.fh)
