@@ -21,7 +21,7 @@ import pandas as pd
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
 from checkers.linearizable import linearizable
-from checkers.schema import HISTORY_COLUMNS, TEXT, frame
+from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, TEXT, frame
 
 NODES = np.array(["n1", "n2", "n3", "n4", "n5"])
 
@@ -53,12 +53,19 @@ def append_history(ops: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     final = pd.DataFrame(
         {
             "node": pd.array(np.repeat(NODES, ops), dtype=TEXT),
+            "key": pd.array([None] * len(offsets), dtype=TEXT),
             "offset": pd.array(offsets, dtype="Int64"),
             "epoch": pd.array(1 + offsets // 100_000, dtype="Int64"),
             "value": pd.array(offsets.astype(str), dtype=TEXT),
         }
     )
     return history, final
+
+
+def with_every_column(table: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """The table with the schema's other columns added, empty, in the schema's order."""
+    missing = {name: pd.array([None] * len(table), dtype=kind) for name, kind in columns.items() if name not in table}
+    return table.assign(**missing)[list(columns)]
 
 
 def status_events(rows: int) -> pd.DataFrame:
@@ -69,7 +76,7 @@ def status_events(rows: int) -> pd.DataFrame:
     leader = NODES[(epoch - 1) % len(NODES)]
     kinds = np.where(np.isin(i % 1000, (7, 8, 9)), "vote", np.where(i % 1000 == 3, "transition", "status"))
     state = np.where(node == leader, "leader", "follower")
-    return pd.DataFrame(
+    return with_every_column(pd.DataFrame(
         {
             "time_ns": i * 100,
             "node": pd.array(node, dtype=TEXT),
@@ -86,7 +93,7 @@ def status_events(rows: int) -> pd.DataFrame:
             "voters": pd.array([None] * rows, dtype=TEXT),
             "source": pd.array(np.where(kinds == "status", "poll", "log"), dtype=TEXT),
         }
-    )
+    ), EVENTS_COLUMNS)
 
 
 def register_history(ops: int, seed: int = 0) -> pd.DataFrame:

@@ -40,7 +40,8 @@ def election_safety(events: pd.DataFrame) -> dict:
         )
     # A wiped disk starts again from epoch 0 under a new directory id: epochs
     # are compared within one (node, directory id).
-    replicas = events.assign(replica=events["directory_id"].fillna(""))
+    columns = events[["time_ns", "node", "epoch", "source", "directory_id"]]  # sorting moves only what is read
+    replicas = columns.assign(replica=columns["directory_id"].fillna(""))
     for source, group in replicas.dropna(subset=["epoch"]).groupby("source"):
         ordered = group.sort_values(["node", "time_ns"], kind="stable")
         previous = ordered.groupby(["node", "replica"])["epoch"].shift()
