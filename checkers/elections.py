@@ -19,7 +19,8 @@ def election_safety(events: pd.DataFrame) -> dict:
     """No voter grants standard votes to two candidates in one epoch (across
     generations; a candidate's vote for itself counts); no node's epoch goes
     backwards in its own event log or across status polls (within one data
-    directory); every leader held votes from a majority of its voter set."""
+    directory); every leader held votes from a majority of its voter set; no
+    follower that has fetched from its leader grants a pre-vote (KIP-996)."""
     anomalies = []
     votes = events[events["event"] == "vote"][["time_ns", "node", "epoch", "candidate"]]
     own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
@@ -58,7 +59,22 @@ def election_safety(events: pd.DataFrame) -> dict:
                 }
             )
     anomalies += _leaders_without_majority(events, votes)
+    anomalies += _prevotes_while_following(events)
     return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+
+
+def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:
+    """KIP-996's Pre-Vote rule: a follower that has fetched from its leader
+    refuses pre-votes. Read from `prevote` (grant) events that name the
+    leader the granter had fetched from (targets whose events say so)."""
+    granted = events[events["event"] == "prevote"].dropna(subset=["leader"])
+    return [
+        {"kind": "prevote-while-following", "node": row.node, "time_ns": int(row.time_ns), "epoch": int(row.epoch),
+         "candidate": row.candidate, "leader": row.leader,
+         "summary": f"{row.node} granted {row.candidate} a pre-vote in epoch {row.epoch} while following {row.leader}, "
+                    "whose log it had fetched"}
+        for row in granted.head(20).itertuples(index=False)
+    ]  # fmt: skip
 
 
 def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict]:

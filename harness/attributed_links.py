@@ -121,11 +121,10 @@ class AttributedLinks:
             await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
         finally:
             live.difference_update((writer, up_writer))
-            writer.close()
-            up_writer.close()
+            self._close(writer)
+            self._close(up_writer)
 
-    @staticmethod
-    async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while data := await reader.read(CHUNK):
                 writer.write(data)
@@ -133,6 +132,13 @@ class AttributedLinks:
         except OSError:
             pass
         finally:
+            self._close(writer)
+
+    def _close(self, writer: asyncio.StreamWriter) -> None:
+        """Close a connection, unless the loop is gone: a handler that Python
+        finalises at exit, after the loop was closed, would only print "Event
+        loop is closed" (the process's exit closes the socket anyway)."""
+        if not self.loop.is_closed():
             writer.close()
 
     # ------------------------------------------------------------------ the applier's interface
@@ -179,3 +185,4 @@ class AttributedLinks:
         pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
         if pending:
             await asyncio.wait(pending, timeout=2)
+

@@ -168,7 +168,11 @@ def election_safety(events: DataFrame) -> DataFrame:
         .where(F.coalesce("granted", F.lit(0)) + 1 < F.col("majority"))
         .select("run_id", F.lit("leader-without-majority").alias("kind"))
     )  # fmt: skip
-    return _counts(double.unionByName(back).unionByName(short))
+    prevoted = (
+        events.where((F.col("event") == "prevote") & F.col("leader").isNotNull())
+        .select("run_id", F.lit("prevote-while-following").alias("kind"))
+    )  # fmt: skip
+    return _counts(double.unionByName(back).unionByName(short).unionByName(prevoted))
 
 
 def single_leader_per_epoch(events: DataFrame, history: DataFrame, ok_proves_nothing: list[str] = ()) -> DataFrame:

@@ -592,7 +592,10 @@ class RaftCore:
             if req.pre_vote:
                 granted = self._grants_pre_vote(log_ok)
                 if granted:
-                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src, "as_directory": req.voter_directory})
+                    # `leader`: the leader this node had fetched from in this epoch, if it had (KIP-996: then it must refuse).
+                    fetched = self.quorum.leader if isinstance(state, FollowerState) and state.has_fetched else None
+                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src,
+                                         "as_directory": req.voter_directory, "leader": fetched})  # fmt: skip
             elif isinstance(state, (UnattachedState, ProspectiveState)) and state.leader is None and log_ok:
                 if state.voted_for is None:
                     self.quorum.grant_standard_vote(req.src, req.voter_directory)

@@ -34,7 +34,8 @@ class SafetyMonitor:
     restarts); epochs never decrease; log matching; leader completeness;
     monotonic high watermark within a node's life; no committed entry lost;
     acknowledged appends stay committed at their offset; reads are not stale.
-    Membership: a leader never holds two uncommitted voter changes; a voter
+    Pre-Vote (KIP-996): a follower that has fetched from its leader grants no
+    pre-vote. Membership: a leader never holds two uncommitted voter changes; a voter
     change answered under AckWhenCommitted=true is committed when answered; a
     wiped node never votes under the identity (directory id) it lost.
     Generations (KIP-380): once a leader has heard from a new life of a
@@ -90,6 +91,9 @@ class SafetyMonitor:
 
     def _observe_event(self, node: str, event: dict) -> None:
         kind = event["event"]
+        if kind == "prevote" and event.get("leader") is not None:
+            self.fail(f"pre-vote rule: {node} granted {event['candidate']} a pre-vote in epoch {event['epoch']} "
+                      f"while following {event['leader']}, whose log it had fetched")  # fmt: skip
         if kind == "vote" or (kind == "transition" and event["state"] == "candidate"):
             # A candidate's vote for itself counts as its one vote of the epoch.
             candidate = event.get("candidate", node)

@@ -143,6 +143,17 @@ def test_one_lost_append_is_one_anomaly_naming_every_node():
     assert verdict["stats"]["lost_appends"] == 1
 
 
+def test_a_pre_vote_granted_while_following_a_fetched_leader_is_caught():
+    verdict = election_safety(
+        events(
+            {"time_ns": 1, "node": "n2", "event": "prevote", "epoch": 3, "candidate": "n3"},
+            {"time_ns": 2, "node": "n1", "event": "prevote", "epoch": 3, "candidate": "n3", "leader": "n2"},
+        )
+    )
+    assert [a["kind"] for a in verdict["anomalies"]] == ["prevote-while-following"]
+    assert verdict["anomalies"][0]["summary"] == "n1 granted n3 a pre-vote in epoch 3 while following n2, whose log it had fetched"
+
+
 def test_failed_append_committed_and_duplicates_are_caught():
     log = [LEADER, "1", "3", "1"]
     kinds = {a["kind"] for a in committed_data_loss(APPENDS, final({"n1": log}), events())["anomalies"]}

@@ -76,6 +76,8 @@ def lagging_loss(rng: random.Random) -> list:
         # Acknowledged writes lost show only if a read sees it; lost appends always show.
         ("ack-before-commit", {"nodes": 3}, lambda rng: random_steps(rng, 20), {"committed-data-loss", "linearizable"}),
         ("forget-vote", {"nodes": 5}, churn, {"election-safety", "single-leader-per-epoch"}),
+        # A node cut off asks for pre-votes; followers of the live leader must refuse them.
+        ("prevote-always", {"nodes": 3}, lambda rng: random_steps(rng, 12), {"election-safety"}),
         ("multi-voter-change", JOINING, voter_changes, {"membership"}),
         ("ignore-directory-id", JOINING, voter_changes, {"membership"}),
         ("ack-voter-early", JOINING, voter_changes, {"membership"}),

@@ -7,6 +7,7 @@ from targets.kraft.scenarios import flip_flop, isolated_leader_resigns, rejoinin
 from targets.kraft.simulation import SimSettings
 
 SEEDS = range(12)
+# What the bug costs in elections; the monitor's Pre-Vote rule, which it breaks, is off for these.
 PREVOTE_ALWAYS = frozenset(["prevote-always"])
 
 
@@ -20,7 +21,7 @@ def test_rejoining_follower_forces_an_election_without_pre_vote():
 
 
 def test_rejoining_follower_forces_elections_when_followers_grant_pre_votes():
-    changes = [rejoining_follower(with_seed(SimSettings(bugs=PREVOTE_ALWAYS), seed)) for seed in SEEDS]
+    changes = [rejoining_follower(with_seed(SimSettings(bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS]
     assert sum(1 for change in changes if change) >= 2, changes
 
 
@@ -34,7 +35,7 @@ def test_flip_flop_topology_flips_leadership_without_pre_vote():
 
 
 def test_flip_flop_topology_loses_its_leader_when_followers_grant_pre_votes():
-    changes = [flip_flop(with_seed(SimSettings(nodes=5, bugs=PREVOTE_ALWAYS), seed)) for seed in SEEDS]
+    changes = [flip_flop(with_seed(SimSettings(nodes=5, bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS]
     assert all(change >= 1 for change in changes), changes
 
 

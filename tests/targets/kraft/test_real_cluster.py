@@ -5,6 +5,7 @@ start on a corrupt disk."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 
@@ -110,7 +111,9 @@ def test_client_api_answers_and_redirects(tmp_path):
         assert {"node", "generation", "state", "epoch", "leader", "voted_for", "log_end_offset", "hwm"} <= set(status)
 
 
-def test_a_node_refuses_to_start_on_a_corrupt_log(tmp_path):
+def test_a_damaged_log_is_cut_back_and_a_corrupt_quorum_state_refused(tmp_path):
+    """A log tail that fails its checksum is cut back to the last valid record
+    and the node catches up; any other unreadable file stops it in one line."""
     with LocalCluster(tmp_path, 3) as cluster:
         cluster.start_all()
         leader = cluster.wait_for_leader()
@@ -122,7 +125,16 @@ def test_a_node_refuses_to_start_on_a_corrupt_log(tmp_path):
         raw = bytearray(log.read_bytes())
         raw[-2] ^= 0xFF
         log.write_bytes(bytes(raw))
+        cluster.start(victim)
+        wait_caught_up(cluster, cluster.ids)
+        events = [json.loads(line) for line in cluster.event_log(victim).read_text().splitlines()]
+        [cut] = [e for e in events if e["event"] == "log-truncated"]
+        assert cut["reason"] == "checksum mismatch" and cut["bytes"] > 0
+        assert any(e["event"] == "caught-up" and e["generation"] == cut["generation"] for e in events)
+        cluster.kill(victim)
+        state = cluster.data_dir(victim) / "quorum-state.json"
+        state.write_text('{"epoch": 3, "vot')
         result = subprocess.run(cluster.command(victim), capture_output=True, text=True, timeout=10)
         assert result.returncode == 2
         assert result.stderr.count("\n") == 1
-        assert f"{log}: record " in result.stderr and "checksum mismatch" in result.stderr
+        assert f"{state}: corrupt JSON at byte offset" in result.stderr
