@@ -76,13 +76,13 @@ class Nemesis:
             self.faulty_links = False
             return []
         if f == "clock":
-            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            nodes = self.aimed(args)
             self.move_clocks(nodes, args)
             return nodes
         if f == "clock-reset":
             return self.reset_clocks()
         if f == "disk-full":
-            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            nodes = self.aimed(args)
             for node in nodes:
                 self.cluster.fill_disk(node)
                 self.full.add(node)
@@ -92,7 +92,7 @@ class Nemesis:
         if f == "corrupt":
             rng = random.Random(args.get("seed"))
             touched: list = []
-            for node in args.get("nodes") or self.targets(args.get("target", "one"), rng):
+            for node in self.aimed(args, rng):
                 self.cluster.kill(node)
                 touched += [node, self.cluster.corrupt(node, rng)]  # what was damaged, for the history
                 self.cluster.start(node)
@@ -100,7 +100,7 @@ class Nemesis:
                 self.down.discard(node)
             return touched
         if f in ("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"):
-            nodes = args.get("nodes") or self.targets(args.get("target", "one"), random.Random(args.get("seed")))
+            nodes = self.aimed(args)
             if f == "wipe" and self.member_changes:
                 return MemberChanges(self).wipe(nodes)
             for node in nodes:
@@ -161,8 +161,9 @@ class Nemesis:
         return MemberChanges(self) if self.member_changes else VoterChanges(self)
 
     def heal_all(self) -> list[str]:
-        """Paused nodes resumed (iptables rules live in them), links healed,
-        dead nodes started, removed members added back."""
+        """Clocks set right, full disks given room (and the nodes that stopped
+        on them started), paused nodes resumed (iptables rules live in them),
+        links healed, dead nodes started, removed members added back."""
         touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room()))
         for node in sorted(self.paused):
             self.fault_node("resume", node)
@@ -230,6 +231,10 @@ class Nemesis:
             if status and status.get("state") == "leader" and (best is None or status["epoch"] > best[0]):
                 best = (status["epoch"], node)
         return best[1] if best else None
+
+    def aimed(self, args: dict, rng: random.Random | None = None) -> list[str]:
+        """The nodes an operation names, or those its target (a role) picks now."""
+        return args.get("nodes") or self.targets(args.get("target", "one"), rng or random.Random(args.get("seed")))
 
     def live(self) -> list[str]:
         return [n for n in self.cluster.ids if n not in self.down | self.paused | self.removed]

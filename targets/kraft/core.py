@@ -211,9 +211,9 @@ class RaftCore:
         self.synced_end = len(entries)
         # KIP-380/KIP-903's lesson: after an unclean start with a flush
         # interval, or on a log cut back past a damaged tail, this replica
-        # may have lost records it reported, so it
-        # neither votes nor campaigns until it has caught up with a leader's
-        # high watermark (or no leader answered for `UNCLEAN_WAIT` timeouts).
+        # may have lost records it reported, so it neither votes nor
+        # campaigns until it has caught up with a leader's high watermark
+        # (or no leader answered for `UNCLEAN_WAIT` timeouts).
         self.catching_up = bool(config.flush_interval_ms and config.unclean_start) or config.truncated_log
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0

@@ -31,6 +31,7 @@ starts from a reset state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
@@ -51,12 +52,23 @@ class StorageError(Exception):
 
 def _write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with _naming(path), open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def _naming(path: Path):
+    """A failed write (a full disk) names the file it was for."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror, str(path)) from error
+        raise
 
 
 def _fsync_dir(path: Path) -> None:
@@ -160,7 +172,8 @@ class DataDir:
     def sync(self) -> None:
         """fsync what was written without it."""
         if self.unsynced:
-            os.fsync(self._log.fileno())
+            with _naming(self.log_path):
+                os.fsync(self._log.fileno())
             self.unsynced = False
 
     # ------------------------------------------------------------------ loading
@@ -235,8 +248,9 @@ class DataDir:
             chunks.append(_encode(entry))
             self._positions.append(position)
             position += len(chunks[-1])
-        self._log.write(b"".join(chunks))
-        self._log.flush()
+        with _naming(self.log_path):
+            self._log.write(b"".join(chunks))
+            self._log.flush()
         self.unsynced = True
         if sync:
             self.sync()

@@ -153,6 +153,8 @@ def test_archived_analysed_on_spark_and_gated(matrix):
     flip_flop = [str(r) for r in runs["correct-flip-flop"] + runs["prevote-always"]]
     gated = splitbrain("gate", *flip_flop, "--policy", str(availability), "--junit", str(workspace / "availability.xml"))
     assert gated.returncode == 1
-    [line] = [line for line in gated.stdout.splitlines() if line.startswith("FAIL ")]
-    assert line.startswith(f"FAIL {runs['prevote-always'][0]}: availability.max_disruptive_elections")
+    # The planted bug fails both: its disruption, and the Pre-Vote rule in election-safety.
+    lines = sorted(line for line in gated.stdout.splitlines() if line.startswith("FAIL "))
+    assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["availability.max_disruptive_elections", "election-safety"], lines
+    assert all(line.startswith(f"FAIL {runs['prevote-always'][0]}: ") for line in lines), lines
     assert (folder / "summary.html").exists()
