@@ -1,11 +1,11 @@
 """`committed-data-loss`: what was acknowledged stays, where it was acknowledged.
 
 Reads the append history, each node's final committed log (`final`) and the
-nodes' truncation events. A node that started on a damaged log and cut it
+nodes' truncation events. `info` appends may or may not be in the log;
+`fail` appends must not be. A node that started on a damaged log and cut it
 back (`log-truncated`, as the `corrupt` fault makes) is named in the stats
 (`cut_back`), with the committed records it lost until it caught up: no
-anomaly, as long as every acknowledged append is still everywhere. `info` appends may or may not be in the log;
-`fail` appends must not be. Where a target's events say which replicas a
+anomaly, as long as every acknowledged append is still everywhere. Where a target's events say which replicas a
 commit counted (KIP-380 generations: `replicas`), also the generation rule:
 once a leader has heard from a new life of a replica, it counts only offsets
 that life reported.

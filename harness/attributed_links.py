@@ -185,4 +185,3 @@ class AttributedLinks:
         pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
         if pending:
             await asyncio.wait(pending, timeout=2)
-

@@ -195,10 +195,10 @@ class ClusterBase:
         if self.running(node):
             raise RuntimeError(f"corrupt {node}: the node is running")
         logs = sorted(path for path in self.data_dir(node).glob(self.target.capabilities.log_files or "") if path.is_file())
-        if not logs or logs[-1].stat().st_size == 0:
+        size = logs[-1].stat().st_size if logs else 0
+        if not size:
             raise RuntimeError(f"corrupt {node}: no log written yet")
         path = logs[-1]
-        size = path.stat().st_size
         span = min(64, size)
         with open(path, "r+b") as log:
             if rng.random() < 0.5:

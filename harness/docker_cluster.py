@@ -37,6 +37,7 @@ def name_prefix(owner: str) -> str:
     clean-up goes by, keep the owner as it is."""
     return "splitbrain-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", owner)
 
+
 class DockerCluster(ClusterBase):
     def __init__(
         self,

@@ -72,13 +72,22 @@ class LazyFS(mfusepy.Operations):
 
     def control(self, command: bytes) -> None:
         """`lose`, `full` or `space`, written to `CONTROL`."""
+        command = command.strip()
         with self.mutex:
-            if command.strip() == b"lose":
+            if command == b"lose":
                 self.lose()
-            elif command.strip() in (b"full", b"space"):
-                self.full = command.strip() == b"full"
+            elif command in (b"full", b"space"):
+                self.full = command == b"full"
             else:
                 raise mfusepy.FuseOSError(errno.EINVAL)
+
+    def _pending(self, path: str, fh: int | None) -> Unsynced:
+        """The file's writes not fsynced yet (none so far: its size as the backing file has it)."""
+        pending = self.unsynced.get(path)
+        if pending is None:
+            size = os.fstat(fh).st_size if fh is not None else os.lstat(self._path(path)).st_size
+            pending = self.unsynced[path] = Unsynced(size)
+        return pending
 
     def _room(self, pending: Unsynced, end: int) -> None:
         """A full disk takes no byte past a file's end."""
@@ -198,7 +207,7 @@ class LazyFS(mfusepy.Operations):
             self.control(data)
             return len(data)
         with self.mutex:
-            pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
+            pending = self._pending(path, fh)
             end = offset + len(data)
             self._room(pending, end)
             for index in range(offset // PAGE, (end - 1) // PAGE + 1):
@@ -212,9 +221,7 @@ class LazyFS(mfusepy.Operations):
 
     def truncate(self, path: str, length: int, fh=None) -> int:
         with self.mutex:
-            pending = self.unsynced.get(path)
-            if pending is None:
-                pending = self.unsynced[path] = Unsynced(os.lstat(self._path(path)).st_size)
+            pending = self._pending(path, None)
             self._room(pending, length)
             pending.size = length
             pending.cut = min(pending.cut, length)
@@ -232,7 +239,7 @@ class LazyFS(mfusepy.Operations):
         if mode & ~FALLOC_FL_KEEP_SIZE:
             raise mfusepy.FuseOSError(errno.EOPNOTSUPP)
         with self.mutex:
-            pending = self.unsynced.get(path) or self.unsynced.setdefault(path, Unsynced(os.fstat(fh).st_size))
+            pending = self._pending(path, fh)
             self._room(pending, offset + size)
             if not mode & FALLOC_FL_KEEP_SIZE and offset + size > pending.size:
                 self.truncate(path, offset + size, fh)

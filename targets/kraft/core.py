@@ -680,22 +680,19 @@ class RaftCore:
         lease = self.config.read_lease_ms
         if not lease or not self.is_voter or self.hwm == 0 or self.log.epoch_at(self.hwm - 1) != self.epoch:
             return False
-        fresh = sum(
-            1
-            for v in self.others
-            if v in state.last_fetch_ms and self.now_ms - state.last_fetch_ms[v] < lease and self._counts_as_voter(state, v)
-        )
-        return fresh + 1 >= self.voters.majority
+        return self._fetched_within(state, lease) + 1 >= self.voters.majority
+
+    def _fetched_within(self, state: LeaderState, window_ms: int, since: int | None = None) -> int:
+        """How many other voters fetched within the last `window_ms` (one that
+        never fetched counts as of `since`, if given)."""
+        fetched = (state.last_fetch_ms.get(v, since) for v in self.others if self._counts_as_voter(state, v))
+        return sum(1 for last in fetched if last is not None and self.now_ms - last < window_ms)
 
     def _tick_leader(self, state: LeaderState) -> None:
         now = self.now_ms
         if self.config.check_quorum:
-            fresh = sum(
-                1
-                for v in self.others
-                if now - state.last_fetch_ms.get(v, state.start_ms) < self.config.fetch_timeout_ms
-                and self._counts_as_voter(state, v)
-            )
+            # A voter that has not fetched yet has a fetch timeout from the leader's start.
+            fresh = self._fetched_within(state, self.config.fetch_timeout_ms, since=state.start_ms)
             if fresh + self.is_voter < self.voters.majority:
                 self._resign(state)
                 return

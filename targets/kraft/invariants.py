@@ -35,9 +35,10 @@ class SafetyMonitor:
     monotonic high watermark within a node's life; no committed entry lost;
     acknowledged appends stay committed at their offset; reads are not stale.
     Pre-Vote (KIP-996): a follower that has fetched from its leader grants no
-    pre-vote. Membership: a leader never holds two uncommitted voter changes; a voter
-    change answered under AckWhenCommitted=true is committed when answered; a
-    wiped node never votes under the identity (directory id) it lost.
+    pre-vote. Membership: a leader never holds two uncommitted voter changes;
+    a voter change answered under AckWhenCommitted=true is committed when
+    answered; a wiped node never votes under the identity (directory id) it
+    lost.
     Generations (KIP-380): once a leader has heard from a new life of a
     replica (a later generation, or a new disk), it counts only offsets that
     life reported."""

@@ -116,22 +116,22 @@ def _encode(entry: Entry) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-def _record_problem(data: bytes, position: int) -> str | None:
-    """What is wrong with the log record at `position`, if anything."""
+def _read_record(data: bytes, position: int) -> tuple[Entry | None, int, str | None]:
+    """The log record at `position` and where the next begins, or what is wrong with it."""
     if position + _HEADER.size > len(data):
-        return f"torn header ({len(data) - position} of {_HEADER.size} bytes)"
+        return None, position, f"torn header ({len(data) - position} of {_HEADER.size} bytes)"
     length, crc = _HEADER.unpack_from(data, position)
-    payload = data[position + _HEADER.size : position + _HEADER.size + length]
+    end = position + _HEADER.size + length
+    payload = data[position + _HEADER.size : end]
     if len(payload) < length:
-        return f"torn record ({len(payload)} of {length} bytes)"
+        return None, position, f"torn record ({len(payload)} of {length} bytes)"
     if zlib.crc32(payload) != crc:
-        return "checksum mismatch"
+        return None, position, "checksum mismatch"
     try:
         record = json.loads(payload)
-        int(record["epoch"]), dict(record["data"])
+        return Entry(int(record["epoch"]), dict(record["data"])), end, None
     except (ValueError, KeyError, TypeError):
-        return "checksum matches but the record is not an entry"
-    return None
+        return None, position, "checksum matches but the record is not an entry"
 
 
 class DataDir:
@@ -211,15 +211,13 @@ class DataDir:
         data = self.log_path.read_bytes()
         position = 0
         while position < len(data):
-            problem = _record_problem(data, position)
-            if problem:
+            entry, following, problem = _read_record(data, position)
+            if entry is None:
                 self._truncate_damaged(position, len(data) - position, len(entries), problem)
                 break
-            length, _ = _HEADER.unpack_from(data, position)
-            record = json.loads(data[position + _HEADER.size : position + _HEADER.size + length])
-            entries.append(Entry(int(record["epoch"]), dict(record["data"])))
+            entries.append(entry)
             positions.append(position)
-            position += _HEADER.size + length
+            position = following
         return entries, positions
 
     def _truncate_damaged(self, position: int, dropped: int, kept: int, problem: str) -> None:

@@ -50,6 +50,6 @@ def test_the_random_schedule_sets_every_clock_right_after_moving_it(seed):
     moves = [op for op in ops if op.f == "clock"]
     assert moves, "a 60 s schedule gives each kind a turn"
     for op in moves:
-        assert clock.offset_ms(op.args, 1.0) is not None
+        assert op.args["shape"] in clock.SHAPES and isinstance(clock.offset_ms(op.args, 1.0), int)
         assert any(later.f == "clock-reset" and later.at_s > op.at_s for later in ops)
     assert ops[-1].f == "heal-all"
