@@ -15,9 +15,11 @@ from .result import result
 VOTER_SETS = ("voters", "configuration")
 
 
-def election_safety(events: pd.DataFrame) -> dict:
+def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> dict:
     """No voter grants standard votes to two candidates in one epoch (across
-    generations; a candidate's vote for itself counts); no node's epoch goes
+    generations; a candidate's vote for itself counts), nor, where the target
+    declares `transitions_name_vote`, loses its vote within the epoch (a
+    restart that forgot it could vote again); no node's epoch goes
     backwards in its own event log or across status polls (within one data
     directory); every leader held votes from a majority of its voter set; no
     follower that has fetched from its leader grants a pre-vote (KIP-996)."""
@@ -60,7 +62,33 @@ def election_safety(events: pd.DataFrame) -> dict:
             )
     anomalies += _leaders_without_majority(events, votes)
     anomalies += _prevotes_while_following(events)
+    if (capabilities or {}).get("transitions_name_vote"):
+        anomalies += _votes_forgotten(events)
     return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+
+
+def _votes_forgotten(events: pd.DataFrame) -> list[dict]:
+    """Raft keeps a vote on disk before it answers: a replica (a node's data
+    directory) that voted in an epoch names that vote in every later
+    transition of the epoch. One naming none forgot it, and may vote again."""
+    replica = ["node", "replica", "epoch"]
+    columns = ["time_ns", "node", "epoch", "candidate", "directory_id"]
+    own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
+    ballots = _concat([events.loc[events["event"] == "vote", columns], own.assign(candidate=own["node"])[columns]])
+    ballots = ballots.dropna(subset=["epoch", "candidate"])
+    first = (ballots.assign(replica=ballots["directory_id"].fillna("")).sort_values("time_ns", kind="stable")
+             .drop_duplicates(replica)[[*replica, "time_ns", "candidate"]].rename(columns={"time_ns": "voted_ns"}))  # fmt: skip
+    moves = events[(events["event"] == "transition") & (events["source"] == "log") & events["voted_for"].isna()]
+    moves = moves.assign(replica=moves["directory_id"].fillna(""))[[*replica, "time_ns", "state"]]
+    lost = moves.merge(first, on=replica)
+    lost = lost[lost["time_ns"] > lost["voted_ns"]].sort_values("time_ns", kind="stable").drop_duplicates(replica)
+    return [
+        {"kind": "vote-forgotten", "node": row.node, "epoch": int(row.epoch), "candidate": row.candidate,
+         "times_ns": [int(row.voted_ns), int(row.time_ns)],
+         "summary": f"{row.node} voted for {row.candidate} in epoch {row.epoch}, then was {row.state} in epoch "
+                    f"{row.epoch} with no vote: a vote lost (say, at a restart) lets a node vote twice"}
+        for row in lost.head(20).itertuples(index=False)
+    ]  # fmt: skip
 
 
 def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:

@@ -31,7 +31,7 @@ def check_tables(
     """Every checker that applies. `capabilities` are what the run's target
     declared (run.json); checkers read them instead of assuming a target."""
     results = {
-        "election-safety": run_checker(election_safety, events),
+        "election-safety": run_checker(election_safety, events, capabilities),
         "single-leader-per-epoch": run_checker(single_leader_per_epoch, events, history, capabilities),
     }
     client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())

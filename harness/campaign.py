@@ -96,15 +96,17 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
         overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
         _check_matrix(path, target, matrix)
         for workload in matrix.get("workloads", ["append"]):
-            for nemesis in matrix.get("nemeses", ["partition,kill,pause"]):
-                kinds = [k for k in nemesis.split(",") if k and k != "none"]
+            for nemesis in matrix.get("nemeses", [None]):  # None: the strategy's default (RunConfig.default_nemesis)
+                kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
                 for seed in matrix.get("seeds", [0]):
                     for repeat in range(matrix.get("repeats", 1)):
-                        run_id = f"{target}-{workload}-{'+'.join(kinds) or 'none'}-s{seed}-r{repeat}"
                         settings = {**common, **overrides}
                         try:
                             config = RunConfig(**settings, workload=workload, nemesis=kinds, seed=seed, results=folder,
-                                               run_id=run_id, progress=False, option_set=target)  # fmt: skip
+                                               progress=False, option_set=target)  # fmt: skip
+                            faults = "default" if kinds is None and config.nemesis_strategy == "guided" else "+".join(config.nemesis)
+                            run_id = f"{target}-{workload}-{faults or 'none'}-s{seed}-r{repeat}"
+                            config = dataclasses.replace(config, run_id=run_id)
                             config.validate()
                         except (TypeError, ValueError) as error:
                             raise CampaignError(f"{path}: targets.{target}: {error}") from None

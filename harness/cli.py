@@ -76,7 +76,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from harness.run import RunConfig
 
-    kinds = [] if args.nemesis in ("", "none") else [k.strip() for k in args.nemesis.split(",")]
+    # None: the strategy's default (RunConfig.default_nemesis).
+    kinds = None if args.nemesis is None else [k.strip() for k in args.nemesis.split(",") if k.strip() not in ("", "none")]
     if args.backend == "ssh":
         from harness.ssh_hosts import HostsFileError, load_hosts
 
@@ -86,13 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             hosts = load_hosts(args.hosts)
         except HostsFileError as error:
             raise UsageError(str(error)) from None
-        if hosts.toxiproxy_url is None and {"partition", "latency"} & set(kinds):
-            raise UsageError(f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}")
         args.nodes = len(hosts.nodes)
     if args.net == "iptables" and args.backend != "docker":
         raise UsageError("--net iptables needs --backend docker")
-    if args.net == "iptables" and "latency" in kinds:
-        raise UsageError("--nemesis latency needs the link proxies, not --net iptables")
     config = RunConfig(
         topologies=[t.strip() for t in args.topologies.split(",")] if args.topologies else None,
         nemesis_strategy=args.nemesis_strategy,
@@ -123,6 +120,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         hosts=args.hosts,
         progress=not args.quiet,
     )
+    if args.backend == "ssh" and hosts.toxiproxy_url is None and {"partition", "latency"} & set(config.nemesis):
+        raise UsageError(f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}"
+                         + ("" if args.nemesis else " (or name --nemesis without them)"))  # fmt: skip
     validated(config)
     codes = []
     for number in range(args.repeat):
@@ -629,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
     run.add_argument(
-        "--nemesis", default="partition,kill,pause", help=f"comma-separated faults: {','.join(FAULTS)} (or none)"
+        "--nemesis", help=f"comma-separated faults: {','.join(FAULTS)} (or none); default: partition,kill,pause, "
+        "or with the guided strategy every fault it aims that the target and backend take, but wipe and membership"
     )
     run.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
     run.add_argument(

@@ -15,7 +15,7 @@ import random
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -28,7 +28,7 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
-from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
+from nemesis.guided import EARLY_S, GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
@@ -38,6 +38,8 @@ from workloads.generators import WORKLOADS, Operation, make_workload
 QUIESCE_TIMEOUT_S = 20.0
 LINK_FAULTS = {"partition", "latency", "churn"}
 MEMBERSHIP_FAULTS = {"wipe", "membership"}
+RANDOM_DEFAULT = ("partition", "kill", "pause")
+GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if f not in MEMBERSHIP_FAULTS)
 CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS),
            "nemesis_strategy": ("random", "guided")}  # fmt: skip
 
@@ -48,7 +50,8 @@ class RunConfig:
     backend: str = "local"
     nodes: int = 3
     workload: str = "append"
-    nemesis: list[str] = field(default_factory=lambda: ["partition", "kill", "pause"])
+    # None: the strategy's default (`default_nemesis`).
+    nemesis: list[str] | None = None
     time_limit_s: float = 20.0
     interval_s: float = 3.0
     rate: float = 50.0
@@ -88,6 +91,28 @@ class RunConfig:
     run_id: str | None = None
     # The campaign's name for this run's option set ([targets.NAME]); listings and analyze show it.
     option_set: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.nemesis is None:
+            self.nemesis = self.default_nemesis()
+
+    def default_nemesis(self) -> list[str]:
+        """The faults a run draws from when none are named. Random: partition,
+        kill, pause, as ever. Guided: every fault it aims that this target and
+        backend take (it is for finding bugs without knowing where they are),
+        but lost disks and voter changes, which change the cluster's shape and
+        are named when wanted."""
+        if self.nemesis_strategy != "guided" or self.target not in targets.names():
+            return list(RANDOM_DEFAULT)
+        target = targets.get(self.target)
+        taken = []
+        for kind in GUIDED_DEFAULT:
+            try:
+                replace(self, nemesis=[kind])._check_capabilities(target)
+            except ValueError:
+                continue
+            taken.append(kind)
+        return taken
 
     @classmethod
     def from_json(cls, data: dict) -> RunConfig:
@@ -169,6 +194,8 @@ class RunConfig:
     def _check_capabilities(self, target) -> None:
         """Faults and settings the target cannot take are refused before the run."""
         capabilities = target.capabilities
+        if self.net == "iptables" and "latency" in self.nemesis:
+            raise ValueError("nemesis: latency needs the link proxies, not iptables")
         if not capabilities.peer_routes:
             if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
                 raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each: cut links with --net iptables")
@@ -393,7 +420,7 @@ class Run:
 
     async def run_guided(self, start: float) -> None:
         """Turns of an interval of faults and a quiet one: a fault chosen from
-        what the nodes say now, maybe a second halfway through, then heal-all."""
+        what the nodes say now, maybe a second (at once or halfway through), then heal-all."""
         interval, limit = self.config.interval_s, self.config.time_limit_s
 
         async def at(offset_s: float, op: NemesisOp | None) -> None:
@@ -410,12 +437,14 @@ class Run:
             ops = self.guide.ops(turn, first, interval) if first else []
             for op in ops:
                 await at(op.at_s, op)
-            if len(ops) == 1:  # a single fault: maybe a second one halfway through
-                await at(turn + interval / 2, None)
-                second = self.guide.overlap(self.observe(), first)
-                if second:
-                    made.append(second)
-                    await at(turn + interval / 2, self.guide.op(turn + interval / 2, second))
+            if len(ops) == 1:  # a single fault: maybe a second one, at once if risky, else halfway through
+                for when, risky_only in ((turn + EARLY_S, True), (turn + interval / 2, False)):
+                    await at(when, None)
+                    second = self.guide.overlap(self.observe(), first, risky_only)
+                    if second:
+                        made.append(second)
+                        await at(when, self.guide.op(when, second))
+                        break
             for op in self.guide.undo(turn + interval, made) if made else []:
                 await at(op.at_s, op)
             turn += 2 * interval

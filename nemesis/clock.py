@@ -23,8 +23,14 @@ SHAPES = ("jump", "skew", "strobe")
 TICK_S = 0.05
 
 
-def draw(rng: random.Random) -> dict:
-    """A clock fault's shape and size, from the schedule's seed."""
+def draw(rng: random.Random, slower: bool = False) -> dict:
+    """A clock fault's shape and size, from the schedule's seed; `slower`:
+    only a clock set back a second or more, or running at a quarter of its
+    speed (what stretches a lease, or a leader's wait for its followers,
+    well past an election's few hundred milliseconds)."""
+    if slower:
+        return rng.choice([{"shape": "jump", "delta_ms": -1000}, {"shape": "jump", "delta_ms": -5000},
+                           {"shape": "skew", "rate": 0.25}])  # fmt: skip
     shape = rng.choice(SHAPES)
     if shape == "skew":
         return {"shape": shape, "rate": rng.choice([0.25, 0.5, 2.0, 4.0])}

@@ -9,9 +9,11 @@ observations.
 
 Each turn is one interval of faults followed by a quiet one: a first fault
 (or a voter change among faults, made as the random schedule makes them),
-then halfway through, if a node fault would reach a cell never tried with
-the first in force, that one too (overlapping faults), then lost disks and
-removed voters added back and `heal-all`.
+then a second fault where one would reach a cell never tried with the first
+in force (overlapping faults): at once (EARLY_S) if the pair holds a known
+risk (RISK_WITH: a cut-off leader's clock set back or slowed holds on to
+leadership past its followers' election), else halfway through; then lost
+disks and removed voters added back and `heal-all`.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
@@ -41,6 +43,12 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
+# Second faults that hold the most risk with the first in force: (the first's role, fault, role).
+# (A muted leader is not here: it hears the first vote request and steps down at once.)
+RISK_WITH = {("leader-cut-off", "clock", "leader"): 3}
+# How soon a risky second fault follows the first: before the cluster reacts to it (an election
+# starts only after a fetch timeout).
+EARLY_S = 0.1
 Cell = tuple[str, str, str]
 
 
@@ -139,13 +147,21 @@ class Guide:
         self.tried[best.cell] += 1
         return best
 
-    def overlap(self, seen: Observation, first: Choice) -> Choice | None:
-        """A node fault to add halfway through `first`, only where it reaches a cell never tried."""
+    def overlap(self, seen: Observation, first: Choice, risky_only: bool = False) -> Choice | None:
+        """A node fault to add to `first`, only where it reaches a cell never
+        tried; the riskiest pairs first (`risky_only`: only those). A clock
+        fault on a leader the first cut off is set back or slowed."""
         options = [c for c in self.choices(Observation(seen.states, seen.in_force + (first.cell[0],)), node_faults_only=True)
                    if self.tried[c.cell] == 0]  # fmt: skip
-        if not options:
+        weighed = [(c, RISK_WITH.get((first.cell[1], *c.cell[:2]), 0)) for c in options]
+        weighed = [(c, risk) for c, risk in weighed if risk or not risky_only]
+        if not weighed:
             return None
-        choice = self.rng.choice(options)
+        self.rng.shuffle(weighed)
+        choice, risk = max(weighed, key=lambda pair: pair[1])
+        if choice.f == "clock" and risk:
+            aim = {k: choice.args[k] for k in ("target", "seed")}
+            choice = Choice(choice.cell, "clock", {**aim, **clock.draw(self.rng, slower=True)})
         self.tried[choice.cell] += 1
         return choice
 

@@ -176,6 +176,7 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         # A campaign's [targets.NAME]; a run of its own is its target's.
         "option_set": config.get("option_set") or meta.get("target", "import" if "source" in meta else None),
         "ok_proves_leadership": bool((meta.get("capabilities") or {}).get("ok_proves_leadership", True)),
+        "transitions_name_vote": bool((meta.get("capabilities") or {}).get("transitions_name_vote", False)),
         "bugs": ",".join(config.get("bugs", [])),
         "pre_vote": config.get("pre_vote"),
         "check_quorum": config.get("check_quorum"),

@@ -124,11 +124,13 @@ def read_table(spark: SparkSession, store: Path, run_ids: list[str], name: str, 
     return frame.withColumn("run_id", run_id).withColumn("seq", F.monotonically_increasing_id())
 
 
-def election_safety(events: DataFrame) -> DataFrame:
-    """(run_id, kind, count) of the election-safety anomalies."""
-    votes = events.where(F.col("event") == "vote").select("run_id", "node", "epoch", "candidate", "time_ns")
+def election_safety(events: DataFrame, names_vote: list[str] = ()) -> DataFrame:
+    """(run_id, kind, count) of the election-safety anomalies; a vote lost
+    within its epoch only in `names_vote`'s runs (their targets declare
+    `transitions_name_vote`)."""
+    votes = events.where(F.col("event") == "vote").select("run_id", "node", "epoch", "candidate", "time_ns", "directory_id")
     own = events.where((F.col("event") == "transition") & (F.col("state") == "candidate")).select(
-        "run_id", "node", "epoch", F.col("node").alias("candidate"), "time_ns"
+        "run_id", "node", "epoch", F.col("node").alias("candidate"), "time_ns", "directory_id"
     )
     ballots = votes.unionByName(own).dropna(subset=["epoch", "candidate"])
     double = (
@@ -172,7 +174,25 @@ def election_safety(events: DataFrame) -> DataFrame:
         events.where((F.col("event") == "prevote") & F.col("leader").isNotNull())
         .select("run_id", F.lit("prevote-while-following").alias("kind"))
     )  # fmt: skip
-    return _counts(double.unionByName(back).unionByName(short).unionByName(prevoted))
+    found = double.unionByName(back).unionByName(short).unionByName(prevoted)
+    if names_vote:
+        found = found.unionByName(_votes_forgotten(events.where(F.col("run_id").isin(list(names_vote))), ballots))
+    return _counts(found)
+
+
+def _votes_forgotten(events: DataFrame, ballots: DataFrame) -> DataFrame:
+    """A replica's transition naming no vote in an epoch after it voted in it."""
+    replica = F.coalesce(F.col("directory_id"), F.lit("")).alias("replica")
+    voted = (
+        ballots.select("run_id", "node", "epoch", replica, "time_ns").groupBy("run_id", "node", "epoch", "replica")
+        .agg(F.min("time_ns").alias("voted_ns"))
+    )  # fmt: skip
+    moves = events.where((F.col("event") == "transition") & (F.col("source") == "log") & F.col("voted_for").isNull())
+    lost = (
+        moves.select("run_id", "node", "epoch", replica, "time_ns").join(voted, ["run_id", "node", "epoch", "replica"])
+        .where(F.col("time_ns") > F.col("voted_ns")).select("run_id", "node", "epoch", "replica").distinct()
+    )  # fmt: skip
+    return lost.select("run_id", F.lit("vote-forgotten").alias("kind"))
 
 
 def single_leader_per_epoch(events: DataFrame, history: DataFrame, ok_proves_nothing: list[str] = ()) -> DataFrame:
@@ -359,7 +379,7 @@ def _counts(anomalies: DataFrame) -> DataFrame:
 
 
 def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: float = 30.0, progress=None,
-             scratch: Path = Path("normalised"), ok_proves_nothing: list[str] = ()) -> pd.DataFrame:  # fmt: skip
+             scratch: Path = Path("normalised"), ok_proves_nothing: list[str] = (), names_vote: list[str] = ()) -> pd.DataFrame:  # fmt: skip
     """One row per (run_id, checker): valid (true/false/unknown) and the anomaly kinds found."""
     history = read_table(spark, store, run_ids, "history.parquet", HISTORY_COLUMNS, scratch).cache()
     events = read_table(spark, store, run_ids, "events.parquet", EVENTS_COLUMNS, scratch).cache()
@@ -367,7 +387,7 @@ def verdicts(spark, store: Path, run_ids: list[str], models: dict, budget_s: flo
     step = progress or (lambda name: None)
     found = {}
     step("election-safety")
-    found["election-safety"] = election_safety(events).toPandas()
+    found["election-safety"] = election_safety(events, names_vote).toPandas()
     step("single-leader-per-epoch")
     found["single-leader-per-epoch"] = single_leader_per_epoch(events, history, ok_proves_nothing).toPandas()
     step("committed-data-loss")
@@ -496,7 +516,8 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
         try:
             declared = index["ok_proves_leadership"] if "ok_proves_leadership" in index else pd.Series(True, index.index)
             proves_nothing = index.loc[~declared.fillna(True).astype(bool), "run_id"].tolist()
-            rechecked = verdicts(spark, store, run_ids, models, budget_s, step, scratch, proves_nothing)
+            names_vote = index.loc[index.get("transitions_name_vote", pd.Series(False, index.index)).fillna(False).astype(bool), "run_id"].tolist()
+            rechecked = verdicts(spark, store, run_ids, models, budget_s, step, scratch, proves_nothing, names_vote)
             step("summaries")
             results = summaries(spark, index, rechecked)
         finally:

@@ -44,6 +44,10 @@ class Capabilities:
       glob; the last match is the newest), whose tail `corrupt` damages;
       what the node then does (refuse to start, or cut the log back) is the
       target's to document.
+    - `transitions_name_vote`: the node's logged state transitions name its
+      vote in their epoch (null: none), from its start on, so a vote that
+      vanishes in the same epoch (a restart that forgot it) is seen. etcd's
+      "became follower at term T" lines name none.
     """
 
     ok_proves_leadership: bool
@@ -55,6 +59,7 @@ class Capabilities:
     lazy_disks: bool = False
     clock_faults: bool = False
     log_files: str | None = None
+    transitions_name_vote: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads)}

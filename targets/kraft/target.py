@@ -89,7 +89,8 @@ class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
-                                clock_faults=True, log_files="log.bin")  # fmt: skip
+                                clock_faults=True, log_files="log.bin",
+                                transitions_name_vote=True)  # fmt: skip
     bugs = tuple(sorted(BUGS))
     image_packages = ("python3",)
     ssh_sources = ("targets",)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import targets
 from checkers.verdict import check_tables
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
@@ -19,6 +20,7 @@ from tests.targets.kraft.schedules import membership_schedules, schedules
 
 from .sim_histories import tables
 
+KRAFT = targets.get("kraft").capabilities.as_json()
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable")
 JOINING = {"nodes": 3, "observers": 1, "auto_join": True}
 
@@ -32,7 +34,7 @@ def test_the_correct_nodes_histories_are_never_flagged(nodes, seed, steps):
     whose orders the search explores exponentially (Knossos and Porcupine
     too); giving up is not a verdict, a false one would be."""
     sim = run_schedule(SimSettings(nodes=nodes, seed=seed), steps)
-    verdict = check_tables(*tables(sim), budget_s=5)
+    verdict = check_tables(*tables(sim), budget_s=5, capabilities=KRAFT)
     for name in SAFETY:
         allowed = (True, "unknown") if name == "linearizable" else (True,)
         assert verdict["checkers"][name]["valid"] in allowed, (name, verdict["checkers"][name])
@@ -42,10 +44,24 @@ def test_the_correct_nodes_histories_are_never_flagged(nodes, seed, steps):
 @given(seed=st.integers(0, 2**32 - 1), steps=membership_schedules(16))
 def test_the_correct_nodes_histories_with_voter_changes_are_never_flagged(seed, steps):
     sim = run_schedule(SimSettings(seed=seed, **JOINING), steps)
-    verdict = check_tables(*tables(sim), budget_s=5)
+    verdict = check_tables(*tables(sim), budget_s=5, capabilities=KRAFT)
     for name in (*SAFETY, "membership"):
         allowed = (True, "unknown") if name == "linearizable" else (True,)
         assert verdict["checkers"][name]["valid"] in allowed, (name, verdict["checkers"][name])
+
+
+@pytest.mark.parametrize("bugs, forgotten", [((), False), (("forget-vote",), True)])
+def test_a_vote_lost_at_a_restart_is_seen_before_anyone_votes_twice(bugs, forgotten):
+    """A follower bounced in the epoch it voted in: the correct node comes back
+    naming its vote; forget-vote's comes back with none, which election-safety
+    flags where the target declares `transitions_name_vote` (and not elsewhere)."""
+    steps = [("run", 0, 400), ("crash_leader", 0, 0), ("run", 0, 1500), ("bounce", 1, 0), ("run", 0, 400)]
+    sim = run_schedule(SimSettings(nodes=5, seed=1, bugs=frozenset(bugs), check_invariants=False), steps)
+    found = check_tables(*tables(sim), capabilities=KRAFT)["checkers"]["election-safety"]
+    kinds = {a["kind"] for a in found["anomalies"]}
+    assert ("vote-forgotten" in kinds) is forgotten and "double-vote" not in kinds
+    undeclared = check_tables(*tables(sim), capabilities={**KRAFT, "transitions_name_vote": False})
+    assert undeclared["checkers"]["election-safety"]["valid"] is True
 
 
 def voter_changes(rng: random.Random) -> list:
@@ -98,7 +114,7 @@ def test_a_violation_the_monitor_sees_is_caught_from_the_history(bug, cluster, m
         except InvariantViolation:
             pass
         sim = run_schedule(replace(settings_, check_invariants=False), steps)
-        verdict = check_tables(*tables(sim))
+        verdict = check_tables(*tables(sim), capabilities=KRAFT)
         flagged = {name for name in checkers if verdict["checkers"][name]["valid"] is False}
         assert flagged, f"seed {seed}: the monitor saw {bug} break an invariant, the checkers saw nothing"
         caught += 1
