@@ -420,7 +420,7 @@ class Run:
 
     async def run_guided(self, start: float) -> None:
         """Turns of an interval of faults and a quiet one: a fault chosen from
-        what the nodes say now, maybe a second (at once or halfway through), then heal-all."""
+        what the nodes say now, maybe more (one at once, one halfway through), then heal-all."""
         interval, limit = self.config.interval_s, self.config.time_limit_s
 
         async def at(offset_s: float, op: NemesisOp | None) -> None:
@@ -437,14 +437,13 @@ class Run:
             ops = self.guide.ops(turn, first, interval) if first else []
             for op in ops:
                 await at(op.at_s, op)
-            if len(ops) == 1:  # a single fault: maybe a second one, at once if risky, else halfway through
+            if len(ops) == 1:  # a single fault: maybe more, one at once if risky, one halfway through
                 for when, risky_only in ((turn + EARLY_S, True), (turn + interval / 2, False)):
                     await at(when, None)
-                    second = self.guide.overlap(self.observe(), first, risky_only)
-                    if second:
-                        made.append(second)
-                        await at(when, self.guide.op(when, second))
-                        break
+                    more = self.guide.overlap(self.observe(), made, risky_only)
+                    if more:
+                        made.append(more)
+                        await at(when, self.guide.op(when, more))
             for op in self.guide.undo(turn + interval, made) if made else []:
                 await at(op.at_s, op)
             turn += 2 * interval

@@ -9,11 +9,11 @@ observations.
 
 Each turn is one interval of faults followed by a quiet one: a first fault
 (or a voter change among faults, made as the random schedule makes them),
-then a second fault where one would reach a cell never tried with the first
-in force (overlapping faults): at once (EARLY_S) if the pair holds a known
-risk (RISK_WITH: a cut-off leader's clock set back or slowed holds on to
-leadership past its followers' election), else halfway through; then lost
-disks and removed voters added back and `heal-all`.
+then more faults where one would reach a cell never tried with those before
+it in force (overlapping faults): one at once (EARLY_S) if its pair with
+the first holds a known risk (RISK_WITH: a cut-off leader's clock set back
+or slowed holds on to leadership past its followers' election), one halfway
+through; then lost disks and removed voters added back and `heal-all`.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
@@ -147,13 +147,14 @@ class Guide:
         self.tried[best.cell] += 1
         return best
 
-    def overlap(self, seen: Observation, first: Choice, risky_only: bool = False) -> Choice | None:
-        """A node fault to add to `first`, only where it reaches a cell never
-        tried; the riskiest pairs first (`risky_only`: only those). A clock
-        fault on a leader the first cut off is set back or slowed."""
-        options = [c for c in self.choices(Observation(seen.states, seen.in_force + (first.cell[0],)), node_faults_only=True)
-                   if self.tried[c.cell] == 0]  # fmt: skip
-        weighed = [(c, RISK_WITH.get((first.cell[1], *c.cell[:2]), 0)) for c in options]
+    def overlap(self, seen: Observation, made: list[Choice], risky_only: bool = False) -> Choice | None:
+        """A node fault to add to those `made` this turn, only where it reaches
+        a cell never tried; the riskiest pairs with the first first
+        (`risky_only`: only those). A clock fault on a leader the first cut
+        off is set back or slowed."""
+        in_force = seen.in_force + tuple(c.cell[0] for c in made)
+        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True) if self.tried[c.cell] == 0]
+        weighed = [(c, RISK_WITH.get((made[0].cell[1], *c.cell[:2]), 0)) for c in options]
         weighed = [(c, risk) for c, risk in weighed if risk or not risky_only]
         if not weighed:
             return None

@@ -112,14 +112,14 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
         first = guide.choose(Observation(nemesis.states()))
         if first:
             nemesis.apply(guide.op(0, first))
-        ran = 0
+        ran, made = 0, [first] if first else []
         for when_ms, risky_only in ((int(EARLY_S * 1000), True), (INTERVAL_MS // 2, False)):
             nemesis.run(when_ms - ran)
             ran = when_ms
-            second = guide.overlap(Observation(nemesis.states()), first, risky_only) if first else None
-            if second:
-                nemesis.apply(guide.op(0, second))
-                break
+            more = guide.overlap(Observation(nemesis.states()), made, risky_only) if first else None
+            if more:
+                made.append(more)
+                nemesis.apply(guide.op(0, more))
         nemesis.run(INTERVAL_MS - ran)
         nemesis.apply(NemesisOp(0, "heal-all"))
     return nemesis, guide
@@ -185,9 +185,11 @@ def test_a_cut_off_leaders_clock_is_set_back_or_slowed_at_once_and_nothing_else_
     guide = Guide(random.Random(seed), ["partition", "pause", "kill", "clock"])
     seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
     first = next(c for c in guide.choices(seen) if c.cell[1] == "leader-cut-off")
-    second = guide.overlap(seen, first, risky_only=True)
+    second = guide.overlap(seen, [first], risky_only=True)
     assert second.cell == ("clock", "leader", "partition") and second.args["target"] == "leader"
     assert clock.offset_ms(second.args, 1.0) < 0
-    assert guide.overlap(seen, first, risky_only=True) is None  # tried: not again
+    assert guide.overlap(seen, [first], risky_only=True) is None  # tried: not again
+    third = guide.overlap(seen, [first, second])
+    assert third.cell[2] == "clock+partition"  # both in force
     orphan = next(c for c in guide.choices(seen) if c.cell[1] == "follower-orphaned")
-    assert guide.overlap(seen, orphan, risky_only=True) is None and guide.overlap(seen, orphan) is not None
+    assert guide.overlap(seen, [orphan], risky_only=True) is None and guide.overlap(seen, [orphan]) is not None
