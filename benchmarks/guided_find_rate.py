@@ -99,6 +99,9 @@ def main() -> int:
         for strategy in ("random", "guided"):
             for seed in args.seeds:
                 run_dir = run(results, bug, strategy, seed, args.time_limit)
+                if not (run_dir / "verdict.json").exists():
+                    print(f"| {bug} | {strategy} | {seed} | no verdict: see {run_dir} | | |", flush=True)
+                    continue
                 verdict = json.loads((run_dir / "verdict.json").read_text())
                 when = first_catch_s(run_dir, BUGS[bug][1])
                 cells = (verdict.get("coverage") or {}).get("hit", 0)

@@ -36,6 +36,17 @@ class Op:
 
 
 @dataclass(frozen=True)
+class Ordered:
+    """A partition its model decided without a search: valid, or the
+    operation no order can place (`stuck`, a position in the partition's
+    ops) and those the model's order puts before it (`prefix`)."""
+
+    valid: bool
+    stuck: int | None = None
+    prefix: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     init: Any
@@ -49,6 +60,9 @@ class Model:
     partition: Callable[[Op], Hashable] | None = None
     hash: Callable[[Any], Hashable] | None = None
     params: dict = field(default_factory=dict)
+    # Where the history fixes the only possible order (a log's offsets), the
+    # partition (its key and ops) decided without a search; None: search it.
+    order: Callable[[Hashable, list[Op]], Ordered | None] | None = None
 
     def describe(self) -> dict:
         return {"name": self.name, **self.params}
@@ -95,6 +109,32 @@ def _log_step(state: int | None, op: Op):
     return state is None or op.offset > state, op.offset
 
 
+def _log_order(_key, ops: list[Op]) -> Ordered:
+    """The append log decided in O(n log n): acknowledged appends are
+    linearizable exactly when their offsets are distinct and none is at or
+    below the offset of an append that returned before it was invoked (then
+    offset order is a linearization, and it is the only one). Appends
+    without an offset constrain nothing."""
+    placed = sorted((i for i, op in enumerate(ops) if op.offset is not None), key=lambda i: ops[i].offset)
+    by_ret = sorted(placed, key=lambda i: ops[i].ret)
+    highest, returned = None, 0  # the highest offset among appends returned before the current call
+    stuck = None
+    for i in sorted(placed, key=lambda i: ops[i].call):
+        while returned < len(by_ret) and ops[by_ret[returned]].ret < ops[i].call:
+            offset = ops[by_ret[returned]].offset
+            highest = offset if highest is None else max(highest, offset)
+            returned += 1
+        if highest is not None and ops[i].offset <= highest:
+            stuck = i
+            break
+    for a, b in zip(placed, placed[1:]):  # two appends at one offset: one of them cannot be placed
+        if ops[a].offset == ops[b].offset and (stuck is None or ops[b].call < ops[stuck].call):
+            stuck = max(a, b, key=lambda i: ops[i].call)
+    if stuck is None:
+        return Ordered(True)
+    return Ordered(False, stuck, [i for i in placed if ops[i].offset < ops[stuck].offset])
+
+
 APPEND_LOG = "append-log"  # the partition of unkeyed appends (one log), beside the register keys
 
 
@@ -130,14 +170,15 @@ def log() -> Model:
     """The append workload's log (one per key where appends are keyed),
     judged by the offsets of acknowledged appends; an append that never
     answered has no offset and constrains nothing."""
-    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part)
+    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part, order=_log_order)
 
 
 def workloads() -> Model:
     """Our own workloads together (a simulated history mixes them): the
     append log as one partition, each register key as another."""
     return Model("workloads", None, _workload_step, frozenset({"append", "read", "write", "cas"}),
-                 frozenset({"append", "read"}), _workload_part, _json_key)  # fmt: skip
+                 frozenset({"append", "read"}), _workload_part, _json_key,
+                 order=lambda key, ops: _log_order(key, ops) if key == APPEND_LOG else None)  # fmt: skip
 
 
 MODELS: dict[str, Callable[..., Model]] = {

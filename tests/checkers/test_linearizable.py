@@ -4,6 +4,7 @@ must never be flagged."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -240,3 +241,40 @@ def test_every_partition_is_searched_when_asked():
     first = linearizable(h)
     assert first["valid"] is False and len(first["anomalies"]) == 1 and first["stats"]["unsearched_partitions"] == ["b"]
     assert len(linearizable(h, all_partitions=True)["anomalies"]) == 2
+
+
+@st.composite
+def append_histories(draw):
+    """Concurrent appends to one log, acknowledged at offsets (some shared,
+    some out of real-time order), timed out, or failed."""
+    ops = []
+    for process in range(draw(st.integers(1, 4))):
+        clock = 0
+        for _ in range(draw(st.integers(1, 6))):
+            start = clock + draw(st.integers(0, 3))
+            end = clock = start + draw(st.integers(1, 6))
+            kind = draw(st.sampled_from(["ok", "ok", "ok", "info", "fail"]))
+            ops.append((process, kind, draw(st.integers(0, 12)) if kind == "ok" else None, start, end))
+    rows = []
+    for process, kind, offset, t0, t1 in ops:
+        value = j(f"{process}-{t0}")
+        rows.append({"time_ns": t0, "process": process, "type": "invoke", "f": "append", "value": value})
+        rows.append({"time_ns": t1, "process": process, "type": kind, "f": "append", "value": value, "offset": offset,
+                     "error": None if kind == "ok" else "timeout"})
+    rows.sort(key=lambda r: r["time_ns"])
+    return frame([{"index": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)
+
+
+@settings(max_examples=500, deadline=None)
+@given(append_histories())
+def test_the_logs_order_decides_as_the_search_does(h):
+    """The log's O(n log n) decision (offset order) gives the search's verdict,
+    and a stuck append whose offset an earlier-returned or concurrent one holds at or above."""
+    searched = dataclasses.replace(log(), order=None)
+    decided, slow = linearizable(h, log()), linearizable(h, searched)
+    assert decided["valid"] == slow["valid"]
+    if decided["anomalies"]:
+        stuck = decided["anomalies"][0]["index"]
+        ops = {op.index: op for op in operations(h, log())["append-log"]}
+        assert ops[stuck].outcome == "ok" and ops[stuck].offset is not None
+        assert all(ops[i].offset < ops[stuck].offset for i in decided["anomalies"][0]["linearized_prefix"])
