@@ -37,14 +37,18 @@ OUTCOMES = {"ok": "ok", "fail": "mismatch"}  # a fail that gets this far is a ca
 CLIENT_FUNCTIONS_ERROR = "{model} model: history has client functions it does not know: {fs}"
 
 
-def _json(text):
-    return None if text is None or text is pd.NA else json.loads(text)
+def _values(history: pd.DataFrame) -> list:
+    """The value column parsed, all of it in one JSON document (a call per
+    row costs more than the parsing: 3 s of 5 on 600k rows)."""
+    texts = history["value"].astype(object).where(history["value"].notna(), "null").tolist()
+    return json.loads("[" + ",".join(texts) + "]")
 
 
 def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
     """Pair invocations with completions per process; keep what may have happened, split by the model's partition."""
-    columns = ("index", "time_ns", "process", "type", "f", "key", "value", "offset", "error")
-    rows = zip(*(history[name].tolist() for name in columns))
+    columns = ("index", "time_ns", "process", "type", "f", "key")
+    rows = zip(*(history[name].tolist() for name in columns), _values(history), history["offset"].tolist(),
+               history["error"].tolist())  # fmt: skip
     last_time = int(history["time_ns"].max()) + 1 if len(history) else 1
     after_all = len(history)
     ops: list[Op] = []
@@ -72,7 +76,7 @@ def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
             continue
         c_index, c_time, c_f, c_key, c_value = call
         offset = None if offset is None or offset is pd.NA else int(offset)
-        ops.append(Op(c_index, process, c_f, c_key, _json(c_value), _json(value), offset, outcome,
+        ops.append(Op(c_index, process, c_f, c_key, c_value, value, offset, outcome,
                       (c_time, c_index), (time_ns, index)))  # fmt: skip
     if unknown_fs:
         raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(map(str, unknown_fs))))
@@ -89,7 +93,7 @@ def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
 
 def _indeterminate(call: tuple, process: int, last_time: int, position: int) -> Op:
     index, time_ns, f, key, value = call
-    return Op(index, process, f, key, _json(value), None, None, "unknown", (time_ns, index), (last_time, position))
+    return Op(index, process, f, key, value, None, None, "unknown", (time_ns, index), (last_time, position))
 
 
 def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict:
