@@ -31,23 +31,30 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     records = final.dropna(subset=["offset"])
     records = records.assign(key=records["key"].fillna(""), offset=records["offset"].astype("int64"))
     nodes = records["node"].unique().tolist()
+    # Places, values and nodes as integers (codes in sorted order, so groups come out as a
+    # sort by their names would give them): the checks below are then sorts and searches.
+    coded = _Coded(acked, records)
 
     # Every acknowledged append sits at its place with its value on every node;
     # one anomaly per lost append (the first 20), naming every node that lacks it.
-    places = pd.MultiIndex.from_arrays([acked["key"].fillna("").to_numpy(dtype=object), acked["offset"].astype("int64").to_numpy()])
-    by_node = records.set_index(["node", "key", "offset"])["value"]
-    found_at: dict[str, np.ndarray] = {}
+    found_at: dict[str, np.ndarray] = {}  # positions into `records` (-1: no record there)
     missing: dict[str, np.ndarray] = {}
-    for node in nodes:
-        have = by_node.loc[node].reindex(places).to_numpy()
-        # A missing record (NA) is as lost as a different one.
-        same = pd.Series(have, index=acked.index, dtype=acked["value"].dtype) == acked["value"]
-        found_at[node], missing[node] = have, ~same.fillna(False).to_numpy(dtype=bool)
+    for number, node in enumerate(coded.node_names):
+        mine = np.flatnonzero(coded.record_node == number)
+        mine = mine[np.argsort(coded.record_place[mine], kind="stable")]
+        at = np.searchsorted(coded.record_place[mine], coded.acked_place)
+        at = np.minimum(at, max(len(mine) - 1, 0))
+        there = (coded.record_place[mine][at] == coded.acked_place) if len(mine) else np.zeros(len(acked), dtype=bool)
+        found_at[node] = np.where(there, mine[at] if len(mine) else -1, -1)
+        # A missing record is as lost as a different one (an acknowledged value that is null matches nothing).
+        same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
+        missing[node] = ~same
     lost_anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
+    record_values = records["value"].to_numpy(dtype=object)
     for position in np.flatnonzero(lost_anywhere)[:20]:
         row = acked.iloc[position]
-        found = {node: None if pd.isna(found_at[node][position]) else found_at[node][position]
-                 for node in nodes if missing[node][position]}  # fmt: skip
+        found = {node: None if found_at[node][position] < 0 or pd.isna(record_values[found_at[node][position]])
+                 else record_values[found_at[node][position]] for node in nodes if missing[node][position]}  # fmt: skip
         others = [f"{node} has {value}" for node, value in found.items() if value is not None]
         anomalies.append(
             {
@@ -64,23 +71,35 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         )
 
     # Committed prefixes agree.
-    per_place = records.groupby(["key", "offset"])["value"].nunique()
-    for key, offset in per_place[per_place > 1].index[:20]:
+    valued = coded.record_value >= 0
+    spread = pd.DataFrame({"place": coded.record_place[valued], "value": coded.record_value[valued]}).groupby("place")["value"]
+    divergent = spread.min() != spread.max()
+    for place in divergent[divergent].index[:20]:
+        key, offset = coded.key_names[place // coded.stride], int(place % coded.stride)
         values = records[(records["key"] == key) & (records["offset"] == offset)][["node", "value"]].to_dict("records")
         anomalies.append(
-            {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": int(offset), "values": values,
+            {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": offset, "values": values,
              "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
         )
 
-    # No value twice; no definitely-failed append committed.
-    appended = records[~records["value"].fillna("").str.startswith("{")]
-    twice = appended.groupby(["node", "value"])["offset"].agg(["count", "min", "max"])
-    for (node, value), row in twice[twice["count"] > 1].head(20).iterrows():
+    # No value twice; no definitely-failed append committed (a `{`-value is a
+    # record the quorum wrote itself, such as a leader's).
+    appended = valued & ~coded.value_is_record[coded.record_value]
+    pair = np.sort(coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended])
+    twice = np.unique(pair[1:][pair[1:] == pair[:-1]])
+    named = sorted((coded.node_names[p // len(coded.value_names)], coded.value_names[p % len(coded.value_names)], p) for p in twice)
+    for node, value, node_value in named[:20]:
+        mine = appended.copy()
+        mine[appended] = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended] == node_value
+        offsets = records["offset"].to_numpy()[mine]
         anomalies.append(
-            {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(row["min"]), int(row["max"])],
-             "summary": f"{node} holds append {value} {row['count']} times"}
+            {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(offsets.min()), int(offsets.max())],
+             "summary": f"{node} holds append {value} {len(offsets)} times"}
         )
-    resurrected = failed.merge(appended[["value"]].drop_duplicates(), on="value")
+    committed = np.zeros(len(coded.value_names) + 1, dtype=bool)
+    committed[coded.record_value[appended]] = True
+    codes = pd.Index(coded.value_names).get_indexer(failed["value"].astype(object)) if len(failed) else np.zeros(0, dtype=int)
+    resurrected = failed[committed[codes] & (codes >= 0)]
     for _, row in resurrected.head(20).iterrows():
         anomalies.append(
             {"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],
@@ -103,6 +122,31 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     if not anomalies and len(acked) and not nodes:
         verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
     return verdict
+
+
+class _Coded:
+    """The acknowledged appends' and the final records' places, values and
+    nodes as integer codes: a place is its key's code times `stride` (beyond
+    every offset) plus its offset; a null value is -1. Keys and nodes are
+    coded in the sorted order of their names."""
+
+    def __init__(self, acked: pd.DataFrame, records: pd.DataFrame) -> None:
+        n = len(acked)
+        keys = pd.concat([acked["key"].fillna(""), records["key"]], ignore_index=True)
+        key_codes, key_names = pd.factorize(keys, sort=True)
+        self.key_names = list(key_names)
+        offsets = np.concatenate([acked["offset"].to_numpy(dtype="int64"), records["offset"].to_numpy(dtype="int64")])
+        self.stride = int(offsets.max()) + 1 if len(offsets) else 1
+        places = key_codes.astype("int64") * self.stride + offsets
+        self.acked_place, self.record_place = places[:n], places[n:]
+        value_codes, names = pd.factorize(pd.concat([acked["value"], records["value"]], ignore_index=True))
+        self.value_names = pd.Series(names, dtype=object)
+        self.acked_value, self.record_value = value_codes[:n], value_codes[n:]
+        # Indexed by a value's code; the last entry answers for code -1 (null).
+        starts = pd.Series(names).str.startswith("{").fillna(False).to_numpy(dtype=bool)
+        self.value_is_record = np.append(starts, False)
+        node_codes, names = pd.factorize(records["node"], sort=True)
+        self.record_node, self.node_names = node_codes, list(names)
 
 
 def logs_cut_back(events: pd.DataFrame) -> list[dict]:
