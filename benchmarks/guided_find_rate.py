@@ -90,13 +90,14 @@ def main() -> int:
     parser.add_argument("--bugs", nargs="+", default=list(BUGS), choices=list(BUGS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--time-limit", type=int, default=60)
+    parser.add_argument("--strategies", nargs="+", default=["random", "guided"], choices=["random", "guided"])
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-guided-"))
     print("| bug | strategy | seed | caught | first catch (s) | cells hit |")
     print("|---|---|---|---|---|---|")
     table: dict[tuple[str, str], list] = {}
     for bug in args.bugs:
-        for strategy in ("random", "guided"):
+        for strategy in args.strategies:
             for seed in args.seeds:
                 run_dir = run(results, bug, strategy, seed, args.time_limit)
                 if not (run_dir / "verdict.json").exists():

@@ -11,9 +11,8 @@ Each turn is one interval of faults followed by a quiet one: a first fault
 (or a voter change among faults, made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once (EARLY_S) if its pair with
-the first holds a known risk (RISK_WITH: a cut-off leader's clock set back
-or slowed holds on to leadership past its followers' election), one halfway
-through; then lost disks and removed voters added back and `heal-all`.
+the first holds a known risk (RISK_WITH), one halfway through, the riskiest
+untried first; then lost disks and removed voters added back and `heal-all`.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
@@ -44,8 +43,14 @@ RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("k
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
 # Second faults that hold the most risk with the first in force: (the first's role, fault, role).
-# (A muted leader is not here: it hears the first vote request and steps down at once.)
-RISK_WITH = {("leader-cut-off", "clock", "leader"): 3}
+# A cut-off leader's clock set back or slowed: it holds on to leadership past
+# its followers' election (a muted leader is not here: it hears the first vote
+# request and steps down at once). A follower restarted after the election the
+# first forced (the leader cut off, muted or stopped): its vote in that epoch
+# must survive the restart, or it can vote again.
+AFTER_ELECTION = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
+                  for fault in ("bounce", "restart")}  # fmt: skip
+RISK_WITH = {("leader-cut-off", "clock", "leader"): 3, **AFTER_ELECTION}
 # How soon a risky second fault follows the first: before the cluster reacts to it (an election
 # starts only after a fetch timeout).
 EARLY_S = 0.1

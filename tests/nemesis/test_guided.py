@@ -193,3 +193,14 @@ def test_a_cut_off_leaders_clock_is_set_back_or_slowed_at_once_and_nothing_else_
     assert third.cell[2] == "clock+partition"  # both in force
     orphan = next(c for c in guide.choices(seen) if c.cell[1] == "follower-orphaned")
     assert guide.overlap(seen, [orphan], risky_only=True) is None and guide.overlap(seen, [orphan]) is not None
+
+
+@given(seed=st.integers(0, 2**31 - 1))
+def test_after_the_leader_is_stopped_a_follower_is_restarted_its_vote_must_survive(seed):
+    """With the leader killed (an election follows), the riskiest second fault
+    is a follower bounced or restarted: its vote in the new epoch must survive."""
+    guide = Guide(random.Random(seed), ["kill", "pause", "bounce", "restart"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    first = next(c for c in guide.choices(seen) if c.cell[:2] == ("kill", "leader"))
+    second = guide.overlap(seen, [first])
+    assert second.cell[:2] in {("bounce", "follower"), ("restart", "follower")} and second.args["target"] == "follower"
