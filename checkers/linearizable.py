@@ -21,9 +21,12 @@ in linearization order), so a report can draw both.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import time
 
+import numpy as np
 import pandas as pd
 
 from .models import Model, Op, Ordered, workloads
@@ -44,45 +47,75 @@ def _values(history: pd.DataFrame) -> list:
     return json.loads("[" + ",".join(texts) + "]")
 
 
+@contextlib.contextmanager
+def _without_gc():
+    """The cyclic garbage collector off while millions of small objects are
+    made (values, Ops: no cycles among them); it would walk the growing heap
+    again and again (4 of 7.5 s for 1M appends)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
-    """Pair invocations with completions per process; keep what may have happened, split by the model's partition."""
-    columns = ("index", "time_ns", "process", "type", "f", "key")
-    rows = zip(*(history[name].tolist() for name in columns), _values(history), history["offset"].tolist(),
-               history["error"].tolist())  # fmt: skip
-    last_time = int(history["time_ns"].max()) + 1 if len(history) else 1
-    after_all = len(history)
-    ops: list[Op] = []
-    pending: dict[int, tuple] = {}
-    known_fs, unknown_fs = model.fs, set()
-    for index, time_ns, process, type_, f, key, value, offset, error in rows:
-        if process < 0:
-            continue
-        if f not in known_fs:
-            unknown_fs.add(f)
-            continue
-        if type_ == "invoke":
-            pending[process] = (index, time_ns, f, None if key is pd.NA else key, value)
-            continue
-        call = pending.pop(process, None)
-        if call is None:
-            continue
-        if type_ == "fail" and error != "cas-mismatch":
-            continue
-        outcome = OUTCOMES.get(type_, "unknown")
-        if outcome == "unknown":
-            if call[2] in model.inert_unknown:
-                continue
-            ops.append(_indeterminate(call, process, last_time, after_all + len(ops)))
-            continue
-        c_index, c_time, c_f, c_key, c_value = call
-        offset = None if offset is None or offset is pd.NA else int(offset)
-        ops.append(Op(c_index, process, c_f, c_key, c_value, value, offset, outcome,
-                      (c_time, c_index), (time_ns, index)))  # fmt: skip
-    if unknown_fs:
+    """Pair invocations with completions per process; keep what may have
+    happened, split by the model's partition."""
+    with _without_gc():
+        return _operations(history, model)
+
+
+def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
+    """Paired with arrays: each process's rows in history order, a completion
+    taking the invocation just before it (a process waits for each answer)."""
+    client = history[history["process"] >= 0]
+    f = client["f"]
+    known = f.isin(list(model.fs)).to_numpy(dtype=bool)
+    if not known.all():
+        unknown_fs = set(_objects(f[~known]).tolist())
         raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(map(str, unknown_fs))))
-    for process, call in pending.items():
-        if call[2] not in model.inert_unknown:
-            ops.append(_indeterminate(call, process, last_time, after_all + len(ops)))
+    values = _values(client)
+    process = client["process"].to_numpy(dtype="int64")
+    order = np.lexsort((np.arange(len(client)), process))  # by process, then history order
+    invoke = (client["type"] == "invoke").to_numpy(dtype=bool)[order]
+    same = np.zeros(len(order), dtype=bool)
+    same[1:] = process[order][1:] == process[order][:-1]
+    paired = np.zeros(len(order), dtype=bool)  # a completion whose row before is its process's invocation
+    paired[1:] = ~invoke[1:] & same[1:] & invoke[:-1]
+    done, call = order[paired], order[np.flatnonzero(paired) - 1]
+    last = np.ones(len(order), dtype=bool)  # a process's last row, an invocation: never answered
+    last[:-1] = ~same[1:]
+    pending = np.sort(order[last & invoke])
+    types, errors = _objects(client["type"]), _objects(client["error"])
+    kept = (types[done] != "fail") | (errors[done] == "cas-mismatch")
+    done, call = done[kept], call[kept]
+    by_time = np.argsort(done, kind="stable")  # completions in history order, as the ops list goes
+    done, call = done[by_time], call[by_time]
+    outcome = np.array([OUTCOMES.get(t, "unknown") for t in types[done]], dtype=object)
+    fs, inert = _objects(f), list(model.inert_unknown)
+    lasting = (outcome != "unknown") | ~np.isin(fs[call].astype(str), inert)
+    done, call, outcome = done[lasting], call[lasting], outcome[lasting]
+    pending = pending[~np.isin(fs[pending].astype(str), inert)]
+    index, times = client["index"].to_numpy(dtype="int64"), client["time_ns"].to_numpy(dtype="int64")
+    keys, offsets = _objects(client["key"]), _objects(client["offset"])
+    last_time, after_all = (int(history["time_ns"].max()) + 1 if len(history) else 1), len(history)
+    # Columns gathered for the ops at once, then one Op per row from plain lists.
+    c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), process[call].tolist()
+    c_f, c_key, c_value = fs[call].tolist(), keys[call].tolist(), [values[i] for i in call.tolist()]
+    d_index, d_time, d_offset = index[done].tolist(), times[done].tolist(), offsets[done].tolist()
+    d_value = [values[i] for i in done.tolist()]
+    ops = [
+        Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], d_value[n], None if d_offset[n] is None else int(d_offset[n]),
+           o, (c_time[n], c_index[n]), (d_time[n], d_index[n]))
+        if o != "unknown" else
+        Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], None, None, o, (c_time[n], c_index[n]), (last_time, after_all + n))
+        for n, o in enumerate(outcome.tolist())
+    ]  # fmt: skip
+    ops += [Op(int(index[c]), int(process[c]), fs[c], keys[c], values[c], None, None, "unknown", (int(times[c]), int(index[c])),
+               (last_time, after_all + len(ops) + n)) for n, c in enumerate(pending.tolist())]  # fmt: skip
     if model.partition is None:
         return {None: ops}
     parts: dict[object, list[Op]] = {}
@@ -91,9 +124,11 @@ def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
     return parts
 
 
-def _indeterminate(call: tuple, process: int, last_time: int, position: int) -> Op:
-    index, time_ns, f, key, value = call
-    return Op(index, process, f, key, value, None, None, "unknown", (time_ns, index), (last_time, position))
+def _objects(column: pd.Series) -> np.ndarray:
+    """A column as Python objects, null as None."""
+    values = column.to_numpy(dtype=object)
+    values[pd.isna(values)] = None
+    return values
 
 
 def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict:

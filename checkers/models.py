@@ -18,6 +18,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(slots=True)
 class Op:
@@ -114,25 +116,31 @@ def _log_order(_key, ops: list[Op]) -> Ordered:
     linearizable exactly when their offsets are distinct and none is at or
     below the offset of an append that returned before it was invoked (then
     offset order is a linearization, and it is the only one). Appends
-    without an offset constrain nothing."""
-    placed = sorted((i for i, op in enumerate(ops) if op.offset is not None), key=lambda i: ops[i].offset)
-    by_ret = sorted(placed, key=lambda i: ops[i].ret)
-    highest, returned = None, 0  # the highest offset among appends returned before the current call
-    stuck = None
-    for i in sorted(placed, key=lambda i: ops[i].call):
-        while returned < len(by_ret) and ops[by_ret[returned]].ret < ops[i].call:
-            offset = ops[by_ret[returned]].offset
-            highest = offset if highest is None else max(highest, offset)
-            returned += 1
-        if highest is not None and ops[i].offset <= highest:
-            stuck = i
-            break
-    for a, b in zip(placed, placed[1:]):  # two appends at one offset: one of them cannot be placed
-        if ops[a].offset == ops[b].offset and (stuck is None or ops[b].call < ops[stuck].call):
-            stuck = max(a, b, key=lambda i: ops[i].call)
-    if stuck is None:
+    without an offset constrain nothing. The operation blamed is the first
+    invoked of those that cannot be placed."""
+    placed = np.array([i for i, op in enumerate(ops) if op.offset is not None], dtype="int64")
+    if not len(placed):
         return Ordered(True)
-    return Ordered(False, stuck, [i for i in placed if ops[i].offset < ops[stuck].offset])
+    offsets = np.array([ops[i].offset for i in placed], dtype="int64")
+    # Calls and returns ranked together in the history's order of (time, row).
+    times = np.array([ops[i].call[0] for i in placed] + [ops[i].ret[0] for i in placed], dtype="int64")
+    rows = np.array([ops[i].call[1] for i in placed] + [ops[i].ret[1] for i in placed], dtype="int64")
+    rank = np.empty(len(times), dtype="int64")
+    rank[np.lexsort((rows, times))] = np.arange(len(times))
+    call, ret = rank[: len(placed)], rank[len(placed) :]
+    by_ret = np.argsort(ret)
+    highest = np.maximum.accumulate(offsets[by_ret])  # the highest offset among the first k returned
+    returned = np.searchsorted(ret[by_ret], call)  # how many returned before each call
+    below = (returned > 0) & (offsets <= highest[np.maximum(returned - 1, 0)])
+    by_offset = np.argsort(offsets, kind="stable")
+    twins = np.flatnonzero(offsets[by_offset][1:] == offsets[by_offset][:-1])  # two appends at one offset
+    later = np.where(call[by_offset][twins] > call[by_offset][twins + 1], by_offset[twins], by_offset[twins + 1])
+    stuck_at = np.concatenate([np.flatnonzero(below), later])
+    if not len(stuck_at):
+        return Ordered(True)
+    stuck = stuck_at[np.argmin(call[stuck_at])]
+    prefix = by_offset[offsets[by_offset] < offsets[stuck]]
+    return Ordered(False, int(placed[stuck]), placed[prefix].tolist())
 
 
 APPEND_LOG = "append-log"  # the partition of unkeyed appends (one log), beside the register keys
