@@ -23,9 +23,9 @@ def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """Check a run directory and write what people read: verdict.json and report.html."""
     from .report import write_report
 
-    verdict = check_run(run_dir, budget_s)
+    verdict, history, events = _checked(run_dir, budget_s)
     (Path(run_dir) / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    write_report(run_dir)
+    write_report(run_dir, history, events)
     return verdict
 
 
@@ -33,20 +33,25 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """The verdict of a run directory. A torn last line of a crashed run's
     history.jsonl is left out, and the verdict says so: `warnings` names the
     line and `stats.torn_lines` counts it."""
+    return _checked(run_dir, budget_s)[0]
+
+
+def _checked(run_dir: Path, budget_s: float) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """(the verdict, the history and the events it read)."""
     run_dir = Path(run_dir)
     warnings: list[str] = []
     history = load_history(run_dir, warnings)
     meta = run_meta(run_dir)
+    events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
     if "source" in meta:
         verdict = check_imported(history, meta["model"], budget_s)
     else:
-        events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
         final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
         verdict = check_tables(history, events, final, budget_s, meta.get("capabilities"))
     verdict["stats"] = {"history_rows": len(history), "torn_lines": len(warnings)}
     if warnings:
         verdict["warnings"] = warnings
-    return verdict
+    return verdict, history, events
 
 
 def run_meta(run_dir: Path) -> dict:

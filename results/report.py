@@ -17,7 +17,7 @@ import pandas as pd
 from checkers.availability import INSTANT, fault_windows
 from checkers.schema import EVENTS_COLUMNS, frame
 from results.anomaly_view import render_focus
-from results.history import PARTIAL, load_history
+from results.history import PARTIAL, load_history, read_table
 
 WIDTH, LEFT, LANE = 1100, 110, 14
 MAX_LANES = 60
@@ -48,12 +48,14 @@ table.coverage td.na { color: #bbb; }
 """
 
 
-def write_report(run_dir: Path) -> Path:
-    """Render `run_dir/report.html` from its tables and verdict.json."""
+def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.DataFrame | None = None) -> Path:
+    """Render `run_dir/report.html` from its tables (read here unless given,
+    as the checking that just read them gives them) and verdict.json."""
     run_dir = Path(run_dir)
-    history = load_history(run_dir)
-    events_path = run_dir / "events.parquet"
-    events = pd.read_parquet(events_path) if events_path.exists() else frame([], EVENTS_COLUMNS)
+    history = load_history(run_dir) if history is None else history
+    if events is None:
+        events_path = run_dir / "events.parquet"
+        events = read_table(events_path, EVENTS_COLUMNS) if events_path.exists() else frame([], EVENTS_COLUMNS)
     verdict = json.loads((run_dir / "verdict.json").read_text())
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
     page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict)
@@ -70,7 +72,9 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
     marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
     flagged = {i for _, a in anomalies for i in _rows(a)}
     # A row an anomaly names, invocation or completion, belongs to one drawn operation.
-    op_of = dict(zip(ops["invoke"], ops["invoke"])) | {c: i for c, i in zip(ops["index"], ops["invoke"]) if c >= 0}
+    # (Only the operations the anomalies name: a map of every row costs seconds on a million operations.)
+    named = ops[ops["invoke"].isin(flagged) | ops["index"].isin(flagged)]
+    op_of = dict(zip(named["invoke"], named["invoke"])) | {c: i for c, i in zip(named["index"], named["invoke"]) if c >= 0}
     scale = _Scale(span_ns)
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>splitbrain report: {html.escape(name)}</title>",
