@@ -62,7 +62,7 @@ def _window_label(times: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
 
 
 def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
-    ops = history[history["process"] >= 0]
+    ops = history.loc[history["process"] >= 0, ["process", "index", "time_ns", "type"]]  # only what is read is filtered
     invokes = ops[ops["type"] == "invoke"][["process", "index", "time_ns"]].rename(columns={"time_ns": "t0"})
     done = ops[ops["type"] != "invoke"][["process", "index", "time_ns", "type"]]
     # Each completion pairs with the latest invoke of its process before it.

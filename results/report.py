@@ -120,7 +120,7 @@ class _Scale:
 
 def _operations(history: pd.DataFrame) -> pd.DataFrame:
     """Client operations with their invoke and completion times (open ones end with the run)."""
-    rows = history[history["process"] >= 0]
+    rows = history.loc[history["process"] >= 0, ["index", "time_ns", "process", "f", "value", "type"]]
     invokes = rows[rows["type"] == "invoke"][["index", "time_ns", "process", "f", "value"]]
     done = rows[rows["type"] != "invoke"][["index", "time_ns", "process", "type"]]
     paired = pd.merge_asof(done.sort_values("index"), invokes.sort_values("index").rename(
