@@ -8,7 +8,7 @@ left out: it loses data only where followers fsync late
 `examples/ignore-generation.toml` measures it.
 
 Prints a row per run (caught by the bug's checker or not, the time of the
-first anomaly it names, coverage cells hit), then per bug and strategy: runs
+first anomaly it names after the load began, coverage cells hit), then per bug and strategy: runs
 caught, the median time to the first catch, and cells hit on average. The
 goals (issue "guided faults"): guided catches each bug in at least 2 of 3
 runs, with the median time to the first catch at least 2x shorter than
@@ -65,7 +65,8 @@ def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> P
 
 
 def first_catch_s(run_dir: Path, checkers: set[str]) -> float | None:
-    """When the first anomaly of the bug's checkers happened (its named history row, or its own time)."""
+    """When the first anomaly of the bug's checkers happened (its named history
+    row, or its own time), in seconds after the load (and faults) began."""
     import pandas as pd
 
     verdict = json.loads((run_dir / "verdict.json").read_text())
@@ -82,7 +83,8 @@ def first_catch_s(run_dir: Path, checkers: set[str]) -> float | None:
             times.append(int(history[anomaly["index"]]))
         elif anomaly.get("times_ns"):
             times.append(max(int(t) for t in anomaly["times_ns"]))
-    return min(times) / 1e9 if times else None
+    start_s = json.loads((run_dir / "run.json").read_text()).get("load_start_s", 0.0)
+    return min(times) / 1e9 - start_s if times else None
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
-from nemesis.guided import EARLY_S, GUIDED_FAULTS, Guide, Observation, read_tried
+from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
@@ -429,7 +429,9 @@ class Run:
                 self.decided(op)
                 await asyncio.to_thread(self.nemesis.invoke, op)
 
-        turn = interval
+        # The first turn comes once the load has settled (SETTLE_S), not after a
+        # quiet interval: the nodes' states say what to aim at from the start.
+        turn = min(SETTLE_S, interval)
         while turn + interval <= limit:
             await at(turn, None)
             first = self.guide.choose(self.observe())

@@ -7,7 +7,8 @@ going on) tried least so far. Ties go to the cells that hold the most risk
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
-Each turn is one interval of faults followed by a quiet one: a first fault
+Each turn is one interval of faults followed by a quiet one (the first turn
+a second after load starts, SETTLE_S): a first fault
 (or a voter change among faults, made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once (EARLY_S) if its pair with
@@ -51,6 +52,8 @@ RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("k
 AFTER_ELECTION = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
                   for fault in ("bounce", "restart")}  # fmt: skip
 RISK_WITH = {("leader-cut-off", "clock", "leader"): 3, **AFTER_ELECTION}
+# When the first turn comes, after load starts (a run starts with a leader elected).
+SETTLE_S = 1.0
 # How soon a risky second fault follows the first: before the cluster reacts to it (an election
 # starts only after a fetch timeout).
 EARLY_S = 0.1
