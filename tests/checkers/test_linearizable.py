@@ -157,27 +157,35 @@ def test_an_info_cas_that_could_never_succeed_is_no_anomaly():
     assert linearizable(h)["valid"] is True
 
 
+def spans(draw, most: int) -> list[tuple[int, int, int]]:
+    """(process, start, end) of 1 to 4 clients' operations, each client's one after another."""
+    found = []
+    for process in range(draw(st.integers(1, 4))):
+        clock = 0
+        for _ in range(draw(st.integers(1, most))):
+            start = clock + draw(st.integers(0, 3))
+            end = clock = start + draw(st.integers(1, 6))
+            found.append((process, start, end))
+    return found
+
+
 @st.composite
 def any_histories(draw):
     """Concurrent clients doing anything at all on one register: most of these
     histories are not linearizable, some are."""
     ops = []
-    for process in range(draw(st.integers(1, 4))):
-        clock = 0
-        for _ in range(draw(st.integers(1, 5))):
-            start = clock + draw(st.integers(0, 3))
-            end = clock = start + draw(st.integers(1, 6))
-            f = draw(st.sampled_from(["read", "write", "cas"]))
-            kind = draw(st.sampled_from(["ok", "ok", "info", "fail"]))
-            value = draw(st.integers(0, 2))
-            if f == "read":
-                seen = draw(st.sampled_from([None, 0, 1, 2]))
-                ops.append((process, "read", "k", None, "ok" if kind == "fail" else kind, j(seen), start, end))
-            elif f == "write":
-                ops.append((process, "write", "k", j(value), kind, j(value), start, end, "timeout"))
-            else:
-                pair = j([draw(st.sampled_from([None, 0, 1, 2])), value])
-                ops.append((process, "cas", "k", pair, kind, pair, start, end, "cas-mismatch" if kind == "fail" else "timeout"))
+    for process, start, end in spans(draw, 5):
+        f = draw(st.sampled_from(["read", "write", "cas"]))
+        kind = draw(st.sampled_from(["ok", "ok", "info", "fail"]))
+        value = draw(st.integers(0, 2))
+        if f == "read":
+            seen = draw(st.sampled_from([None, 0, 1, 2]))
+            ops.append((process, "read", "k", None, "ok" if kind == "fail" else kind, j(seen), start, end))
+        elif f == "write":
+            ops.append((process, "write", "k", j(value), kind, j(value), start, end, "timeout"))
+        else:
+            pair = j([draw(st.sampled_from([None, 0, 1, 2])), value])
+            ops.append((process, "cas", "k", pair, kind, pair, start, end, "cas-mismatch" if kind == "fail" else "timeout"))
     return history(*ops)
 
 
@@ -248,13 +256,9 @@ def append_histories(draw):
     """Concurrent appends to one log, acknowledged at offsets (some shared,
     some out of real-time order), timed out, or failed."""
     ops = []
-    for process in range(draw(st.integers(1, 4))):
-        clock = 0
-        for _ in range(draw(st.integers(1, 6))):
-            start = clock + draw(st.integers(0, 3))
-            end = clock = start + draw(st.integers(1, 6))
-            kind = draw(st.sampled_from(["ok", "ok", "ok", "info", "fail"]))
-            ops.append((process, kind, draw(st.integers(0, 12)) if kind == "ok" else None, start, end))
+    for process, start, end in spans(draw, 6):
+        kind = draw(st.sampled_from(["ok", "ok", "ok", "info", "fail"]))
+        ops.append((process, kind, draw(st.integers(0, 12)) if kind == "ok" else None, start, end))
     rows = []
     for process, kind, offset, t0, t1 in ops:
         value = j(f"{process}-{t0}")
