@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 import time
 
 import numpy as np
@@ -150,16 +151,24 @@ def linearizable(
     budget_s: float = 30.0,
     engine: str | None = None,
     all_partitions: bool = False,
+    memory_budget: int | None = None,
 ) -> dict:
     """The checker; `model` defaults to the models of our own workloads. Partitions are searched in turns, a slice of steps each, so a
     quick failure is not stuck behind a hard valid part; the first failure
     decides the verdict (Porcupine and Knossos stop there too) unless
-    `all_partitions`, and partitions left unsearched are named in the stats."""
+    `all_partitions`, and partitions left unsearched are named in the stats.
+    A search that grows the process by more than `memory_budget` bytes
+    (default: a quarter of the machine's memory) stops there with `unknown`,
+    as one past its time budget does: never an out-of-memory kill, Knossos's
+    best-known failure."""
     deadline = time.monotonic() + budget_s
     model = model or workloads()
+    memory_budget = default_memory_budget() if memory_budget is None else memory_budget
     parts = operations(history, model)
+    before = resident_bytes()
     running = {key: _search(key, ops, model, engine) for key, ops in sorted(parts.items(), key=lambda kv: str(kv[0]))}
     anomalies = []
+    spent = f"time budget of {budget_s} s"
     while running and time.monotonic() < deadline and (all_partitions or not anomalies):
         for key in list(running):
             outcome = running[key].run(SLICE_STEPS)
@@ -170,13 +179,27 @@ def linearizable(
                 anomalies.append(_anomaly(key, parts[key], search))
                 if not all_partitions:
                     break
+        if running and resident_bytes() - before > memory_budget:
+            spent = f"memory budget of {memory_budget / 2**30:.3g} GiB"
+            break
     stats = {"model": model.describe(), "partitions": len(parts), "operations": sum(len(v) for v in parts.values())}
     if running:
         stats["unsearched_partitions"] = sorted(str(key) for key in running)
     verdict = result(anomalies, stats)
     if running and not anomalies:
-        verdict.update(valid="unknown", error=f"time budget of {budget_s} s spent before deciding {sorted(map(str, running))}")
+        verdict.update(valid="unknown", error=f"{spent} spent before deciding {sorted(map(str, running))}")
     return verdict
+
+
+def resident_bytes() -> int:
+    """This process's resident memory now (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def default_memory_budget() -> int:
+    """A quarter of the machine's memory."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
 
 
 class _Decided:

@@ -282,3 +282,14 @@ def test_the_logs_order_decides_as_the_search_does(h):
         ops = {op.index: op for op in operations(h, log())["append-log"]}
         assert ops[stuck].outcome == "ok" and ops[stuck].offset is not None
         assert all(ops[i].offset < ops[stuck].offset for i in decided["anomalies"][0]["linearized_prefix"])
+
+
+def test_a_search_past_its_memory_budget_gives_unknown_not_an_out_of_memory_kill():
+    """Forty concurrent writes and a read no order explains: the search's
+    memo grows by megabytes; with a budget of one byte it stops after its
+    first slice of steps, with `unknown` naming the budget."""
+    ops = [(p, "write", "k", j(p), "ok", j(p), 0, 1000) for p in range(40)]
+    ops.append((99, "read", "k", None, "ok", j(-1), 2000, 2001))
+    verdict = linearizable(history(*ops), budget_s=60, memory_budget=1)
+    assert verdict["valid"] == "unknown" and verdict["error"].startswith("memory budget of"), verdict.get("error")
+    assert linearizable(history(*ops[:3]), memory_budget=1)["valid"] is True  # decided within its first slice
