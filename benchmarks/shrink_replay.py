@@ -59,7 +59,7 @@ def shrinks(run_dir: Path, trials: int, out: Path) -> dict:
     left = re.search(r"shrunk: (\d+) fault", done.stdout)
     if done.returncode != 0 or left is None:
         return {"minutes": minutes, "groups": None, "ops": None, "fails_again": None, "error": done.stderr.strip()[-300:]}
-    schedule = tomllib.loads(toml.read_text())["shrunk"]["schedule"]
+    schedule = tomllib.loads(toml.read_text())["targets"]["shrunk"]["schedule"]
     ops = sum(1 for op in schedule if op["f"] != "heal-all" and "of" not in (op.get("args") or {}))
     again = subprocess.run([*SPLITBRAIN, "campaign", str(toml), "--quiet", "--results", str(out / "again")],
                            cwd=ROOT, capture_output=True, text=True)  # fmt: skip
