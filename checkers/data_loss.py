@@ -31,8 +31,7 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     records = final.dropna(subset=["offset"])
     records = records.assign(key=records["key"].fillna(""), offset=records["offset"].astype("int64"))
     nodes = records["node"].unique().tolist()
-    # Places, values and nodes as integers (codes in sorted order, so groups come out as a
-    # sort by their names would give them): the checks below are then sorts and searches.
+    # Places, values and nodes as integers: the checks below are then sorts and searches.
     coded = _Coded(acked, records)
 
     # Every acknowledged append sits at its place with its value on every node;
@@ -50,11 +49,11 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
         missing[node] = ~same
     lost_anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
-    record_values = records["value"].to_numpy(dtype=object)
     for position in np.flatnonzero(lost_anywhere)[:20]:
         row = acked.iloc[position]
-        found = {node: None if found_at[node][position] < 0 or pd.isna(record_values[found_at[node][position]])
-                 else record_values[found_at[node][position]] for node in nodes if missing[node][position]}  # fmt: skip
+        held = {node: None if found_at[node][position] < 0 else records["value"].iat[found_at[node][position]]
+                for node in nodes if missing[node][position]}  # fmt: skip
+        found = {node: None if value is None or pd.isna(value) else value for node, value in held.items()}
         others = [f"{node} has {value}" for node, value in found.items() if value is not None]
         anomalies.append(
             {
