@@ -440,9 +440,9 @@ class Run:
             for op in ops:
                 await at(op.at_s, op)
             if len(ops) == 1:  # a single fault: maybe more, one at once if risky, one halfway through
-                for when, risky_only in ((turn + EARLY_S, True), (turn + interval / 2, False)):
+                for when, at_once in ((turn + EARLY_S, True), (turn + interval / 2, False)):
                     await at(when, None)
-                    more = self.guide.overlap(self.observe(), made, risky_only)
+                    more = self.guide.overlap(self.observe(), made, at_once)
                     if more:
                         made.append(more)
                         await at(when, self.guide.op(when, more))

@@ -12,8 +12,9 @@ a second after load starts, SETTLE_S): a first fault
 (or a voter change among faults, made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once (EARLY_S) if its pair with
-the first holds a known risk (RISK_WITH), one halfway through, the riskiest
-untried first; then lost disks and removed voters added back and `heal-all`.
+the first holds a known risk (RISK_AT_ONCE), one halfway through, the
+riskiest untried first (RISK_HALFWAY); then lost disks and removed voters
+added back and `heal-all`.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
@@ -43,15 +44,17 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
-# Second faults that hold the most risk with the first in force: (the first's role, fault, role).
-# A cut-off leader's clock set back or slowed: it holds on to leadership past
-# its followers' election (a muted leader is not here: it hears the first vote
-# request and steps down at once). A follower restarted after the election the
-# first forced (the leader cut off, muted or stopped): its vote in that epoch
+# Second faults that hold the most risk with the first in force, (the
+# first's role, fault, role): made at once (before the cluster reacts to the
+# first), or halfway through (after it has). At once: a cut-off leader's
+# clock set back or slowed holds on to leadership past its followers'
+# election (a muted leader is not here: it hears the first vote request and
+# steps down at once). Halfway: a follower restarted after the election that
+# cutting off, muting or stopping the leader forced; its vote in that epoch
 # must survive the restart, or it can vote again.
-AFTER_ELECTION = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
-                  for fault in ("bounce", "restart")}  # fmt: skip
-RISK_WITH = {("leader-cut-off", "clock", "leader"): 3, **AFTER_ELECTION}
+RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3}
+RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
+                for fault in ("bounce", "restart")}  # fmt: skip
 # When the first turn comes, after load starts (a run starts with a leader elected).
 SETTLE_S = 1.0
 # How soon a risky second fault follows the first: before the cluster reacts to it (an election
@@ -155,15 +158,17 @@ class Guide:
         self.tried[best.cell] += 1
         return best
 
-    def overlap(self, seen: Observation, made: list[Choice], risky_only: bool = False) -> Choice | None:
-        """A node fault to add to those `made` this turn, only where it reaches
-        a cell never tried; the riskiest pairs with the first first
-        (`risky_only`: only those). A clock fault on a leader the first cut
-        off is set back or slowed."""
+    def overlap(self, seen: Observation, made: list[Choice], at_once: bool = False) -> Choice | None:
+        """A node fault of another kind than those `made` this turn, only
+        where it reaches a cell never tried; the riskiest with the first
+        first (RISK_HALFWAY; `at_once`: only those of RISK_AT_ONCE). A clock
+        fault on a leader the first cut off is set back or slowed."""
         in_force = seen.in_force + tuple(c.cell[0] for c in made)
-        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True) if self.tried[c.cell] == 0]
-        weighed = [(c, RISK_WITH.get((made[0].cell[1], *c.cell[:2]), 0)) for c in options]
-        weighed = [(c, risk) for c, risk in weighed if risk or not risky_only]
+        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
+                   if self.tried[c.cell] == 0 and c.f not in {m.f for m in made}]  # fmt: skip
+        risks = RISK_AT_ONCE if at_once else RISK_HALFWAY
+        weighed = [(c, risks.get((made[0].cell[1], *c.cell[:2]), 0)) for c in options]
+        weighed = [(c, risk) for c, risk in weighed if risk or not at_once]
         if not weighed:
             return None
         self.rng.shuffle(weighed)

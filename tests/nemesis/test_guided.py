@@ -113,10 +113,10 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
         if first:
             nemesis.apply(guide.op(0, first))
         ran, made = 0, [first] if first else []
-        for when_ms, risky_only in ((int(EARLY_S * 1000), True), (INTERVAL_MS // 2, False)):
+        for when_ms, at_once in ((int(EARLY_S * 1000), True), (INTERVAL_MS // 2, False)):
             nemesis.run(when_ms - ran)
             ran = when_ms
-            more = guide.overlap(Observation(nemesis.states()), made, risky_only) if first else None
+            more = guide.overlap(Observation(nemesis.states()), made, at_once) if first else None
             if more:
                 made.append(more)
                 nemesis.apply(guide.op(0, more))
@@ -185,14 +185,14 @@ def test_a_cut_off_leaders_clock_is_set_back_or_slowed_at_once_and_nothing_else_
     guide = Guide(random.Random(seed), ["partition", "pause", "kill", "clock"])
     seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
     first = next(c for c in guide.choices(seen) if c.cell[1] == "leader-cut-off")
-    second = guide.overlap(seen, [first], risky_only=True)
+    second = guide.overlap(seen, [first], at_once=True)
     assert second.cell == ("clock", "leader", "partition") and second.args["target"] == "leader"
     assert clock.offset_ms(second.args, 1.0) < 0
-    assert guide.overlap(seen, [first], risky_only=True) is None  # tried: not again
+    assert guide.overlap(seen, [first], at_once=True) is None  # tried: not again
     third = guide.overlap(seen, [first, second])
-    assert third.cell[2] == "clock+partition"  # both in force
+    assert third.cell[2] == "clock+partition" and third.f not in ("partition", "clock")  # both in force, another kind
     orphan = next(c for c in guide.choices(seen) if c.cell[1] == "follower-orphaned")
-    assert guide.overlap(seen, [orphan], risky_only=True) is None and guide.overlap(seen, [orphan]) is not None
+    assert guide.overlap(seen, [orphan], at_once=True) is None and guide.overlap(seen, [orphan]) is not None
 
 
 @given(seed=st.integers(0, 2**31 - 1))
@@ -202,5 +202,6 @@ def test_after_the_leader_is_stopped_a_follower_is_restarted_its_vote_must_survi
     guide = Guide(random.Random(seed), ["kill", "pause", "bounce", "restart"])
     seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
     first = next(c for c in guide.choices(seen) if c.cell[:2] == ("kill", "leader"))
+    assert guide.overlap(seen, [first], at_once=True) is None  # not before the election: after it
     second = guide.overlap(seen, [first])
     assert second.cell[:2] in {("bounce", "follower"), ("restart", "follower")} and second.args["target"] == "follower"
