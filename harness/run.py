@@ -265,7 +265,6 @@ class Run:
         self.recorder = HistoryRecorder(self.dir)
         self.events: list[dict] = []
         self.process_ids = itertools.count()
-        self.leader_hint: str | None = None
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.guide: Guide | None = None
@@ -476,11 +475,16 @@ class Run:
         pace_s = config.concurrency / config.rate
         process = next(self.process_ids)
         clients: dict[str, TargetClient] = {}
+        # Each client finds the leader on its own, as independent clients do
+        # (one shared guess sent every client to one node at a time): the
+        # node that last answered it, else the leader a refusal named, else any.
+        hint: str | None = None
         try:
             while time.monotonic() < deadline:
                 op = workload.next_op()
-                node = self.leader_hint or rng.choice(self.cluster.ids)
+                node = hint or rng.choice(self.cluster.ids)
                 done = await self.invoke(process, op, node, clients)
+                hint = node if done["type"] == "ok" else done.get("leader") or None
                 workload.completed(op, done)
                 if done["type"] == "info":
                     process = next(self.process_ids)
@@ -500,7 +504,6 @@ class Run:
                 )
             except (OSError, asyncio.TimeoutError) as exc:
                 # Never sent: definitely did not happen.
-                self.leader_hint = None
                 return self.recorder.record(
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
                 )
@@ -511,7 +514,6 @@ class Run:
             clients.pop(node, None)
             await client.close()
         kind = fields.pop("type")
-        self.leader_hint = node if kind == "ok" else fields.get("leader") or None
         fields.setdefault("value", op.value)
         return self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
 
