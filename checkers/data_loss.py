@@ -84,13 +84,12 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     # No value twice; no definitely-failed append committed (a `{`-value is a
     # record the quorum wrote itself, such as a leader's).
     appended = valued & ~coded.value_is_record[coded.record_value]
-    pair = np.sort(coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended])
-    twice = np.unique(pair[1:][pair[1:] == pair[:-1]])
+    pair = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]  # (node, value)
+    ordered = np.sort(pair)
+    twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
     named = sorted((coded.node_names[p // len(coded.value_names)], coded.value_names[p % len(coded.value_names)], p) for p in twice)
     for node, value, node_value in named[:20]:
-        mine = appended.copy()
-        mine[appended] = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended] == node_value
-        offsets = records["offset"].to_numpy()[mine]
+        offsets = records["offset"].to_numpy()[appended][pair == node_value]
         anomalies.append(
             {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(offsets.min()), int(offsets.max())],
              "summary": f"{node} holds append {value} {len(offsets)} times"}

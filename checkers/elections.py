@@ -25,10 +25,12 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     directory); every leader held votes from a majority of its voter set; no
     follower that has fetched from its leader grants a pre-vote (KIP-996)."""
     anomalies = []
-    votes = events[events["event"] == "vote"][["time_ns", "node", "epoch", "candidate"]]
+    columns = ["time_ns", "node", "epoch", "candidate", "directory_id"]
+    votes = events.loc[events["event"] == "vote", columns]
     own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
-    own = own.assign(candidate=own["node"])[["time_ns", "node", "epoch", "candidate"]]
-    ballots = _concat([votes, own]).dropna(subset=["epoch", "candidate"]).drop_duplicates(["node", "epoch", "candidate"])
+    own = own.assign(candidate=own["node"])[columns]
+    cast = _concat([votes, own]).dropna(subset=["epoch", "candidate"])
+    ballots = cast.drop_duplicates(["node", "epoch", "candidate"])
     split = ballots.groupby(["node", "epoch"])["candidate"].nunique()
     for (node, epoch), _ in split[split > 1].items():
         granted = ballots[(ballots["node"] == node) & (ballots["epoch"] == epoch)].sort_values("time_ns")
@@ -46,7 +48,7 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     anomalies += _leaders_without_majority(events, votes)
     anomalies += _prevotes_while_following(events)
     if (capabilities or {}).get("transitions_name_vote"):
-        anomalies += _votes_forgotten(events)
+        anomalies += _votes_forgotten(events, cast)
     return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
 
 
@@ -74,15 +76,12 @@ def _epochs_gone_back(events: pd.DataFrame) -> list[dict]:
     ]  # fmt: skip
 
 
-def _votes_forgotten(events: pd.DataFrame) -> list[dict]:
+def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
     """Raft keeps a vote on disk before it answers: a replica (a node's data
-    directory) that voted in an epoch names that vote in every later
-    transition of the epoch. One naming none forgot it, and may vote again."""
+    directory) that voted in an epoch (`ballots`: votes and candidacies)
+    names that vote in every later transition of the epoch. One naming none
+    forgot it, and may vote again."""
     replica = ["node", "replica", "epoch"]
-    columns = ["time_ns", "node", "epoch", "candidate", "directory_id"]
-    own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
-    ballots = _concat([events.loc[events["event"] == "vote", columns], own.assign(candidate=own["node"])[columns]])
-    ballots = ballots.dropna(subset=["epoch", "candidate"])
     first = (ballots.assign(replica=ballots["directory_id"].fillna("")).sort_values("time_ns", kind="stable")
              .drop_duplicates(replica)[[*replica, "time_ns", "candidate"]].rename(columns={"time_ns": "voted_ns"}))  # fmt: skip
     moves = events[(events["event"] == "transition") & (events["source"] == "log") & events["voted_for"].isna()]
