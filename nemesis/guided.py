@@ -9,7 +9,8 @@ observations.
 
 Each turn is one interval of faults followed by a quiet one (the first turn
 a second after load starts, SETTLE_S): a first fault
-(or a voter change among faults, made as the random schedule makes them),
+(or a voter change, first of all where `membership` is among the faults,
+made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once (EARLY_S) if its pair with
 the first holds a known risk (RISK_AT_ONCE), one halfway through, the
@@ -34,8 +35,10 @@ from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced", "disk-full", "corrupt")
 GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "clock", "membership")
-# A voter change among faults, as the random schedule makes them: the cell each variant reaches first.
-MEMBERSHIP = {"wipe": membership_wipe, "shrink": membership_shrink}
+# A voter change among faults, as the random schedule makes them (but two
+# voters removed at once: the second change must wait for the first to
+# commit): the cell each variant reaches first.
+MEMBERSHIP = {"wipe": membership_wipe, "shrink": lambda rng, at, interval_s: membership_shrink(rng, at, interval_s, count=2)}
 # Partitions by the cell they reach: the role that must be there, the
 # topology, the role it is aimed at (the leader, unless named), the cell.
 PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),
@@ -44,6 +47,10 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
+# Voter changes, where `membership` is among the faults, come before any
+# other fault: changes in flight are where membership goes wrong, and a run
+# has few turns.
+VOTER_CHANGE_RISK = 4
 # Second faults that hold the most risk with the first in force, (the
 # first's role, fault, role): made at once (before the cluster reacts to the
 # first), or halfway through (after it has). At once: a cut-off leader's
@@ -51,8 +58,11 @@ RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("k
 # election (a muted leader is not here: it hears the first vote request and
 # steps down at once). Halfway: a follower restarted after the election that
 # cutting off, muting or stopping the leader forced; its vote in that epoch
-# must survive the restart, or it can vote again.
-RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3}
+# must survive the restart, or it can vote again. A voter change (the first
+# named `voter-change`) with the leader killed or bounced at once, the change
+# in flight.
+RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("voter-change", "kill", "leader"): 2,
+                ("voter-change", "bounce", "leader"): 2}  # fmt: skip
 RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
                 for fault in ("bounce", "restart")}  # fmt: skip
 # When the first turn comes, after load starts (a run starts with a leader elected).
@@ -89,6 +99,10 @@ class Choice:
     cell: Cell
     f: str
     args: dict
+
+
+def risk_of(choice: Choice) -> int:
+    return VOTER_CHANGE_RISK if choice.f == "membership" else RISK.get(choice.cell[:2], 0)
 
 
 class Guide:
@@ -154,7 +168,7 @@ class Guide:
         if not options:
             return None
         self.rng.shuffle(options)
-        best = min(options, key=lambda c: (self.tried[c.cell], -RISK.get(c.cell[:2], 0)))
+        best = min(options, key=lambda c: (self.tried[c.cell], -risk_of(c)))
         self.tried[best.cell] += 1
         return best
 
@@ -167,7 +181,8 @@ class Guide:
         options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
                    if self.tried[c.cell] == 0 and c.f not in {m.f for m in made}]  # fmt: skip
         risks = RISK_AT_ONCE if at_once else RISK_HALFWAY
-        weighed = [(c, risks.get((made[0].cell[1], *c.cell[:2]), 0)) for c in options]
+        first = "voter-change" if made[0].f == "membership" else made[0].cell[1]
+        weighed = [(c, risks.get((first, *c.cell[:2]), 0)) for c in options]
         weighed = [(c, risk) for c, risk in weighed if risk or not at_once]
         if not weighed:
             return None

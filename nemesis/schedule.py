@@ -80,9 +80,10 @@ def membership_wipe(rng: random.Random, at: float, interval_s: float) -> list[Ne
     ]
 
 
-def membership_shrink(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
-    """One or two followers removed at once."""
-    return [NemesisOp(at, "shrink", {"count": rng.choice([1, 2]), "seed": rng.randrange(2**31), "during": "membership"})]
+def membership_shrink(rng: random.Random, at: float, interval_s: float, count: int | None = None) -> list[NemesisOp]:
+    """`count` followers (one or two, drawn, if not given) removed at once."""
+    count = count or rng.choice([1, 2])
+    return [NemesisOp(at, "shrink", {"count": count, "seed": rng.randrange(2**31), "during": "membership"})]
 
 
 def generate(

@@ -177,6 +177,23 @@ def test_voter_changes_are_guided_as_the_random_schedule_makes_them_then_rejoine
 
 
 @given(seed=st.integers(0, 2**31 - 1))
+def test_voter_changes_come_first_two_at_once_with_the_leader_stopped_while_they_are_in_flight(seed):
+    """Where `membership` is among the faults, the first two turns are its
+    two voter changes (the riskiest cells); a shrink removes two followers at
+    once, and the fault made at once beside it stops the leader."""
+    guide = Guide(random.Random(seed), ["partition", "kill", "bounce", "clock", "membership"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower", "n4": "follower", "n5": "follower"})
+    first, second = guide.choose(seen), guide.choose(seen)
+    assert {first.cell[0], second.cell[0]} == {"wipe", "shrink"} and {first.f, second.f} == {"membership"}
+    shrink = first if first.cell[0] == "shrink" else second
+    [op] = guide.ops(3.0, shrink, 2.0)
+    assert op.f == "shrink" and op.args["count"] == 2
+    beside = guide.overlap(seen, [shrink], at_once=True)
+    assert beside.cell[:2] in {("kill", "leader"), ("bounce", "leader")} and beside.args["target"] == "leader"
+    assert guide.choose(seen).f != "membership"  # both tried: the other cells' turn
+
+
+@given(seed=st.integers(0, 2**31 - 1))
 def test_a_cut_off_leaders_clock_is_set_back_or_slowed_at_once_and_nothing_else_is_risky(seed):
     """With the leader cut off, the risky second fault is a clock set back or
     slowed on that leader (it holds on to leadership past the followers'
