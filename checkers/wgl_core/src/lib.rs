@@ -4,7 +4,11 @@
 //! interns, and a model step it has not seen yet, a (state, operation) pair,
 //! is asked of the Python callback once and remembered. The memo of visited
 //! (linearized set, state) pairs is keyed by a Zobrist hash of the set, kept
-//! up to date as operations are linearized and undone.
+//! up to date as operations are linearized and undone. A set is a bitset
+//! over the operations in the order of their calls, but the memo keeps only
+//! its words from the first call not linearized to the last one linearized:
+//! every call before is linearized, none after, so those words tell sets
+//! apart. A whole bitset per entry made a long history's memo quadratic.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -52,16 +56,22 @@ struct Search {
     head: usize,
     p: usize,
     state: u32,
+    // Each operation's rank among the calls, the linearized set by rank, and
+    // one past the highest rank linearized.
+    rank: Vec<u32>,
     bits: Vec<u64>,
+    frontier: u32,
     hash: u64,
     zobrist: Vec<u64>,
     // The memo: hash -> newest entry; entries chain to older ones with the
-    // same hash, and entry k's linearized set is words[k * width..][..width].
+    // same hash. An entry is (state, the first word kept, where its words
+    // start and end in `words`, the older entry).
     seen: HashMap<u64, u32, Fast>,
-    entries: Vec<(u32, u32)>,
+    entries: Vec<(u32, u32, u32, u32, u32)>,
     words: Vec<u64>,
     transitions: HashMap<u64, (bool, u32), Fast>,
-    stack: Vec<(usize, u32, u32)>,
+    // (call entry, operation, state and frontier before it).
+    stack: Vec<(usize, u32, u32, u32)>,
     prefix: Vec<u32>,
     stuck: Option<u32>,
     result: Option<bool>,
@@ -80,27 +90,33 @@ impl Search {
     }
 
     fn flip(&mut self, op: u32) {
-        self.bits[(op / 64) as usize] ^= 1u64 << (op % 64);
+        let r = self.rank[op as usize];
+        self.bits[(r / 64) as usize] ^= 1u64 << (r % 64);
         self.hash ^= self.zobrist[op as usize];
     }
 
-    /// True when (linearized set, state) is new, and now remembered.
+    /// True when (linearized set, state) is new, and now remembered. Called
+    /// with the set's operations lifted out of the entry list, so its head is
+    /// the call of the first operation not linearized.
     fn remember(&mut self, state: u32) -> bool {
         let key = self.hash ^ splitmix(state as u64 + 1);
         let width = self.bits.len();
+        let lo = if self.head < self.n { (self.rank[self.op[self.head] as usize] / 64) as usize } else { width };
+        let hi = (self.frontier as usize).div_ceil(64).max(lo);
+        let kept = &self.bits[lo..hi];
         let newest = self.seen.get(&key).copied();
         let mut k = newest.unwrap_or(u32::MAX);
         while k != u32::MAX {
-            let (s, older) = self.entries[k as usize];
-            let start = k as usize * width;
-            if s == state && self.words[start..start + width] == self.bits[..] {
+            let (s, first, start, end, older) = self.entries[k as usize];
+            if s == state && first as usize == lo && self.words[start as usize..end as usize] == *kept {
                 return false;
             }
             k = older;
         }
+        let start = self.words.len() as u32;
+        self.words.extend_from_slice(kept);
         self.seen.insert(key, self.entries.len() as u32);
-        self.entries.push((state, newest.unwrap_or(u32::MAX)));
-        self.words.extend_from_slice(&self.bits);
+        self.entries.push((state, lo as u32, start, self.words.len() as u32, newest.unwrap_or(u32::MAX)));
         true
     }
 
@@ -143,15 +159,17 @@ impl Search {
             return Err(PyValueError::new_err("kinds and ops must hold a call and a return entry per operation"));
         }
         let mut ret_pos = vec![NONE; n_ops];
-        let mut called = vec![false; n_ops];
+        let mut rank = vec![u32::MAX; n_ops];
+        let mut calls = 0;
         for p in 0..n {
             let i = ops[p] as usize;
             if i >= n_ops {
                 return Err(PyValueError::new_err(format!("entry {p}: operation {i} out of range")));
             }
             if kinds[p] == 1 {
-                called[i] = true;
-            } else if !called[i] || ret_pos[i] != NONE {
+                rank[i] = calls;
+                calls += 1;
+            } else if rank[i] == u32::MAX || ret_pos[i] != NONE {
                 return Err(PyValueError::new_err(format!("entry {p}: return of operation {i} without one call before it")));
             } else {
                 ret_pos[i] = p;
@@ -167,7 +185,9 @@ impl Search {
             head: 0,
             p: 0,
             state: 0,
+            rank,
             bits: vec![0; n_ops.div_ceil(64)],
+            frontier: 0,
             hash: 0,
             zobrist: (0..n_ops as u64).map(splitmix).collect(),
             seen: HashMap::default(),
@@ -197,22 +217,26 @@ impl Search {
             if self.is_call[p] {
                 let (legal, new_state) = self.transition(self.state, i, step)?;
                 if legal {
+                    let frontier = self.frontier;
+                    self.frontier = frontier.max(self.rank[i as usize] + 1);
                     self.flip(i);
+                    self.lift(p, i);
                     if self.remember(new_state) {
-                        self.stack.push((p, i, self.state));
+                        self.stack.push((p, i, self.state, frontier));
                         self.state = new_state;
-                        self.lift(p, i);
                         self.p = self.head;
                         continue;
                     }
+                    self.unlift(p, i);
                     self.flip(i);
+                    self.frontier = frontier;
                 }
                 self.p = self.nxt[p];
                 continue;
             }
             // A return whose call is not linearized yet: backtrack.
             if self.stuck.is_none() || self.stack.len() > self.prefix.len() {
-                self.prefix = self.stack.iter().map(|(_, j, _)| *j).collect();
+                self.prefix = self.stack.iter().map(|(_, j, _, _)| *j).collect();
                 self.stuck = Some(i);
             }
             match self.stack.pop() {
@@ -220,8 +244,9 @@ impl Search {
                     self.result = Some(false);
                     break;
                 }
-                Some((call, j, before)) => {
+                Some((call, j, before, frontier)) => {
                     self.state = before;
+                    self.frontier = frontier;
                     self.flip(j);
                     self.unlift(call, j);
                     self.p = self.nxt[call];
