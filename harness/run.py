@@ -447,7 +447,9 @@ class Run:
                         await at(when, self.guide.op(when, more))
             for op in self.guide.undo(turn + interval, made) if made else []:
                 await at(op.at_s, op)
-            turn += 2 * interval
+            # A quiet interval follows even when undoing ran late (voters added
+            # back can take seconds), so the next turn's faults keep their spacing.
+            turn = max(turn + 2 * interval, time.monotonic() - start + interval)
         await at(limit, NemesisOp(limit, "heal-all"))
 
     def observe(self) -> Observation:

@@ -35,10 +35,23 @@ from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced", "disk-full", "corrupt")
 GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "clock", "membership")
-# A voter change among faults, as the random schedule makes them (but two
-# voters removed at once: the second change must wait for the first to
-# commit): the cell each variant reaches first.
-MEMBERSHIP = {"wipe": membership_wipe, "shrink": lambda rng, at, interval_s: membership_shrink(rng, at, interval_s, count=2)}
+
+
+def wipe_then_elect(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
+    """A follower's disk lost and the leader killed, as the random schedule
+    does, then the leader elected next killed too: with two voters down, no
+    election succeeds without the wiped one, whose old identity must not vote.
+    (A wiped node that has just heard from the first leader refuses the
+    election that follows its death.)"""
+    wipe, kill, start = membership_wipe(rng, at, interval_s)
+    again = NemesisOp(at + 2 * interval_s / 3, "kill", kill.args)
+    return [wipe, kill, again, NemesisOp(at + 5 * interval_s / 6, start.f, start.args)]
+
+
+# A voter change among faults, as the random schedule makes them, but two
+# voters removed at once (the second change must wait for the first to
+# commit) and two elections after a wipe: the cell each variant reaches first.
+MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": lambda rng, at, interval_s: membership_shrink(rng, at, interval_s, count=2)}
 # Partitions by the cell they reach: the role that must be there, the
 # topology, the role it is aimed at (the leader, unless named), the cell.
 PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),

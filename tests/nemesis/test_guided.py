@@ -180,14 +180,18 @@ def test_voter_changes_are_guided_as_the_random_schedule_makes_them_then_rejoine
 def test_voter_changes_come_first_two_at_once_with_the_leader_stopped_while_they_are_in_flight(seed):
     """Where `membership` is among the faults, the first two turns are its
     two voter changes (the riskiest cells); a shrink removes two followers at
-    once, and the fault made at once beside it stops the leader."""
+    once, and the fault made at once beside it stops the leader; a wipe is
+    followed by two elections."""
     guide = Guide(random.Random(seed), ["partition", "kill", "bounce", "clock", "membership"])
     seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower", "n4": "follower", "n5": "follower"})
     first, second = guide.choose(seen), guide.choose(seen)
     assert {first.cell[0], second.cell[0]} == {"wipe", "shrink"} and {first.f, second.f} == {"membership"}
-    shrink = first if first.cell[0] == "shrink" else second
+    shrink, wipe = (first, second) if first.cell[0] == "shrink" else (second, first)
     [op] = guide.ops(3.0, shrink, 2.0)
     assert op.f == "shrink" and op.args["count"] == 2
+    # A wipe: the leader killed, then the next one too, before the nodes are started again.
+    assert [(op.f, op.args.get("target")) for op in guide.ops(3.0, wipe, 3.0)] == [
+        ("wipe", "follower"), ("kill", "leader"), ("kill", "leader"), ("start", None)]
     beside = guide.overlap(seen, [shrink], at_once=True)
     assert beside.cell[:2] in {("kill", "leader"), ("bounce", "leader")} and beside.args["target"] == "leader"
     assert guide.choose(seen).f != "membership"  # both tried: the other cells' turn
