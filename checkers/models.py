@@ -65,6 +65,8 @@ class Model:
     # Where the history fixes the only possible order (a log's offsets), the
     # partition (its key and ops) decided without a search; None: search it.
     order: Callable[[Hashable, list[Op]], Ordered | None] | None = None
+    # A model the compiled search steps itself, without calling `step` (see `checkers/wgl.py`).
+    native: str | None = None
 
     def describe(self) -> dict:
         return {"name": self.name, **self.params}
@@ -171,7 +173,7 @@ def cas_register(initial=None) -> Model:
 def kv(initial: str = "") -> Model:
     """String values per key, with get, put and append (concatenation)."""
     return Model("kv", initial, _kv_step, frozenset({"get", "put", "append"}), frozenset({"get"}), _by_key,
-                 params={"initial": initial})  # fmt: skip
+                 params={"initial": initial}, native="kv")  # fmt: skip
 
 
 def log() -> Model:

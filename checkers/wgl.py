@@ -113,6 +113,15 @@ class NativeSearch:
         self.core = splitbrain_wgl.Search([kind for kind, _ in order], [i for _, i in order], len(ops))
         self.step = self._model_step(ops, model, self.states)
         self.result: bool | None = None if ops else True
+        if model.native == "kv":
+            self._use_kv(ops, model)
+
+    def _use_kv(self, ops: list[Op], model: Model) -> None:
+        """The kv model stepped on the compiled side (a history of appends makes
+        a new state at almost every step), where every value is a string."""
+        args = [op.result if op.f == "get" else op.value for op in ops]
+        if isinstance(model.init, str) and all(isinstance(arg, str) for arg in args):
+            self.core.use_kv(model.init, [KV_FUNCTIONS[op.f] for op in ops], args)
 
     @staticmethod
     def _model_step(ops: list[Op], model: Model, states: list):
@@ -153,6 +162,8 @@ class NativeSearch:
 
 
 ENGINES = {"python": PySearch, "native": NativeSearch}
+# The kv model's functions as the compiled search numbers them.
+KV_FUNCTIONS = {"get": 0, "put": 1, "append": 2}
 
 
 def default_engine() -> str:

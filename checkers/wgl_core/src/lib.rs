@@ -2,7 +2,9 @@
 //! with Lowe's memoisation over one partition's call and return entries.
 //! It knows nothing of the model: states are ids that the Python side
 //! interns, and a model step it has not seen yet, a (state, operation) pair,
-//! is asked of the Python callback once and remembered. The memo of visited
+//! is asked of the Python callback once and remembered; the string key-value
+//! model (`use_kv`) steps here instead, its states interned on this side, so
+//! that a history whose appends make many states calls no Python per step. The memo of visited
 //! (linearized set, state) pairs is keyed by a Zobrist hash of the set, kept
 //! up to date as operations are linearized and undone. A set is a bitset
 //! over the operations in the order of their calls, but the memo keeps only
@@ -45,8 +47,43 @@ fn splitmix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The `kv` model of `checkers/models.py`: get (legal where the state is
+/// the value read), put, append (concatenation).
+struct Kv {
+    f: Vec<u8>,
+    arg: Vec<String>,
+    states: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Kv {
+    fn intern(&mut self, state: String) -> u32 {
+        if let Some(id) = self.ids.get(&state) {
+            return *id;
+        }
+        let id = self.states.len() as u32;
+        self.ids.insert(state.clone(), id);
+        self.states.push(state);
+        id
+    }
+
+    fn step(&mut self, state: u32, op: u32) -> Option<u32> {
+        let (f, arg) = (self.f[op as usize], &self.arg[op as usize]);
+        match f {
+            KV_GET => (self.states[state as usize] == *arg).then_some(state),
+            KV_PUT => Some(self.intern(arg.clone())),
+            _ => Some(self.intern(format!("{}{}", self.states[state as usize], arg))),
+        }
+    }
+}
+
+const KV_GET: u8 = 0;
+const KV_PUT: u8 = 1;
+const KV_APPEND: u8 = 2;
+
 #[pyclass]
 struct Search {
+    kv: Option<Kv>,
     is_call: Vec<bool>,
     op: Vec<u32>,
     n: usize,
@@ -83,8 +120,13 @@ impl Search {
         if let Some(known) = self.transitions.get(&key) {
             return Ok(*known);
         }
-        let next: i64 = step.call1((state, op))?.extract()?;
-        let answer = if next < 0 { (false, 0) } else { (true, next as u32) };
+        let answer = match self.kv.as_mut() {
+            Some(kv) => kv.step(state, op).map_or((false, 0), |next| (true, next)),
+            None => {
+                let next: i64 = step.call1((state, op))?.extract()?;
+                if next < 0 { (false, 0) } else { (true, next as u32) }
+            }
+        };
         self.transitions.insert(key, answer);
         Ok(answer)
     }
@@ -176,6 +218,7 @@ impl Search {
             }
         }
         Ok(Search {
+            kv: None,
             is_call: kinds.iter().map(|k| *k == 1).collect(),
             op: ops,
             n,
@@ -199,6 +242,18 @@ impl Search {
             stuck: None,
             result: if n_ops == 0 { Some(true) } else { None },
         })
+    }
+
+    /// Step the `kv` model here: `f[op]` is 0 (get: `arg` the value read),
+    /// 1 (put) or 2 (append: `arg` the value written); `init` is state 0.
+    fn use_kv(&mut self, init: String, f: Vec<u8>, arg: Vec<String>) -> PyResult<()> {
+        if f.len() != self.rank.len() || arg.len() != f.len() || f.iter().any(|k| *k > KV_APPEND) {
+            return Err(PyValueError::new_err("use_kv: one function (0, 1 or 2) and one argument per operation"));
+        }
+        let mut kv = Kv { f, arg, states: Vec::new(), ids: HashMap::new() };
+        kv.intern(init);
+        self.kv = Some(kv);
+        Ok(())
     }
 
     /// Search up to `max_steps` steps: True, False, or None when not done.
