@@ -26,6 +26,7 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from checkers.coverage import context as context_of, role_of
@@ -51,7 +52,7 @@ def wipe_then_elect(rng: random.Random, at: float, interval_s: float) -> list[Ne
 # A voter change among faults, as the random schedule makes them, but two
 # voters removed at once (the second change must wait for the first to
 # commit) and two elections after a wipe: the cell each variant reaches first.
-MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": lambda rng, at, interval_s: membership_shrink(rng, at, interval_s, count=2)}
+MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": partial(membership_shrink, count=2)}
 # Partitions by the cell they reach: the role that must be there, the
 # topology, the role it is aimed at (the leader, unless named), the cell.
 PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),
