@@ -272,7 +272,8 @@ class Run:
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
             self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
         elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
-            self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file))
+            self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file),
+                               config.initial_voters or config.nodes)
             self.schedule = []
         else:
             self.schedule = generate(

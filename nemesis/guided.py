@@ -49,6 +49,24 @@ def wipe_then_elect(rng: random.Random, at: float, interval_s: float) -> list[Ne
     return [wipe, kill, again, NemesisOp(at + 5 * interval_s / 6, start.f, start.args)]
 
 
+def power_loss_bare_majority(rng: random.Random, at: float, interval_s: float, voters: int) -> list[NemesisOp]:
+    """The leader's power lost while only a bare majority holds its latest
+    records: a minority of followers killed (the leader commits with the
+    rest), then, a third of the interval on, the rest paused, the leader's
+    unfsynced writes dropped and the killed followers started. The leader
+    and the killed followers are a majority without the records the paused
+    ones hold: what they elect must still have every committed one (which
+    only holds if the leader had fsynced what it counted)."""
+    quorum = voters // 2 + 1
+    later = at + interval_s / 3
+
+    def follower(when: float, f: str) -> NemesisOp:
+        return NemesisOp(when, f, {"target": "follower", "seed": rng.randrange(2**31)})
+
+    return [*(follower(at, "kill") for _ in range(voters - quorum)), *(follower(later, "pause") for _ in range(quorum - 1)),
+            NemesisOp(later, "lose-unfsynced", {"target": "leader", "seed": rng.randrange(2**31)}), NemesisOp(later, "start")]  # fmt: skip
+
+
 # A voter change among faults, as the random schedule makes them, but two
 # voters removed at once (the second change must wait for the first to
 # commit) and two elections after a wipe: the cell each variant reaches first.
@@ -60,7 +78,7 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
-        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 2, ("clock", "leader"): 2}  # fmt: skip
+        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 3, ("clock", "leader"): 2}  # fmt: skip
 # Voter changes, where `membership` is among the faults, come before any
 # other fault: changes in flight are where membership goes wrong, and a run
 # has few turns.
@@ -121,8 +139,9 @@ def risk_of(choice: Choice) -> int:
 
 class Guide:
     def __init__(self, rng: random.Random, kinds: list[str], topologies: list[str] | None = None,
-                 tried: Counter | None = None) -> None:  # fmt: skip
+                 tried: Counter | None = None, voters: int = 3) -> None:  # fmt: skip
         self.rng = rng
+        self.voters = voters
         self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
         self.topologies = topologies
         self.tried: Counter = Counter(tried or {})
@@ -152,11 +171,18 @@ class Guide:
         return found
 
     def ops(self, at_s: float, choice: Choice, interval_s: float) -> list[NemesisOp]:
-        """The operations a choice makes: one fault, or a voter change's several."""
-        if choice.f != "membership":
+        """The operations a choice makes: one fault, or several: a voter
+        change's, or a leader's power loss with a bare majority holding its
+        records. The fault the choice names (or the first) carries its cell."""
+        if choice.f == "membership":
+            made = MEMBERSHIP[choice.args["variant"]](self.rng, at_s, interval_s)
+        elif choice.cell[:2] == ("lose-unfsynced", "leader"):
+            made = power_loss_bare_majority(self.rng, at_s, interval_s, self.voters)
+        else:
             return [self.op(at_s, choice)]
-        made = MEMBERSHIP[choice.args["variant"]](self.rng, at_s, interval_s)
-        return [NemesisOp(made[0].at_s, made[0].f, {**made[0].args, "aim": "/".join(choice.cell)}), *made[1:]]
+        aimed = next((i for i, op in enumerate(made) if op.f == choice.f), 0)
+        made[aimed] = NemesisOp(made[aimed].at_s, made[aimed].f, {**made[aimed].args, "aim": "/".join(choice.cell)})
+        return made
 
     @staticmethod
     def undo(at_s: float, made: list[Choice]) -> list[NemesisOp]:
