@@ -233,13 +233,16 @@ class Nemesis:
         return best[1] if best else None
 
     def aimed(self, args: dict, rng: random.Random | None = None) -> list[str]:
-        """The nodes an operation names, or those its target (a role) picks now."""
-        return args.get("nodes") or self.targets(args.get("target", "one"), rng or random.Random(args.get("seed")))
+        """The nodes an operation names, or those its target (a role) picks now
+        (`count` followers: as many as there are, up to it)."""
+        if args.get("nodes"):
+            return args["nodes"]
+        return self.targets(args.get("target", "one"), rng or random.Random(args.get("seed")), args.get("count", 1))
 
     def live(self) -> list[str]:
         return [n for n in self.cluster.ids if n not in self.down | self.paused | self.removed]
 
-    def targets(self, target: str, rng: random.Random) -> list[str]:
+    def targets(self, target: str, rng: random.Random, count: int = 1) -> list[str]:
         live = self.live()
         if not live:
             return []
@@ -249,7 +252,7 @@ class Nemesis:
         if target == "follower":
             leader = self.leader()
             followers = [n for n in live if n != leader]
-            return [rng.choice(followers)] if followers else []
+            return sorted(rng.sample(followers, min(count, len(followers))))
         if target == "candidate":  # a node mid-election, if there is one
             running = [n for n in live if (self.cluster.status(n) or {}).get("state") in CANDIDATE_STATES]
             return [rng.choice(running)] if running else [rng.choice(live)]

@@ -60,10 +60,10 @@ def power_loss_bare_majority(rng: random.Random, at: float, interval_s: float, v
     quorum = voters // 2 + 1
     later = at + interval_s / 3
 
-    def follower(when: float, f: str) -> NemesisOp:
-        return NemesisOp(when, f, {"target": "follower", "seed": rng.randrange(2**31)})
+    def followers(when: float, f: str, count: int) -> NemesisOp:
+        return NemesisOp(when, f, {"target": "follower", "count": count, "seed": rng.randrange(2**31)})
 
-    return [*(follower(at, "kill") for _ in range(voters - quorum)), *(follower(later, "pause") for _ in range(quorum - 1)),
+    return [followers(at, "kill", voters - quorum), followers(later, "pause", quorum - 1),
             NemesisOp(later, "lose-unfsynced", {"target": "leader", "seed": rng.randrange(2**31)}), NemesisOp(later, "start")]  # fmt: skip
 
 
