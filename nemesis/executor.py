@@ -249,9 +249,8 @@ class Nemesis:
         if target == "leader":
             leader = self.leader()
             return [leader] if leader in live else [rng.choice(live)]
-        if target == "follower":
-            leader = self.leader()
-            followers = [n for n in live if n != leader]
+        if target == "follower":  # not a node that says it leads (a deposed leader cut off may not know yet)
+            followers = [n for n in live if (self.cluster.status(n) or {}).get("state") != "leader"]
             return sorted(rng.sample(followers, min(count, len(followers))))
         if target == "candidate":  # a node mid-election, if there is one
             running = [n for n in live if (self.cluster.status(n) or {}).get("state") in CANDIDATE_STATES]

@@ -81,8 +81,10 @@ RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("k
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 3, ("clock", "leader"): 2}  # fmt: skip
 # Voter changes, where `membership` is among the faults, come before any
 # other fault: changes in flight are where membership goes wrong, and a run
-# has few turns.
-VOTER_CHANGE_RISK = 4
+# has few turns. A lost disk first: its question (may the old identity
+# vote?) comes up only in the elections the turn forces, seconds in, while a
+# removal's is settled within a second of its being made.
+VOTER_CHANGE_RISK = {"wipe": 5, "shrink": 4}
 # Second faults that hold the most risk with the first in force, (the
 # first's role, fault, role): made at once (before the cluster reacts to the
 # first), or halfway through (after it has). At once: a cut-off leader's
@@ -134,7 +136,7 @@ class Choice:
 
 
 def risk_of(choice: Choice) -> int:
-    return VOTER_CHANGE_RISK if choice.f == "membership" else RISK.get(choice.cell[:2], 0)
+    return VOTER_CHANGE_RISK[choice.args["variant"]] if choice.f == "membership" else RISK.get(choice.cell[:2], 0)
 
 
 class Guide:
