@@ -2,7 +2,8 @@
 each planted bug, the first failing run of it in a folder of runs (such as
 the one `benchmarks/guided_find_rate.py` prints at its end), then
 
-- `splitbrain replay RUN_DIR`, `--tries` times: how often the verdict came back;
+- for `ack-before-commit` and `stale-read` (the bugs the goal names),
+  `splitbrain replay RUN_DIR`, `--tries` times: how often the verdict came back;
 - `splitbrain shrink RUN_DIR --trials N`: the minutes it took, the faults
   (a guided turn's first and second faults count as one group) and fault
   operations left, and whether the shrunk campaign file fails again under
@@ -28,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLITBRAIN = [sys.executable, "-m", "harness.cli"]
+REPLAYED = {"ack-before-commit", "stale-read"}
 
 
 def failing_run(runs: Path, bug: str) -> Path | None:
@@ -88,7 +90,8 @@ def main() -> int:
         if run_dir is None:
             print(f"| {bug} | no failing run | | | | | |", flush=True)
             continue
-        replayed = "-" if args.no_replay else f"{replays(run_dir, args.tries, args.out / 'replays')} of {args.tries}"
+        replay = not args.no_replay and bug in REPLAYED
+        replayed = f"{replays(run_dir, args.tries, args.out / 'replays')} of {args.tries}" if replay else "-"
         row = {"minutes": None, "groups": "-", "ops": "-", "fails_again": "-"} if args.no_shrink else shrinks(run_dir, args.trials, args.out)
         minutes = "-" if row["minutes"] is None else f"{row['minutes']:.1f}"
         print(f"| {bug} | {run_dir.name} | {replayed} | {minutes} | {row['groups']} | {row['ops']} | {row['fails_again']} |"

@@ -217,13 +217,14 @@ class Guide:
     def overlap(self, seen: Observation, made: list[Choice], at_once: bool = False) -> Choice | None:
         """A node fault of another kind than those `made` this turn, only
         where it reaches a cell never tried; the riskiest with the first
-        first (RISK_HALFWAY; `at_once`: only those of RISK_AT_ONCE). A clock
+        first (RISK_HALFWAY; `at_once`: only those of RISK_AT_ONCE, made
+        whenever their first fault is, tried or not). A clock
         fault on a leader the first cut off is set back or slowed."""
         in_force = seen.in_force + tuple(c.cell[0] for c in made)
-        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
-                   if self.tried[c.cell] == 0 and c.f not in {m.f for m in made}]  # fmt: skip
         risks = RISK_AT_ONCE if at_once else RISK_HALFWAY
         first = "voter-change" if made[0].f == "membership" else made[0].cell[1]
+        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
+                   if (self.tried[c.cell] == 0 or (at_once and (first, *c.cell[:2]) in risks)) and c.f not in {m.f for m in made}]  # fmt: skip
         weighed = [(c, risks.get((first, *c.cell[:2]), 0)) for c in options]
         weighed = [(c, risk) for c, risk in weighed if risk or not at_once]
         if not weighed:
