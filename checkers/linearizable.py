@@ -30,21 +30,21 @@ import time
 import numpy as np
 import pandas as pd
 
-from .models import Model, Op, Ordered, workloads
+from .models import Model, Op, Ordered, offsets_order, workloads
 from .result import result
 from .wgl import new_search
 
 # Steps a partition searches before the next one takes its turn.
 SLICE_STEPS = 20_000
 
-OUTCOMES = {"ok": "ok", "fail": "mismatch"}  # a fail that gets this far is a cas-mismatch
 CLIENT_FUNCTIONS_ERROR = "{model} model: history has client functions it does not know: {fs}"
 
 
-def _values(history: pd.DataFrame) -> list:
-    """The value column parsed, all of it in one JSON document (a call per
-    row costs more than the parsing: 3 s of 5 on 600k rows)."""
-    texts = history["value"].astype(object).where(history["value"].notna(), "null").tolist()
+def _values(column: pd.Series, rows: np.ndarray) -> list:
+    """The value column at `rows` parsed, all in one JSON document (a call
+    per row costs more than the parsing: 3 s of 5 on 600k rows)."""
+    texts = column.iloc[rows]
+    texts = texts.astype(object).where(texts.notna(), "null").tolist()
     return json.loads("[" + ",".join(texts) + "]")
 
 
@@ -62,26 +62,30 @@ def _without_gc():
             gc.enable()
 
 
-def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
+def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | LogColumns]:
     """Pair invocations with completions per process; keep what may have
-    happened, split by the model's partition."""
+    happened, split by the model's partition. The model's `log_part` (the
+    unkeyed appends) stays as columns: no Op is made for it unless an
+    anomaly is to be named."""
     with _without_gc():
         return _operations(history, model)
 
 
-def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
+def _is(column: pd.Series, values: list) -> np.ndarray:
+    return column.isin(values).to_numpy(dtype=bool, na_value=False)
+
+
+def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | LogColumns]:
     """Paired with arrays: each process's rows in history order, a completion
     taking the invocation just before it (a process waits for each answer)."""
     client = history[history["process"] >= 0]
     f = client["f"]
-    known = f.isin(list(model.fs)).to_numpy(dtype=bool)
-    if not known.all():
-        unknown_fs = set(_objects(f[~known]).tolist())
-        raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(map(str, unknown_fs))))
-    values = _values(client)
+    unknown_fs = {"None" if pd.isna(name) else str(name) for name in f.unique()} - model.fs
+    if unknown_fs:
+        raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(unknown_fs)))
     process = client["process"].to_numpy(dtype="int64")
     order = np.lexsort((np.arange(len(client)), process))  # by process, then history order
-    invoke = (client["type"] == "invoke").to_numpy(dtype=bool)[order]
+    invoke = _is(client["type"], ["invoke"])[order]
     same = np.zeros(len(order), dtype=bool)
     same[1:] = process[order][1:] == process[order][:-1]
     paired = np.zeros(len(order), dtype=bool)  # a completion whose row before is its process's invocation
@@ -90,46 +94,93 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op]]:
     last = np.ones(len(order), dtype=bool)  # a process's last row, an invocation: never answered
     last[:-1] = ~same[1:]
     pending = np.sort(order[last & invoke])
-    types, errors = _objects(client["type"]), _objects(client["error"])
-    kept = (types[done] != "fail") | (errors[done] == "cas-mismatch")
+    ok, fail = _is(client["type"], ["ok"]), _is(client["type"], ["fail"])
+    kept = ~fail[done] | _is(client["error"], ["cas-mismatch"])[done]
     done, call = done[kept], call[kept]
     by_time = np.argsort(done, kind="stable")  # completions in history order, as the ops list goes
     done, call = done[by_time], call[by_time]
-    outcome = np.array([OUTCOMES.get(t, "unknown") for t in types[done]], dtype=object)
-    fs, inert = _objects(f), list(model.inert_unknown)
-    lasting = (outcome != "unknown") | ~np.isin(fs[call].astype(str), inert)
-    done, call, outcome = done[lasting], call[lasting], outcome[lasting]
-    pending = pending[~np.isin(fs[pending].astype(str), inert)]
-    index, times = client["index"].to_numpy(dtype="int64"), client["time_ns"].to_numpy(dtype="int64")
-    keys, offsets = _objects(client["key"]), _objects(client["offset"])
-    last_time, after_all = (int(history["time_ns"].max()) + 1 if len(history) else 1), len(history)
-    # Columns gathered for the ops at once, then one Op per row from plain lists.
-    c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), process[call].tolist()
-    c_f, c_key, c_value = fs[call].tolist(), keys[call].tolist(), [values[i] for i in call.tolist()]
-    d_index, d_time, d_offset = index[done].tolist(), times[done].tolist(), offsets[done].tolist()
-    d_value = [values[i] for i in done.tolist()]
-    ops = [
-        Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], d_value[n], None if d_offset[n] is None else int(d_offset[n]),
-           o, (c_time[n], c_index[n]), (d_time[n], d_index[n]))
-        if o != "unknown" else
-        Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], None, None, o, (c_time[n], c_index[n]), (last_time, after_all + n))
-        for n, o in enumerate(outcome.tolist())
-    ]  # fmt: skip
-    ops += [Op(int(index[c]), int(process[c]), fs[c], keys[c], values[c], None, None, "unknown", (int(times[c]), int(index[c])),
-               (last_time, after_all + len(ops) + n)) for n, c in enumerate(pending.tolist())]  # fmt: skip
+    known = ok[done] | fail[done]  # a fail that gets this far is a cas-mismatch
+    inert = _is(f, list(model.inert_unknown))
+    done, call = done[known | ~inert[call]], call[known | ~inert[call]]
+    pending = pending[~inert[pending]]
+    rows = Rows(client, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
+    if model.log_part is None:
+        in_log, pending_in_log = np.zeros(len(done), dtype=bool), np.zeros(len(pending), dtype=bool)
+    else:
+        unkeyed_append = _is(f, ["append"]) & client["key"].isna().to_numpy()
+        in_log, pending_in_log = unkeyed_append[call], unkeyed_append[pending]
+    ops = rows.ops(call[~in_log], done[~in_log], pending[~pending_in_log])
     if model.partition is None:
         return {None: ops}
-    parts: dict[object, list[Op]] = {}
+    parts: dict[object, list[Op] | LogColumns] = {}
+    if in_log.any() or pending_in_log.any():
+        parts[model.log_part] = LogColumns(rows, call[in_log], done[in_log], pending[pending_in_log])
     for op in ops:
         parts.setdefault(model.partition(op), []).append(op)
     return parts
 
 
-def _objects(column: pd.Series) -> np.ndarray:
-    """A column as Python objects, null as None."""
-    values = column.to_numpy(dtype=object)
-    values[pd.isna(values)] = None
-    return values
+class Rows:
+    """A history's client rows, as arrays, from which Ops are made for the rows asked."""
+
+    def __init__(self, client: pd.DataFrame, last_time: int, after_all: int) -> None:
+        self.client, self.last_time, self.after_all = client, last_time, after_all
+        self.index = client["index"].to_numpy(dtype="int64")
+        self.times = client["time_ns"].to_numpy(dtype="int64")
+        self.process = client["process"].to_numpy(dtype="int64")
+        self.ok = _is(client["type"], ["ok"])
+        self.fail = _is(client["type"], ["fail"])
+
+    def column(self, name: str, rows: np.ndarray) -> list:
+        """A column's values at `rows` as Python objects, null as None."""
+        values = self.client[name].iloc[rows].to_numpy(dtype=object)
+        values[pd.isna(values)] = None
+        return values.tolist()
+
+    def ops(self, call: np.ndarray, done: np.ndarray, pending: np.ndarray) -> list[Op]:
+        """Completed operations (invocation and completion rows) in the order
+        given, then those never answered: indeterminate ones end after
+        everything, in that order."""
+        index, times, last_time = self.index, self.times, self.last_time
+        outcome = np.where(self.ok[done], "ok", np.where(self.fail[done], "mismatch", "unknown")).tolist()
+        values = _values(self.client["value"], np.concatenate([call, done, pending]))
+        c_value, d_value, p_value = values[: len(call)], values[len(call) : len(call) + len(done)], values[len(call) + len(done) :]
+        c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), self.process[call].tolist()
+        c_f, c_key = self.column("f", call), self.column("key", call)
+        d_index, d_time, d_offset = index[done].tolist(), times[done].tolist(), self.column("offset", done)
+        ops = [
+            Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], d_value[n], None if d_offset[n] is None else int(d_offset[n]),
+               o, (c_time[n], c_index[n]), (d_time[n], d_index[n]))
+            if o != "unknown" else
+            Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], None, None, o, (c_time[n], c_index[n]),
+               (last_time, self.after_all + n))
+            for n, o in enumerate(outcome)
+        ]  # fmt: skip
+        p_f, p_key, after = self.column("f", pending), self.column("key", pending), self.after_all + len(ops)
+        ops += [Op(int(index[c]), int(self.process[c]), p_f[n], p_key[n], p_value[n], None, None, "unknown",
+                   (int(times[c]), int(index[c])), (last_time, after + n)) for n, c in enumerate(pending.tolist())]  # fmt: skip
+        return ops
+
+
+class LogColumns:
+    """The unkeyed appends, one log, kept as columns: its offsets fix the only
+    order it can have (`offsets_order`), decided without an Op; the Ops (the
+    same, in the same order as `Rows.ops` makes them) only to name an anomaly."""
+
+    def __init__(self, rows: Rows, call: np.ndarray, done: np.ndarray, pending: np.ndarray) -> None:
+        self.rows, self.call, self.done, self.pending = rows, call, done, pending
+
+    def __len__(self) -> int:
+        return len(self.done) + len(self.pending)
+
+    def order(self) -> Ordered:
+        offset = self.rows.client["offset"].iloc[self.done]
+        placed = np.flatnonzero((self.rows.ok | self.rows.fail)[self.done] & offset.notna().to_numpy())
+        call, done, index, times = self.call[placed], self.done[placed], self.rows.index, self.rows.times
+        return offsets_order(placed, offset.iloc[placed].to_numpy(dtype="int64"), times[call], index[call], times[done], index[done])
+
+    def ops(self) -> list[Op]:
+        return self.rows.ops(self.call, self.done, self.pending)
 
 
 def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict:
@@ -212,12 +263,15 @@ class _Decided:
         return self.result
 
 
-def _search(key, ops: list[Op], model: Model, engine: str | None):
+def _search(key, ops: list[Op] | LogColumns, model: Model, engine: str | None):
+    if isinstance(ops, LogColumns):
+        return _Decided(ops.order())
     ordered = model.order(key, ops) if model.order else None
     return _Decided(ordered) if ordered is not None else new_search(ops, model, engine)
 
 
-def _anomaly(key, ops: list[Op], search) -> dict:
+def _anomaly(key, ops: list[Op] | LogColumns, search) -> dict:
+    ops = ops.ops() if isinstance(ops, LogColumns) else ops
     detail = _stuck(ops, ops[search.stuck], search.prefix)
     where = f"key {key}: " if key is not None else ""
     return {

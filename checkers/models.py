@@ -67,6 +67,9 @@ class Model:
     order: Callable[[Hashable, list[Op]], Ordered | None] | None = None
     # A model the compiled search steps itself, without calling `step` (see `checkers/wgl.py`).
     native: str | None = None
+    # The partition of unkeyed appends (one log), decided from the history's
+    # columns by its offsets (`offsets_order`) without an Op made for it.
+    log_part: Hashable | None = None
 
     def describe(self) -> dict:
         return {"name": self.name, **self.params}
@@ -114,19 +117,26 @@ def _log_step(state: int | None, op: Op):
 
 
 def _log_order(_key, ops: list[Op]) -> Ordered:
-    """The append log decided in O(n log n): acknowledged appends are
-    linearizable exactly when their offsets are distinct and none is at or
-    below the offset of an append that returned before it was invoked (then
-    offset order is a linearization, and it is the only one). Appends
-    without an offset constrain nothing. The operation blamed is the first
-    invoked of those that cannot be placed."""
+    """A keyed log's appends (Ops) decided by `offsets_order`."""
     placed = np.array([i for i, op in enumerate(ops) if op.offset is not None], dtype="int64")
+    columns = ([ops[i].offset for i in placed], [ops[i].call[0] for i in placed], [ops[i].call[1] for i in placed],
+               [ops[i].ret[0] for i in placed], [ops[i].ret[1] for i in placed])  # fmt: skip
+    return offsets_order(placed, *(np.array(c, dtype="int64") for c in columns))
+
+
+def offsets_order(placed: np.ndarray, offsets: np.ndarray, call_time: np.ndarray, call_row: np.ndarray,
+                  ret_time: np.ndarray, ret_row: np.ndarray) -> Ordered:  # fmt: skip
+    """The append log decided in O(n log n): acknowledged appends (at
+    positions `placed` of the partition, with their offsets and their calls'
+    and returns' (time, row)) are linearizable exactly when their offsets are
+    distinct and none is at or below the offset of an append that returned
+    before it was invoked (then offset order is a linearization, and it is
+    the only one). Appends without an offset constrain nothing. The
+    operation blamed is the first invoked of those that cannot be placed."""
     if not len(placed):
         return Ordered(True)
-    offsets = np.array([ops[i].offset for i in placed], dtype="int64")
     # Calls and returns ranked together in the history's order of (time, row).
-    times = np.array([ops[i].call[0] for i in placed] + [ops[i].ret[0] for i in placed], dtype="int64")
-    rows = np.array([ops[i].call[1] for i in placed] + [ops[i].ret[1] for i in placed], dtype="int64")
+    times, rows = np.concatenate([call_time, ret_time]), np.concatenate([call_row, ret_row])
     rank = np.empty(len(times), dtype="int64")
     rank[np.lexsort((rows, times))] = np.arange(len(times))
     call, ret = rank[: len(placed)], rank[len(placed) :]
@@ -180,7 +190,8 @@ def log() -> Model:
     """The append workload's log (one per key where appends are keyed),
     judged by the offsets of acknowledged appends; an append that never
     answered has no offset and constrains nothing."""
-    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part, order=_log_order)
+    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part, order=_log_order,
+                 log_part=APPEND_LOG)  # fmt: skip
 
 
 def workloads() -> Model:
@@ -188,7 +199,7 @@ def workloads() -> Model:
     append log as one partition, each register key as another."""
     return Model("workloads", None, _workload_step, frozenset({"append", "read", "write", "cas"}),
                  frozenset({"append", "read"}), _workload_part, _json_key,
-                 order=lambda key, ops: _log_order(key, ops) if key == APPEND_LOG else None)  # fmt: skip
+                 order=lambda key, ops: _log_order(key, ops) if key == APPEND_LOG else None, log_part=APPEND_LOG)  # fmt: skip
 
 
 MODELS: dict[str, Callable[..., Model]] = {
