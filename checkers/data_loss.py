@@ -23,16 +23,17 @@ from .result import result
 
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
     anomalies = []
-    appends = history[(history["f"] == "append") & (history["process"] >= 0)]
-    acked = appends[appends["type"] == "ok"].dropna(subset=["offset"])
-    failed = appends[appends["type"] == "fail"]
+    client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (history["process"] >= 0).to_numpy()
+    appends = history.loc[client_appends, ["index", "type", "key", "value", "offset"]]
+    acked = appends[((appends["type"] == "ok") & appends["offset"].notna()).to_numpy(dtype=bool, na_value=False)]
+    failed = appends[(appends["type"] == "fail").to_numpy(dtype=bool, na_value=False)]
     # A record's place is (key, offset): keyed appends (etcd) are one list per
     # key; the reference quorum's unkeyed ones one log (key "").
-    records = final.dropna(subset=["offset"])
-    records = records.assign(key=records["key"].fillna(""), offset=records["offset"].astype("int64"))
-    nodes = records["node"].unique().tolist()
+    placed = final["offset"].notna().to_numpy()
+    records = (final if placed.all() else final[placed])[["node", "key", "offset", "value"]].reset_index(drop=True)
     # Places, values and nodes as integers: the checks below are then sorts and searches.
     coded = _Coded(acked, records)
+    nodes = coded.node_names
 
     # Every acknowledged append sits at its place with its value on every node;
     # one anomaly per lost append (the first 20), naming every node that lacks it.
@@ -70,12 +71,9 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         )
 
     # Committed prefixes agree.
-    valued = coded.record_value >= 0
-    spread = pd.DataFrame({"place": coded.record_place[valued], "value": coded.record_value[valued]}).groupby("place")["value"]
-    divergent = spread.min() != spread.max()
-    for place in divergent[divergent].index[:20]:
+    for place in coded.divergent_places()[:20]:
         key, offset = coded.key_names[place // coded.stride], int(place % coded.stride)
-        values = records[(records["key"] == key) & (records["offset"] == offset)][["node", "value"]].to_dict("records")
+        values = records.iloc[np.flatnonzero(coded.record_place == place)][["node", "value"]].to_dict("records")
         anomalies.append(
             {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": offset, "values": values,
              "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
@@ -83,13 +81,13 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
 
     # No value twice; no definitely-failed append committed (a `{`-value is a
     # record the quorum wrote itself, such as a leader's).
-    appended = valued & ~coded.value_is_record[coded.record_value]
+    appended = (coded.record_value >= 0) & ~coded.value_is_record[coded.record_value]
     pair = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]  # (node, value)
     ordered = np.sort(pair)
     twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
     named = sorted((coded.node_names[p // len(coded.value_names)], coded.value_names[p % len(coded.value_names)], p) for p in twice)
     for node, value, node_value in named[:20]:
-        offsets = records["offset"].to_numpy()[appended][pair == node_value]
+        offsets = coded.record_offset[appended][pair == node_value]
         anomalies.append(
             {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(offsets.min()), int(offsets.max())],
              "summary": f"{node} holds append {value} {len(offsets)} times"}
@@ -126,25 +124,79 @@ class _Coded:
     """The acknowledged appends' and the final records' places, values and
     nodes as integer codes: a place is its key's code times `stride` (beyond
     every offset) plus its offset; a null value is -1. Keys and nodes are
-    coded in the sorted order of their names."""
+    coded in the sorted order of their names.
+
+    Values are coded without hashing every record's: each node's log holds
+    mostly the same value at a place as the others. The valued records,
+    sorted by place, are compared each with the one before it; the first at
+    a place and any that differs from the one before (an anchor) are hashed,
+    and every other record takes the code of the anchor before it, whose
+    value it has. An acknowledged append equal to the first record at its
+    place takes that one's code, and only the others are hashed."""
 
     def __init__(self, acked: pd.DataFrame, records: pd.DataFrame) -> None:
         n = len(acked)
-        keys = pd.concat([acked["key"].fillna(""), records["key"]], ignore_index=True)
-        key_codes, key_names = pd.factorize(keys, sort=True)
-        self.key_names = list(key_names)
+        key_codes, self.key_names = _key_codes(acked["key"], records["key"])
         offsets = np.concatenate([acked["offset"].to_numpy(dtype="int64"), records["offset"].to_numpy(dtype="int64")])
         self.stride = int(offsets.max()) + 1 if len(offsets) else 1
         places = key_codes.astype("int64") * self.stride + offsets
-        self.acked_place, self.record_place = places[:n], places[n:]
-        value_codes, names = pd.factorize(pd.concat([acked["value"], records["value"]], ignore_index=True))
+        self.acked_place, self.record_place, self.record_offset = places[:n], places[n:], offsets[n:]
+        node_codes, names = pd.factorize(records["node"], sort=True)
+        self.record_node, self.node_names = node_codes, list(names)
+
+        values, acked_values = records["value"].array, acked["value"].array
+        anchor = self._order_by_place(values)
+        as_first, first_at = self._as_first(acked_values, values)
+        own = np.flatnonzero(~as_first & ~acked_values.isna())  # acknowledged values hashed themselves
+        anchors = self.by_place[anchor]
+        codes, names = pd.factorize(pd.concat([pd.Series(values.take(anchors)), pd.Series(acked_values.take(own))],
+                                              ignore_index=True))  # fmt: skip
         self.value_names = pd.Series(names, dtype=object)
-        self.acked_value, self.record_value = value_codes[:n], value_codes[n:]
+        self.record_value = np.full(len(records), -1, dtype="int64")
+        self.record_value[self.by_place] = codes[np.cumsum(anchor) - 1]
+        self.acked_value = np.full(n, -1, dtype="int64")
+        self.acked_value[as_first] = self.record_value[first_at[as_first]]
+        self.acked_value[own] = codes[len(anchors):]
         # Indexed by a value's code; the last entry answers for code -1 (null).
         starts = pd.Series(names).str.startswith("{").fillna(False).to_numpy(dtype=bool)
         self.value_is_record = np.append(starts, False)
-        node_codes, names = pd.factorize(records["node"], sort=True)
-        self.record_node, self.node_names = node_codes, list(names)
+
+    def _order_by_place(self, values) -> np.ndarray:
+        """Sorts the valued records by place (`by_place`), marks the first at
+        each place (`first`), and returns which are anchors."""
+        valued = np.flatnonzero(~values.isna())
+        self.by_place = valued[np.argsort(self.record_place[valued], kind="stable")]
+        place = self.record_place[self.by_place]
+        self.first = np.ones(len(place), dtype=bool)
+        self.first[1:] = place[1:] != place[:-1]
+        in_order = values.take(self.by_place)
+        anchor = self.first.copy()
+        anchor[1:] |= (in_order[1:] != in_order[:-1]).to_numpy(dtype=bool, na_value=True)
+        return anchor
+
+    def _as_first(self, acked_values, values) -> tuple[np.ndarray, np.ndarray]:
+        """Which acknowledged values equal the first record at their place (or
+        the nearest place after it), and that record's position for each."""
+        first_at = self.by_place[self.first]
+        if not len(first_at):
+            return np.zeros(len(acked_values), dtype=bool), np.zeros(len(acked_values), dtype="int64")
+        places = self.record_place[first_at]
+        first_at = first_at[np.minimum(np.searchsorted(places, self.acked_place), len(places) - 1)]
+        return (acked_values == values.take(first_at)).to_numpy(dtype=bool, na_value=False), first_at
+
+    def divergent_places(self) -> np.ndarray:
+        """Places where valued records differ, in order."""
+        codes = self.record_value[self.by_place]
+        group_first = np.maximum.accumulate(np.where(self.first, np.arange(len(codes)), 0))
+        return np.unique(self.record_place[self.by_place][codes != codes[group_first]])
+
+
+def _key_codes(acked: pd.Series, records: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Each row's key code (null as ""), acknowledged appends' then records'; the names in sorted order."""
+    if acked.isna().all() and records.isna().all():  # one unkeyed log: no strings to hash
+        return np.zeros(len(acked) + len(records), dtype="int64"), [""]
+    codes, names = pd.factorize(pd.concat([acked.fillna(""), records.fillna("")], ignore_index=True), sort=True)
+    return codes, list(names)
 
 
 def logs_cut_back(events: pd.DataFrame) -> list[dict]:
