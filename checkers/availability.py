@@ -15,6 +15,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from .pairing import pair
 from .result import result
 
 ALIVE_WINDOW_NS = 1_000_000_000
@@ -62,23 +63,20 @@ def _window_label(times: np.ndarray, windows: pd.DataFrame) -> np.ndarray:
 
 
 def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
-    ops = history.loc[history["process"] >= 0, ["process", "index", "time_ns", "type"]]  # only what is read is filtered
-    invokes = ops[ops["type"] == "invoke"][["process", "index", "time_ns"]].rename(columns={"time_ns": "t0"})
-    done = ops[ops["type"] != "invoke"][["process", "index", "time_ns", "type"]]
-    # Each completion pairs with the latest invoke of its process before it.
-    paired = pd.merge_asof(
-        done.sort_values("index"), invokes.sort_values("index"), on="index", by="process", direction="backward"
-    )
-    paired["latency_ms"] = (paired["time_ns"] - paired["t0"]) / 1e6
-    paired["window"] = _window_label(paired["t0"].to_numpy(), windows)
+    pairs = pair(history)
+    times = history["time_ns"].to_numpy(dtype="int64")
+    ok = (history["type"] == "ok").to_numpy(dtype=bool, na_value=False)
+    paired = pd.DataFrame({"ok": ok[pairs.done],
+                           "latency_ms": (times[pairs.done] - times[pairs.call]) / 1e6,
+                           "window": _window_label(times[pairs.call], windows)})  # fmt: skip
     figures = {}
     for window, group in paired.groupby("window"):
-        ok = group[group["type"] == "ok"]
+        answered_ok = group[group["ok"]]
         figures[window] = {
             "operations": len(group),
-            "ok_rate": round(float((group["type"] == "ok").mean()), 4),
-            "latency_p50_ms": round(float(ok["latency_ms"].quantile(0.5)), 2) if len(ok) else None,
-            "latency_p99_ms": round(float(ok["latency_ms"].quantile(0.99)), 2) if len(ok) else None,
+            "ok_rate": round(float(group["ok"].mean()), 4),
+            "latency_p50_ms": round(float(answered_ok["latency_ms"].quantile(0.5)), 2) if len(answered_ok) else None,
+            "latency_p99_ms": round(float(answered_ok["latency_ms"].quantile(0.99)), 2) if len(answered_ok) else None,
         }
     return figures
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .models import Model, Op, Ordered, offsets_order, workloads
+from .pairing import pair
 from .result import result
 from .wgl import new_search
 
@@ -76,39 +77,29 @@ def _is(column: pd.Series, values: list) -> np.ndarray:
 
 
 def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | LogColumns]:
-    """Paired with arrays: each process's rows in history order, a completion
-    taking the invocation just before it (a process waits for each answer)."""
-    client = history[history["process"] >= 0]
-    f = client["f"]
-    unknown_fs = {"None" if pd.isna(name) else str(name) for name in f.unique()} - model.fs
+    """Kept: what may have happened (a definite failure did not, but for a
+    cas-mismatch); an answer that says nothing of an inert operation is left out."""
+    f = history["f"]
+    unknown_fs = {"None" if pd.isna(name) else str(name) for name in f[history["process"] >= 0].unique()} - model.fs
     if unknown_fs:
         raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(unknown_fs)))
-    process = client["process"].to_numpy(dtype="int64")
-    order = np.lexsort((np.arange(len(client)), process))  # by process, then history order
-    invoke = _is(client["type"], ["invoke"])[order]
-    same = np.zeros(len(order), dtype=bool)
-    same[1:] = process[order][1:] == process[order][:-1]
-    paired = np.zeros(len(order), dtype=bool)  # a completion whose row before is its process's invocation
-    paired[1:] = ~invoke[1:] & same[1:] & invoke[:-1]
-    done, call = order[paired], order[np.flatnonzero(paired) - 1]
-    last = np.ones(len(order), dtype=bool)  # a process's last row, an invocation: never answered
-    last[:-1] = ~same[1:]
-    pending = np.sort(order[last & invoke])
-    ok, fail = _is(client["type"], ["ok"]), _is(client["type"], ["fail"])
-    kept = ~fail[done] | _is(client["error"], ["cas-mismatch"])[done]
-    done, call = done[kept], call[kept]
-    by_time = np.argsort(done, kind="stable")  # completions in history order, as the ops list goes
-    done, call = done[by_time], call[by_time]
+    pairs = pair(history)
+    rows = Rows(history, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
+    ok, fail = rows.ok, rows.fail
+    kept = ~fail[pairs.done] | _is(history["error"], ["cas-mismatch"])[pairs.done]
+    done, call = pairs.done[kept], pairs.call[kept]
     known = ok[done] | fail[done]  # a fail that gets this far is a cas-mismatch
     inert = _is(f, list(model.inert_unknown))
-    done, call = done[known | ~inert[call]], call[known | ~inert[call]]
-    pending = pending[~inert[pending]]
-    rows = Rows(client, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
-    if model.log_part is None:
-        in_log, pending_in_log = np.zeros(len(done), dtype=bool), np.zeros(len(pending), dtype=bool)
-    else:
-        unkeyed_append = _is(f, ["append"]) & client["key"].isna().to_numpy()
-        in_log, pending_in_log = unkeyed_append[call], unkeyed_append[pending]
+    lasting = known | ~inert[call]
+    done, call = done[lasting], call[lasting]
+    pending = pairs.pending[~inert[pairs.pending]]
+    in_log, pending_in_log = np.zeros(len(done), dtype=bool), np.zeros(len(pending), dtype=bool)
+    if model.log_part is not None:
+        unkeyed, append = history["key"].isna().to_numpy(), _is(f, ["append"])
+        # Columns only where the unkeyed operations are all appends; any other
+        # (an imported history's unkeyed read) goes into the log's partition as an Op.
+        if not (unkeyed & ~append)[np.concatenate([call, pending])].any():
+            in_log, pending_in_log = (unkeyed & append)[call], (unkeyed & append)[pending]
     ops = rows.ops(call[~in_log], done[~in_log], pending[~pending_in_log])
     if model.partition is None:
         return {None: ops}
@@ -121,19 +112,19 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | 
 
 
 class Rows:
-    """A history's client rows, as arrays, from which Ops are made for the rows asked."""
+    """A history's rows, as arrays, from which Ops are made for the rows asked."""
 
-    def __init__(self, client: pd.DataFrame, last_time: int, after_all: int) -> None:
-        self.client, self.last_time, self.after_all = client, last_time, after_all
-        self.index = client["index"].to_numpy(dtype="int64")
-        self.times = client["time_ns"].to_numpy(dtype="int64")
-        self.process = client["process"].to_numpy(dtype="int64")
-        self.ok = _is(client["type"], ["ok"])
-        self.fail = _is(client["type"], ["fail"])
+    def __init__(self, history: pd.DataFrame, last_time: int, after_all: int) -> None:
+        self.history, self.last_time, self.after_all = history, last_time, after_all
+        self.index = history["index"].to_numpy(dtype="int64")
+        self.times = history["time_ns"].to_numpy(dtype="int64")
+        self.process = history["process"].to_numpy(dtype="int64")
+        self.ok = _is(history["type"], ["ok"])
+        self.fail = _is(history["type"], ["fail"])
 
     def column(self, name: str, rows: np.ndarray) -> list:
         """A column's values at `rows` as Python objects, null as None."""
-        values = self.client[name].iloc[rows].to_numpy(dtype=object)
+        values = self.history[name].iloc[rows].to_numpy(dtype=object)
         values[pd.isna(values)] = None
         return values.tolist()
 
@@ -143,7 +134,7 @@ class Rows:
         everything, in that order."""
         index, times, last_time = self.index, self.times, self.last_time
         outcome = np.where(self.ok[done], "ok", np.where(self.fail[done], "mismatch", "unknown")).tolist()
-        values = _values(self.client["value"], np.concatenate([call, done, pending]))
+        values = _values(self.history["value"], np.concatenate([call, done, pending]))
         c_value, d_value, p_value = values[: len(call)], values[len(call) : len(call) + len(done)], values[len(call) + len(done) :]
         c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), self.process[call].tolist()
         c_f, c_key = self.column("f", call), self.column("key", call)
@@ -174,7 +165,7 @@ class LogColumns:
         return len(self.done) + len(self.pending)
 
     def order(self) -> Ordered:
-        offset = self.rows.client["offset"].iloc[self.done]
+        offset = self.rows.history["offset"].iloc[self.done]
         placed = np.flatnonzero((self.rows.ok | self.rows.fail)[self.done] & offset.notna().to_numpy())
         call, done, index, times = self.call[placed], self.done[placed], self.rows.index, self.rows.times
         return offsets_order(placed, offset.iloc[placed].to_numpy(dtype="int64"), times[call], index[call], times[done], index[done])

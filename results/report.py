@@ -12,9 +12,11 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
+from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, frame
 from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history, read_table
@@ -120,23 +122,19 @@ class _Scale:
 
 def _operations(history: pd.DataFrame) -> pd.DataFrame:
     """Client operations with their invoke and completion times (open ones end with the run)."""
-    rows = history.loc[history["process"] >= 0, ["index", "time_ns", "process", "f", "value", "type"]]
-    invokes = rows[rows["type"] == "invoke"][["index", "time_ns", "process", "f", "value"]]
-    done = rows[rows["type"] != "invoke"][["index", "time_ns", "process", "type"]]
-    paired = pd.merge_asof(done.sort_values("index"), invokes.sort_values("index").rename(
-        columns={"index": "invoke", "time_ns": "t0"}), left_on="index", right_on="invoke", by="process",
-        direction="backward")  # fmt: skip
-    paired = paired.dropna(subset=["invoke"])
-    finished = set(paired["invoke"].astype("int64"))
+    pairs = pair(history)
+    call = np.concatenate([pairs.call, pairs.pending])
     end = int(history["time_ns"].max()) if len(history) else 0
-    still_open = invokes[~invokes["index"].isin(finished)].rename(columns={"index": "invoke", "time_ns": "t0"})
-    still_open = still_open.assign(index=-1, time_ns=end, type="open")
-    parts = [p.rename(columns={"time_ns": "t1"}) for p in (paired, still_open) if len(p)]
-    if not parts:
-        return pd.DataFrame(columns=["index", "invoke", "t0", "t1", "process", "f", "value", "type", "latency_ms"])
-    ops = pd.concat(parts)
-    ops["latency_ms"] = (ops["t1"] - ops["t0"]) / 1e6
-    return ops.astype({"invoke": "int64", "t0": "int64", "t1": "int64"}).sort_values("t0").reset_index(drop=True)
+    times, index = history["time_ns"].to_numpy(dtype="int64"), history["index"].to_numpy(dtype="int64")
+    t1 = np.concatenate([times[pairs.done], np.full(len(pairs.pending), end, dtype="int64")])
+    kinds = np.concatenate([history["type"].take(pairs.done).to_numpy(dtype=object), np.full(len(pairs.pending), "open", dtype=object)])
+    ops = pd.DataFrame({
+        "index": np.concatenate([index[pairs.done], np.full(len(pairs.pending), -1, dtype="int64")]),
+        "invoke": index[call], "t0": times[call], "t1": t1, "process": history["process"].to_numpy(dtype="int64")[call],
+        "f": history["f"].take(call).reset_index(drop=True), "value": history["value"].take(call).reset_index(drop=True),
+        "type": kinds, "latency_ms": (t1 - times[call]) / 1e6,
+    })  # fmt: skip
+    return ops.sort_values("t0", kind="stable").reset_index(drop=True)
 
 
 def _rows(anomaly: dict) -> list[int]:

@@ -271,6 +271,14 @@ def test_append_offsets_follow_real_time():
     assert linearizable(appends(5, 3, ("a1", "a1")), log())["valid"] is False
 
 
+def test_an_unkeyed_read_beside_the_log_is_decided_with_it():
+    """An imported history's unkeyed read shares the log's partition: the log
+    is then decided from Ops, as a keyed one is, not from its columns."""
+    h = history((0, "append", None, "1", "ok", "1", 0, 10), (1, "read", None, None, "ok", None, 20, 30))
+    verdict = linearizable(h)
+    assert verdict["valid"] is True and verdict["stats"]["partitions"] == 1 and verdict["stats"]["operations"] == 2
+
+
 def test_unknown_client_functions_are_an_error_not_a_pass():
     h = history((0, "frob", "k", None, "ok", None, 0, 10))
     with pytest.raises(ValueError, match="frob"):
