@@ -170,11 +170,11 @@ class AttributedLinks:
         """Close the fronts and every connection through them; stop the thread."""
         if not self.loop.is_running():
             return
-        self._call(self._close())
+        self._call(self._shut())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 
-    async def _close(self) -> None:
+    async def _shut(self) -> None:
         for server in self.servers:
             server.close()
         for writers in self.live.values():

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import socket
+from types import SimpleNamespace
 
-from harness.attributed_links import holder, socket_inode
+from harness.attributed_links import AttributedLinks, holder, socket_inode
 
 
 def listener() -> socket.socket:
@@ -38,3 +39,29 @@ def test_a_connection_is_traced_to_its_socket_and_its_process_even_on_a_shared_p
     finally:
         for s in clients + servers:
             s.close()
+
+
+def test_a_connection_closed_by_the_node_is_closed_through_the_front():
+    """The front forwards both ways and passes the end of a connection on:
+    a peer that hangs up is seen to hang up (a half-open connection would
+    leave the dialling member waiting on a stream no one writes)."""
+    node = listener()
+    cluster = SimpleNamespace(ids=["n1"], processes={}, raft={"n1": node.getsockname()})
+    links = AttributedLinks(cluster)
+    errors = []
+    links.loop.set_exception_handler(lambda loop, context: errors.append(context))
+    client = socket.create_connection(links.fronts["n1"], timeout=5)
+    try:
+        accepted, _ = node.accept()
+        client.sendall(b"ping")
+        assert accepted.recv(4) == b"ping"
+        accepted.sendall(b"pong")
+        accepted.close()
+        assert client.recv(4) == b"pong"
+        assert client.recv(4) == b""  # the node's close reached the client
+        assert errors == []  # ended by the front, not by asyncio after a failed handler
+    finally:
+        client.close()
+        node.close()
+        links.remove()
+    assert not links.thread.is_alive()
