@@ -334,7 +334,7 @@ class Run:
                 clock_faults="clock" in config.nemesis,
             )
             self.cluster = cluster
-            self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed))
+            self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed), config.concurrency)
             self.start(cluster)
             try:
                 asyncio.run(self.load_and_faults())
@@ -388,7 +388,7 @@ class Run:
         load_start_ns = self.recorder.now_ns()
         deadline = (self.recorder.start_ns + load_start_ns) / 1e9 + config.time_limit_s
         self.clock_schedule(load_start_ns / 1e9)
-        tasks = [asyncio.create_task(self.client_worker(deadline)) for _ in range(config.concurrency)]
+        tasks = [asyncio.create_task(self.client_worker(deadline, index)) for index in range(config.concurrency)]
         tasks.append(asyncio.create_task(self.probe(deadline)))
         tasks.append(asyncio.create_task(self.run_schedule(deadline)))
         progress = asyncio.create_task(self.show_progress(deadline))
@@ -436,21 +436,22 @@ class Run:
             await at(turn, None)
             first = self.guide.choose(self.observe())
             made = [first] if first else []
+            held = min(self.guide.held_s(first, interval), limit - turn) if first else interval
             ops = self.guide.ops(turn, first, interval) if first else []
             for op in ops:
                 await at(op.at_s, op)
             if len(ops) == 1:  # a single fault: maybe more, one at once if risky, one halfway through
-                for when, at_once in ((turn + EARLY_S, True), (turn + interval / 2, False)):
+                for when, at_once in ((turn + EARLY_S, True), (turn + held / 2, False)):
                     await at(when, None)
                     more = self.guide.overlap(self.observe(), made, at_once)
                     if more:
                         made.append(more)
                         await at(when, self.guide.op(when, more))
-            for op in self.guide.undo(turn + interval, made) if made else []:
+            for op in self.guide.undo(turn + held, made) if made else []:
                 await at(op.at_s, op)
             # A quiet interval follows even when undoing ran late (voters added
             # back can take seconds), so the next turn's faults keep their spacing.
-            turn = max(turn + 2 * interval, time.monotonic() - start + interval)
+            turn = max(turn + held + interval, time.monotonic() - start + interval)
         await at(limit, NemesisOp(limit, "heal-all"))
 
     def observe(self) -> Observation:
@@ -471,7 +472,7 @@ class Run:
         self.meta["schedule"].append({**asdict(op), "at_s": round(self.meta["load_start_s"] + op.at_s, 6)})
         self.write_meta()
 
-    async def client_worker(self, deadline: float) -> None:
+    async def client_worker(self, deadline: float, index: int) -> None:
         config = self.config
         workload = self.workload.for_client()
         rng = random.Random(self.rng.random())
@@ -480,12 +481,13 @@ class Run:
         clients: dict[str, TargetClient] = {}
         # Each client finds the leader on its own, as independent clients do
         # (one shared guess sent every client to one node at a time): the
-        # node that last answered it, else the leader a refusal named, else any.
+        # node that last answered it, else the leader a refusal named, else any;
+        # unless a partition left it beside a minority (`Nemesis.confined`).
         hint: str | None = None
         try:
             while time.monotonic() < deadline:
                 op = workload.next_op()
-                node = hint or rng.choice(self.cluster.ids)
+                node = self.nemesis.confined.get(index) or hint or rng.choice(self.cluster.ids)
                 done = await self.invoke(process, op, node, clients)
                 hint = node if done["type"] == "ok" else done.get("leader") or None
                 workload.completed(op, done)

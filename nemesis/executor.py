@@ -25,11 +25,15 @@ NEMESIS_PROCESS = -1
 
 
 class Nemesis:
-    def __init__(self, cluster, links, recorder, rng: random.Random) -> None:
+    def __init__(self, cluster, links, recorder, rng: random.Random, clients: int = 0) -> None:
         self.cluster = cluster
         self.links = links
         self.recorder = recorder
         self.rng = rng
+        # Clients on the minority's side of a partition that names `clients`
+        # (client index -> the one node it can reach), until the links heal.
+        self.clients = clients
+        self.confined: dict[int, str] = {}
         self.paused: set[str] = set()
         self.down: set[str] = set()
         # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
@@ -66,7 +70,9 @@ class Nemesis:
             else:
                 grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
             self.faulty_links = True
-            return [list(link) for link in self.links.cut(topologies.links(grudge))]
+            cut = [list(link) for link in self.links.cut(topologies.links(grudge))]
+            self.confine(args.get("clients", 0), grudge, rng)
+            return cut
         if f == "latency":
             self.faulty_links = True
             attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
@@ -74,6 +80,7 @@ class Nemesis:
         if f == "heal":
             self.links.heal()
             self.faulty_links = False
+            self.confined.clear()
             return []
         if f == "clock":
             nodes = self.aimed(args)
@@ -169,11 +176,24 @@ class Nemesis:
             self.fault_node("resume", node)
         self.links.heal()
         self.faulty_links = False
+        self.confined.clear()
         for node in sorted(self.down):
             self.fault_node("start", node)
         if self.removed:
             MemberChanges(self).rejoin()
         return touched
+
+    def confine(self, count: int, grudge: dict, rng: random.Random) -> None:
+        """Up to `count` clients, at most half of them, are put on the
+        minority's side of a partition (the nodes that reach no majority): a
+        client beside a cut-off leader is the one that can read what it still
+        says, where a client free to go anywhere soon finds the new leader."""
+        ids = list(self.cluster.ids)
+        side = sorted(n for n in ids if len(ids) - len(grudge.get(n, ())) <= len(ids) // 2)
+        if not side or not count:
+            return
+        for i, client in enumerate(sorted(rng.sample(range(self.clients), min(count, self.clients // 2)))):
+            self.confined[client] = side[i % len(side)]
 
     def give_room(self) -> list[str]:
         """Full disks given room again; a node that stopped on its full disk

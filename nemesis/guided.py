@@ -7,8 +7,9 @@ going on) tried least so far. Ties go to the cells that hold the most risk
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
-Each turn is one interval of faults followed by a quiet one (the first turn
-a second after load starts, SETTLE_S): a first fault
+Each turn is one interval of faults (a leader cut off: two, HOLD, with
+clients left beside it, CLIENTS_BESIDE_CUT_OFF) followed by a quiet one
+(the first turn a second after load starts, SETTLE_S): a first fault
 (or a voter change, first of all where `membership` is among the faults,
 made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
@@ -75,6 +76,16 @@ MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": partial(membership_shrink, coun
 # topology, the role it is aimed at (the leader, unless named), the cell.
 PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),
               ("follower", "orphan", "follower", "follower-orphaned"), ("follower", "isolate", "follower", "followers-cut-off"))  # fmt: skip
+# Clients left beside a leader cut off (at most half of them): a client free
+# to go anywhere finds the new leader within a second, and only one beside
+# the old leader reads what it still says (a stale read needs both: a write
+# the new leader commits, then a read the old one answers).
+CLIENTS_BESIDE_CUT_OFF = 2
+# Faults held for more than one interval: a leader cut off keeps its window
+# open for two. A new leader is elected one to three seconds in, and a stale
+# read needs a write that leader commits, then a read the old one answers:
+# within one interval of three seconds, that came too late as often as not.
+HOLD = {("partition", "leader-cut-off"): 2}
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
@@ -187,6 +198,11 @@ class Guide:
         return made
 
     @staticmethod
+    def held_s(choice: Choice, interval_s: float) -> float:
+        """How long a turn's faults stay in force, by its first choice."""
+        return HOLD.get(choice.cell[:2], 1) * interval_s
+
+    @staticmethod
     def undo(at_s: float, made: list[Choice]) -> list[NemesisOp]:
         """What ends a turn: lost disks and removed voters added back, then everything healed."""
         rejoin = [NemesisOp(at_s, "rejoin", {"of": "membership"})] if any(c.f in ("wipe", "membership") for c in made) else []
@@ -200,6 +216,8 @@ class Guide:
         for role, topology, target, cell in PARTITIONS:
             if seen.nodes_in(role) and (allowed is None or topology in allowed):
                 aim = {"target": target} if target else {}
+                if cell == "leader-cut-off":
+                    aim["clients"] = CLIENTS_BESIDE_CUT_OFF
                 found.append(Choice(("partition", cell, context), "partition",
                                     {"topology": topology, **aim, "seed": self.rng.randrange(2**31)}))  # fmt: skip
         return found

@@ -120,14 +120,15 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
         if first:
             nemesis.apply(guide.op(0, first))
         ran, made = 0, [first] if first else []
-        for when_ms, at_once in ((int(EARLY_S * 1000), True), (INTERVAL_MS // 2, False)):
+        held_ms = int(guide.held_s(first, INTERVAL_MS / 1000) * 1000) if first else INTERVAL_MS
+        for when_ms, at_once in ((int(EARLY_S * 1000), True), (held_ms // 2, False)):
             nemesis.run(when_ms - ran)
             ran = when_ms
             more = guide.overlap(Observation(nemesis.states()), made, at_once) if first else None
             if more:
                 made.append(more)
                 nemesis.apply(guide.op(0, more))
-        nemesis.run(INTERVAL_MS - ran)
+        nemesis.run(held_ms - ran)
         nemesis.apply(NemesisOp(0, "heal-all"))
     return nemesis, guide
 

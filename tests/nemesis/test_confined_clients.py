@@ -1,0 +1,73 @@
+"""A partition that names `clients` leaves up to that many clients (at most
+half of them) beside the nodes that reach no majority, until the links heal:
+a stale read needs a client that can reach only the cut-off leader."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nemesis import topologies
+from nemesis.executor import Nemesis
+from nemesis.guided import CLIENTS_BESIDE_CUT_OFF, Guide, Observation
+from nemesis.schedule import NemesisOp
+
+TOPOLOGIES = ("isolate-leader", "isolate", "halves", "majorities-ring", "bridge", "mute-leader")
+
+
+class Cluster:
+    """Nodes that say who leads (n1)."""
+
+    def __init__(self, nodes: int) -> None:
+        self.ids = [f"n{i}" for i in range(1, nodes + 1)]
+
+    def status(self, node: str, timeout_s: float | None = None) -> dict:
+        return {"state": "leader" if node == "n1" else "follower", "epoch": 3}
+
+    def set_clock(self, node: str, offset_ms: int) -> None:
+        raise AssertionError("no clock was moved")
+
+
+class Links:
+    """Links that are only cut and healed."""
+
+    def __init__(self) -> None:
+        self.down: set = set()
+
+    def cut(self, links):
+        self.down |= set(links)
+        return sorted(links)
+
+    def heal(self) -> None:
+        self.down.clear()
+
+
+@given(nodes=st.integers(3, 7), clients=st.integers(0, 9), count=st.integers(0, 4),
+       topology=st.sampled_from(TOPOLOGIES), seed=st.integers(0, 2**31 - 1), heal=st.sampled_from(["heal", "heal-all"]))  # fmt: skip
+def test_clients_are_left_only_beside_nodes_that_reach_no_majority_and_only_until_the_links_heal(
+    nodes, clients, count, topology, seed, heal
+):
+    cluster, links = Cluster(nodes), Links()
+    nemesis = Nemesis(cluster, links, recorder=None, rng=random.Random(seed), clients=clients)
+    nemesis.perform(NemesisOp(0.0, "partition", {"topology": topology, "clients": count, "seed": seed}))
+    cut = topologies.from_links(links.down)
+    minority = {n for n in cluster.ids if nodes - len(cut.get(n, ())) <= nodes // 2}
+    assert set(nemesis.confined.values()) <= minority
+    assert len(nemesis.confined) == (min(count, clients // 2) if minority else 0)
+    assert set(nemesis.confined) <= set(range(clients))
+    if topology == "isolate-leader" and nemesis.confined:
+        assert set(nemesis.confined.values()) == {"n1"}
+    nemesis.perform(NemesisOp(1.0, heal, {}))
+    assert nemesis.confined == {} and links.down == set()
+
+
+def test_the_guided_leader_cut_off_leaves_clients_beside_the_old_leader_for_two_intervals():
+    guide = Guide(random.Random(0), ["partition"], voters=5)
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    cut_off = [c for c in guide.choices(seen) if c.cell[1] == "leader-cut-off"]
+    assert [c.args["clients"] for c in cut_off] == [CLIENTS_BESIDE_CUT_OFF]
+    assert all("clients" not in c.args for c in guide.choices(seen) if c.cell[1] != "leader-cut-off")
+    assert guide.held_s(cut_off[0], 3.0) == 6.0
+    assert {guide.held_s(c, 3.0) for c in guide.choices(seen) if c.cell[1] != "leader-cut-off"} == {3.0}
