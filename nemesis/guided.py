@@ -7,8 +7,9 @@ going on) tried least so far. Ties go to the cells that hold the most risk
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
-Each turn is one interval of faults (a leader cut off: two, HOLD, with
-clients left beside it, CLIENTS_BESIDE_CUT_OFF) followed by a quiet one
+Each turn is one interval of faults (two for a leader cut off, with
+clients left beside it, CLIENTS_BESIDE_CUT_OFF, or a leader's power lost:
+HOLD) followed by a quiet one
 (the first turn a second after load starts, SETTLE_S): a first fault
 (or a voter change, first of all where `membership` is among the faults,
 made as the random schedule makes them),
@@ -81,11 +82,15 @@ PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "
 # the old leader reads what it still says (a stale read needs both: a write
 # the new leader commits, then a read the old one answers).
 CLIENTS_BESIDE_CUT_OFF = 2
-# Faults held for more than one interval: a leader cut off keeps its window
-# open for two. A new leader is elected one to three seconds in, and a stale
-# read needs a write that leader commits, then a read the old one answers:
-# within one interval of three seconds, that came too late as often as not.
-HOLD = {("partition", "leader-cut-off"): 2}
+# Faults held for more than one interval, for the election their question
+# needs. A leader cut off: a new leader is elected one to three seconds in,
+# and a stale read needs a write that leader commits, then a read the old
+# one answers (within one interval of three seconds, that came too late as
+# often as not). A leader's power lost with a bare majority holding its
+# records: the followers killed start two seconds in (a second later on a
+# loaded machine), and the paused ones must stay paused until those and the
+# leader have elected.
+HOLD = {("partition", "leader-cut-off"): 2, ("lose-unfsynced", "leader"): 2}
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,

@@ -252,11 +252,12 @@ def test_a_leaders_power_loss_comes_while_a_bare_majority_holds_its_records(bugs
         choice = guide.choose(seen)
         assert choice.cell[:2] == ("lose-unfsynced", "leader")  # the riskiest cell
         ops = guide.ops(0.0, choice, 1.0)
+        assert guide.held_s(choice, 1.0) == 2.0
         assert [(op.f, op.args.get("count")) for op in ops] == [("kill", 2), ("pause", 2), ("lose-unfsynced", None), ("start", None)]
         nemesis = simulation(seed, bugs=bugs, check_invariants=True)
         ran = 0
         try:
-            for op in [*ops, NemesisOp(1.0, "heal-all")]:
+            for op in [*ops, NemesisOp(guide.held_s(choice, 1.0), "heal-all")]:  # held for the election after
                 nemesis.run(int(op.at_s * 1000) - ran)
                 ran = int(op.at_s * 1000)
                 nemesis.apply(op)
