@@ -100,19 +100,26 @@ def test_what_etcd_cannot_take_is_refused_before_the_run(tmp_path):
 
 def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_path):
     """Every member dials one front per peer, which names the dialling node
-    from /proc: an isolated member loses its peers, the others keep theirs."""
-    done = etcd_run(tmp_path, "--time-limit", "10", "--interval", "2.5", "--nemesis", "partition",
+    from /proc: an isolated member loses its peers, the others keep theirs.
+    (How many elections the two take is up to timing: on a loaded machine
+    they split their votes, or a new leader missed its quorum's heartbeats
+    once and was elected again.)"""
+    done = etcd_run(tmp_path, "--time-limit", "15", "--interval", "3", "--nemesis", "partition",
                     "--topologies", "isolate-leader")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     history = load_history(run_dir)
-    cuts = history.query("process == -1 and type == 'ok' and f == 'partition'")
-    assert len(cuts) >= 2
+    faults = history.query("process == -1 and type == 'ok' and f in ('partition', 'heal', 'heal-all')")
+    windows = [(cut.time_ns, faults[faults["time_ns"] > cut.time_ns]["time_ns"].min(), json.loads(cut.node))
+               for cut in faults[faults["f"] == "partition"].itertuples()]  # fmt: skip
+    assert len(windows) >= 2
     events = pd.read_parquet(run_dir / "events.parquet")
     leaders = events[(events["source"] == "log") & (events["event"] == "transition") & (events["state"] == "leader")]
-    # Each isolated leader is replaced by one of the two that can still reach each other.
-    during = [leaders[(leaders["time_ns"] > t) & (leaders["time_ns"] < t + 2_500_000_000)] for t in cuts["time_ns"]]
-    assert all(len(elected) == 1 for elected in during), leaders
+    # Each isolated leader is replaced by one of the two that can still reach each other, and never leads while cut off.
+    for start, end, links in windows:
+        [isolated] = set.intersection(*(set(link) for link in links))
+        elected = set(leaders[(leaders["time_ns"] > start) & (leaders["time_ns"] < end)]["node"])
+        assert elected and isolated not in elected, (isolated, leaders)
     checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     assert all(c["valid"] is True for c in checkers.values()), checkers
 
