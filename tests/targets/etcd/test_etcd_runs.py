@@ -104,7 +104,7 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     (How many elections the two take is up to timing: on a loaded machine
     they split their votes, or a new leader missed its quorum's heartbeats
     once and was elected again.)"""
-    done = etcd_run(tmp_path, "--time-limit", "15", "--interval", "3", "--nemesis", "partition",
+    done = etcd_run(tmp_path, "--time-limit", "20", "--interval", "4", "--nemesis", "partition",
                     "--topologies", "isolate-leader")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
