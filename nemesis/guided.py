@@ -87,9 +87,9 @@ CLIENTS_BESIDE_CUT_OFF = 2
 # and a stale read needs a write that leader commits, then a read the old
 # one answers (within one interval of three seconds, that came too late as
 # often as not). A leader's power lost with a bare majority holding its
-# records: the followers killed start two seconds in (a second later on a
-# loaded machine), and the paused ones must stay paused until those and the
-# leader have elected.
+# records: the killed followers are started a third of an interval in (the
+# start took a second longer on a loaded machine), and the paused ones must
+# stay paused until those and the leader have elected.
 HOLD = {("partition", "leader-cut-off"): 2, ("lose-unfsynced", "leader"): 2}
 # The cells that hold the most risk, tried first among equals.
 RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
