@@ -23,16 +23,20 @@ SHAPES = ("jump", "skew", "strobe")
 TICK_S = 0.05
 
 
-def draw(rng: random.Random, slower: bool = False) -> dict:
-    """A clock fault's shape and size, from the schedule's seed; `slower`:
-    only a clock set back 5 s, or running at a tenth of its speed (what
-    stretches a lease, or a leader's wait for its followers, seconds past an
-    election's few hundred milliseconds: long enough for clients to meet it;
-    with a second back, Docker runs missed the stale reads it allows, and at
-    a quarter speed the leader's 600 ms wait ended a second after the new
-    leader's election)."""
-    if slower:
+def draw(rng: random.Random, way: str | None = None) -> dict:
+    """A clock fault's shape and size, from the schedule's seed. `way`:
+    `behind`, only a clock set back 5 s, or running at a tenth of its speed
+    (what stretches a lease, or a leader's wait for its followers, seconds
+    past an election's few hundred milliseconds: long enough for clients to
+    meet it; with a second back, Docker runs missed the stale reads it
+    allows, and at a quarter speed the leader's 600 ms wait ended a second
+    after the new leader's election); `ahead`, only a clock jumped 2 s or 5
+    s on (past any fetch timeout at once: the node gives up on its leader
+    before the others do)."""
+    if way == "behind":
         return rng.choice([{"shape": "jump", "delta_ms": -5000}, {"shape": "skew", "rate": 0.1}])
+    if way == "ahead":
+        return {"shape": "jump", "delta_ms": rng.choice([2000, 5000])}
     shape = rng.choice(SHAPES)
     if shape == "skew":
         return {"shape": shape, "rate": rng.choice([0.25, 0.5, 2.0, 4.0])}

@@ -91,27 +91,39 @@ CLIENTS_BESIDE_CUT_OFF = 2
 # start took a second longer on a loaded machine), and the paused ones must
 # stay paused until those and the leader have elected.
 HOLD = {("partition", "leader-cut-off"): 2, ("lose-unfsynced", "leader"): 2}
-# The cells that hold the most risk, tried first among equals.
-RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 3, ("kill", "leader"): 2, ("pause", "leader"): 2,
+# The cells that hold the most risk, tried first among equals. The leader
+# muted first of all (with a follower's clock jumped ahead at once,
+# RISK_AT_ONCE): the one turn asks three questions (may the leader
+# acknowledge what only it holds? may a follower still following it grant
+# the pre-votes of one that gave up on it early, KIP-996? does a leader that
+# still hears a majority step down?), and a run's first turn comes before
+# any other.
+RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 4, ("kill", "leader"): 2, ("pause", "leader"): 2,
         ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
         ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 3, ("clock", "leader"): 2}  # fmt: skip
+# Which way a clock fault made at once for its risk moves the clock, by the role it hits.
+CLOCK_WAY = {"leader": "behind", "follower": "ahead"}
 # Voter changes, where `membership` is among the faults, come before any
 # other fault: changes in flight are where membership goes wrong, and a run
 # has few turns. A lost disk first: its question (may the old identity
 # vote?) comes up only in the elections the turn forces, seconds in, while a
 # removal's is settled within a second of its being made.
-VOTER_CHANGE_RISK = {"wipe": 5, "shrink": 4}
+VOTER_CHANGE_RISK = {"wipe": 6, "shrink": 5}
 # Second faults that hold the most risk with the first in force, (the
 # first's role, fault, role): made at once (before the cluster reacts to the
 # first), or halfway through (after it has). At once: a cut-off leader's
 # clock set back or slowed holds on to leadership past its followers'
-# election (a muted leader is not here: it hears the first vote request and
-# steps down at once). Halfway: a follower restarted after the election that
+# election (a muted leader hears the first vote request and steps down at
+# once); with the leader muted, a follower's clock jumped ahead gives up on
+# the leader before the others do, with a log as long as theirs (none gets
+# more records), so it asks for pre-votes while they still follow it, which
+# they must refuse (a pre-vote that comes from a follower cut off alone, its
+# log behind, is refused on the log and shows nothing). Halfway: a follower restarted after the election that
 # cutting off, muting or stopping the leader forced; its vote in that epoch
 # must survive the restart, or it can vote again. A voter change (the first
 # named `voter-change`) with the leader killed or bounced at once, the change
 # in flight.
-RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("voter-change", "kill", "leader"): 2,
+RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3, ("voter-change", "kill", "leader"): 2,
                 ("voter-change", "bounce", "leader"): 2}  # fmt: skip
 RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
                 for fault in ("bounce", "restart")}  # fmt: skip
@@ -241,8 +253,8 @@ class Guide:
         """A node fault of another kind than those `made` this turn, only
         where it reaches a cell never tried; the riskiest with the first
         first (RISK_HALFWAY; `at_once`: only those of RISK_AT_ONCE, made
-        whenever their first fault is, tried or not). A clock
-        fault on a leader the first cut off is set back or slowed."""
+        whenever their first fault is, tried or not). A clock fault made
+        for its risk moves the clock the way CLOCK_WAY says."""
         in_force = seen.in_force + tuple(c.cell[0] for c in made)
         risks = RISK_AT_ONCE if at_once else RISK_HALFWAY
         first = "voter-change" if made[0].f == "membership" else made[0].cell[1]
@@ -256,7 +268,7 @@ class Guide:
         choice, risk = max(weighed, key=lambda pair: pair[1])
         if choice.f == "clock" and risk:
             aim = {k: choice.args[k] for k in ("target", "seed")}
-            choice = Choice(choice.cell, "clock", {**aim, **clock.draw(self.rng, slower=True)})
+            choice = Choice(choice.cell, "clock", {**aim, **clock.draw(self.rng, CLOCK_WAY[choice.cell[1]])})
         self.tried[choice.cell] += 1
         return choice
 

@@ -65,18 +65,20 @@ class SimNemesis:
                 if core is None:
                     sim.start(node)
             sim.heal()
+            sim.clock_ms = dict.fromkeys(sim.ids, 0)
             self.in_force = []
             return
         states, rng = self.states(), random.Random(args.get("seed"))
         if op.f == "partition":
-            nodes = list(sim.ids)
-            if args.get("target") == "follower":
-                grudge = topologies.isolate(nodes, self.aim("follower", states, rng)[0])
-            else:
-                grudge = topologies.make(args["topology"], nodes, rng, sim.leader())
+            aimed = self.aim(args["target"], states, rng)[0] if args.get("target") else None
+            grudge = topologies.make(args["topology"], list(sim.ids), rng, sim.leader(), aimed)
             cut = topologies.links(grudge)
             sim.cut |= cut
             touched = [list(link) for link in cut]
+        elif op.f == "clock":  # jumps only: the simulation sets a node's clock off true time, it does not skew it
+            touched = self.aim(args["target"], states, rng)
+            for node in touched:
+                sim.clock_ms[node] = clock.offset_ms(args, 0.0)
         else:
             touched = self.aim(args.get("target", "one"), states, rng, args.get("count", 1))
             for node in touched:
@@ -265,3 +267,34 @@ def test_a_leaders_power_loss_comes_while_a_bare_majority_holds_its_records(bugs
         except InvariantViolation:
             broken += 1
     assert broken == 0 if not bugs else broken >= 5
+
+
+@pytest.mark.parametrize("bugs", [frozenset(), frozenset({"prevote-always"})])
+def test_the_first_turn_mutes_the_leader_and_jumps_a_followers_clock_ahead_at_once(bugs):
+    """With partitions and clock faults among the faults, the first turn
+    mutes the leader, and at once jumps a follower's clock ahead: that
+    follower gives up on the leader first, its log as long as the others'
+    (none gets more records), and asks them for pre-votes while they still
+    follow. The correct node refuses them; a node that grants them
+    (prevote-always) is caught in every seed, within the turn."""
+    caught = 0
+    for seed in range(1, 6):
+        nemesis = simulation(seed, bugs=bugs, check_invariants=True)
+        guide = Guide(random.Random(seed), ["partition", "pause", "kill", "bounce", "lose-unfsynced", "clock"], voters=5)
+        first = guide.choose(Observation(nemesis.states()))
+        assert first.cell[:2] == ("partition", "leader-mute")
+        try:
+            nemesis.apply(guide.op(0, first))
+            nemesis.run(int(EARLY_S * 1000))
+            beside = guide.overlap(Observation(nemesis.states()), [first], at_once=True)
+            assert beside.cell[:2] == ("clock", "follower") and clock.offset_ms(beside.args, 0.0) >= 2000
+            nemesis.apply(guide.op(0, beside))
+            nemesis.run(500)  # well within the others' fetch timeout
+        except InvariantViolation as violation:
+            assert "pre-vote rule" in str(violation)
+            caught += 1
+            continue
+        nemesis.run(INTERVAL_MS * 2)  # the correct node, through the rest of the turn, breaks no rule
+        nemesis.apply(NemesisOp(0, "heal-all"))
+        quiesce(nemesis.sim)
+    assert caught == (5 if bugs else 0)
