@@ -3,7 +3,7 @@ schedule drawn before the run, each fault is chosen when its turn comes,
 from what the nodes say about themselves then, to reach a coverage cell
 (`checkers/coverage.py`: fault kind, role of what it hits, what else is
 going on) tried least so far. Ties go to the cells that hold the most risk
-(the leader cut off or killed, a fault during an election), then to the
+(the leader muted, cut off or killed, a fault during an election), then to the
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
@@ -118,9 +118,10 @@ VOTER_CHANGE_RISK = {"wipe": 6, "shrink": 5}
 # the leader before the others do, with a log as long as theirs (none gets
 # more records), so it asks for pre-votes while they still follow it, which
 # they must refuse (a pre-vote that comes from a follower cut off alone, its
-# log behind, is refused on the log and shows nothing). Halfway: a follower restarted after the election that
-# cutting off, muting or stopping the leader forced; its vote in that epoch
-# must survive the restart, or it can vote again. A voter change (the first
+# log behind, is refused on the log and shows nothing). Halfway: a follower
+# restarted after the election that cutting off, muting or stopping the
+# leader forced; its vote in that epoch must survive the restart, or it can
+# vote again. A voter change (the first
 # named `voter-change`) with the leader killed or bounced at once, the change
 # in flight.
 RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3, ("voter-change", "kill", "leader"): 2,
