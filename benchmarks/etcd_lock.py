@@ -37,6 +37,7 @@ MATRIX = [  # (name, clients, client timeout s, nemesis)
 
 def run(results: Path, seed: int, clients: int, timeout_s: int, nemesis: str, time_limit: int) -> dict:
     command = [sys.executable, "-m", "harness.cli", "run", "--target", "etcd", "--workload", "lock", "--nemesis", nemesis,
+               "--nemesis-strategy", "random",
                "--concurrency", str(clients), "--op-timeout", str(timeout_s), "--time-limit", str(time_limit),
                "--interval", "3", "--quiet", "--results", str(results), "--seed", str(seed)]  # fmt: skip
     before = set(results.iterdir())

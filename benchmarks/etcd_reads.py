@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(results: Path, seed: int, serializable: bool) -> dict:
     command = [sys.executable, "-m", "harness.cli", "run", "--target", "etcd", "--workload", "register",
                "--backend", "docker", "--nodes", "5", "--net", "iptables", "--nemesis", "partition",
+               "--nemesis-strategy", "random",
                "--time-limit", "30", "--interval", "3", "--concurrency", "8", "--rate", "100", "--quiet",
                "--results", str(results), "--seed", str(seed), *(["--serializable-reads"] if serializable else [])]  # fmt: skip
     before = set(results.iterdir())

@@ -35,6 +35,7 @@ REAPER_GRACE_S = 30.0
 def run_once(results: Path, backend: str, cut: str | None) -> tuple[int, float]:
     command = [sys.executable, "-m", "harness.cli", "run", "--backend", backend, "--nodes", "3", "--quiet",
                "--results", str(results), "--time-limit", "4", "--interval", "1", "--nemesis", "partition,kill,pause",
+               "--nemesis-strategy", "random",
                "--seed", str(len(list(results.iterdir())))]  # fmt: skip
     started = time.monotonic()
     before = set(results.iterdir())

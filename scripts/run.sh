@@ -5,5 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-exec .venv/bin/splitbrain run --backend local --nodes 3 --time-limit 30 \
-    --nemesis partition,kill,pause,bounce,latency "$@"
+exec .venv/bin/splitbrain run --backend local --nodes 3 --time-limit 30 "$@"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.run import RunConfig
+
 
 def splitbrain(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -31,6 +33,16 @@ def test_simulate_fails_a_planted_bug_and_names_the_seed():
 def test_bad_options_are_one_line_errors():
     result = splitbrain("simulate", "--bug", "no-such-bug")
     assert result.returncode == 2 and "no-such-bug" in result.stderr
+
+
+def test_runs_are_guided_by_default_and_churn_names_the_random_strategy(tmp_path):
+    assert RunConfig().nemesis_strategy == "guided" and "clock" in RunConfig().nemesis
+    RunConfig(nemesis=[]).validate()  # `--nemesis none`: load without faults
+    RunConfig(nemesis=["churn"], nemesis_strategy="random").validate()
+    result = splitbrain("run", "--nemesis", "partition,churn", "--results", str(tmp_path / "runs"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "--nemesis: the guided strategy aims" in result.stderr and "(--nemesis-strategy random draws churn)" in result.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_node_reports_an_unusable_data_dir(tmp_path):

@@ -135,8 +135,8 @@ def test_isolating_the_leader_shows_in_the_history_on_docker(tmp_path, leftovers
     """From the run directory alone: in each isolate-leader window the isolated
     node commits nothing more, and another node leads a newer epoch."""
     result = subprocess.run(
-        run_command(tmp_path, "--time-limit", "9", "--interval", "2", "--nemesis", "partition",
-                    "--topologies", "isolate-leader", backend="docker", nodes="5"),
+        run_command(tmp_path, "--time-limit", "9", "--interval", "2", "--nemesis", "partition", "--topologies",
+                    "isolate-leader", "--nemesis-strategy", "random", backend="docker", nodes="5"),
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -170,7 +170,8 @@ def schedule_offsets(run_dir) -> list[tuple]:
 
 def test_repeat_and_replay_run_the_same_schedule_again(tmp_path, leftovers):
     repeated = subprocess.run(
-        run_command(tmp_path, "--time-limit", "4", "--nemesis", "partition,kill", "--seed", "5", "--repeat", "2"),
+        run_command(tmp_path, "--time-limit", "4", "--nemesis", "partition,kill", "--nemesis-strategy", "random",
+                    "--seed", "5", "--repeat", "2"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert repeated.returncode == 0, repeated.stdout + repeated.stderr
