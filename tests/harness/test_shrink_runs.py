@@ -24,7 +24,7 @@ def test_a_failing_run_shrinks_to_a_campaign_that_fails_again(tmp_path):
     runs = tmp_path / "runs"
     failing = subprocess.run(
         run_command(runs, "--time-limit", "12", "--interval", "2", "--nemesis", "partition,pause", "--topologies",
-                    "isolate-leader", "--bug", "ack-before-commit", "--seed", "3"),
+                    "isolate-leader", "--bug", "ack-before-commit", "--seed", "3", "--nemesis-strategy", "random"),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert failing.returncode == 1, failing.stdout + failing.stderr

@@ -105,7 +105,7 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     they split their votes, or a new leader missed its quorum's heartbeats
     once and was elected again.)"""
     done = etcd_run(tmp_path, "--time-limit", "20", "--interval", "4", "--nemesis", "partition",
-                    "--topologies", "isolate-leader")  # fmt: skip
+                    "--topologies", "isolate-leader", "--nemesis-strategy", "random")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     history = load_history(run_dir)
@@ -125,7 +125,8 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
 
 
 def test_etcd_members_removed_and_wiped_come_back_as_new_learners_promoted(tmp_path):
-    done = etcd_run(tmp_path, "--time-limit", "14", "--interval", "3", "--nemesis", "membership", "--seed", "3")
+    done = etcd_run(tmp_path, "--time-limit", "14", "--interval", "3", "--nemesis", "membership", "--seed", "3",
+                    "--nemesis-strategy", "random")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     changes = load_history(run_dir).query("process == -1 and type == 'ok'")
@@ -145,7 +146,7 @@ def test_etcd_members_removed_and_wiped_come_back_as_new_learners_promoted(tmp_p
 
 def test_etcd_on_docker_with_iptables_partitions(tmp_path):
     done = etcd_run(tmp_path, "--backend", "docker", "--nodes", "3", "--net", "iptables", "--time-limit", "12",
-                    "--nemesis", "partition")  # fmt: skip
+                    "--nemesis", "partition", "--nemesis-strategy", "random")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     nemesis = load_history(run_dir).query("process == -1 and type == 'ok'")
