@@ -48,32 +48,94 @@ fn splitmix(x: u64) -> u64 {
 }
 
 /// The `kv` model of `checkers/models.py`: get (legal where the state is
-/// the value read), put, append (concatenation).
+/// the value read), put, append (concatenation). A state is its string with
+/// the string's polynomial hash modulo 2^61 - 1, so that an append's hash is
+/// the state's and the argument's combined (`h(s + a) = h(s) * B^|a| + h(a)`)
+/// without reading either string: a step hashes nothing, and compares or
+/// copies bytes only where the hashes say a state may already exist (a
+/// `memcmp`), or is new (one copy). Hashing every appended state anew made
+/// a key's long state cost a pass over its bytes per step.
 struct Kv {
     f: Vec<u8>,
     arg: Vec<String>,
+    // Each argument's hash and B to the power of its length.
+    arg_hash: Vec<(u64, u64)>,
     states: Vec<String>,
-    ids: HashMap<String, u32>,
+    state_hash: Vec<u64>,
+    // hash -> newest state with it; `older` chains states of equal hash.
+    ids: HashMap<u64, u32, Fast>,
+    older: Vec<u32>,
+}
+
+const MERSENNE: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1f3d_5b79_a2c4_e687 % MERSENNE;
+
+fn mul_mod(a: u64, b: u64) -> u64 {
+    let product = a as u128 * b as u128;
+    let folded = (product & MERSENNE as u128) as u64 + (product >> 61) as u64;
+    if folded >= MERSENNE { folded - MERSENNE } else { folded }
+}
+
+fn add_mod(a: u64, b: u64) -> u64 {
+    let sum = a + b;
+    if sum >= MERSENNE { sum - MERSENNE } else { sum }
+}
+
+/// (hash, B^len) of a string.
+fn poly_hash(text: &str) -> (u64, u64) {
+    text.bytes().fold((0, 1), |(hash, power), byte| {
+        (add_mod(mul_mod(hash, BASE), byte as u64 + 1), mul_mod(power, BASE))
+    })
 }
 
 impl Kv {
-    fn intern(&mut self, state: String) -> u32 {
-        if let Some(id) = self.ids.get(&state) {
-            return *id;
+    fn new(init: String, f: Vec<u8>, arg: Vec<String>) -> Self {
+        let arg_hash = arg.iter().map(|a| poly_hash(a)).collect();
+        let (states, state_hash, ids, older) = (Vec::new(), Vec::new(), HashMap::default(), Vec::new());
+        let mut kv = Kv { f, arg, arg_hash, states, state_hash, ids, older };
+        let hash = poly_hash(&init).0;
+        kv.find_or_add(hash, init.len(), |s| s == init, || init.clone());
+        kv
+    }
+
+    /// The state of this hash and length whose bytes `same` accepts, or a
+    /// new one made by `make`.
+    fn find_or_add(&mut self, hash: u64, len: usize, same: impl Fn(&str) -> bool, make: impl FnOnce() -> String) -> u32 {
+        let newest = self.ids.get(&splitmix(hash)).copied().unwrap_or(u32::MAX);
+        let mut k = newest;
+        while k != u32::MAX {
+            let state = &self.states[k as usize];
+            if state.len() == len && same(state) {
+                return k;
+            }
+            k = self.older[k as usize];
         }
         let id = self.states.len() as u32;
-        self.ids.insert(state.clone(), id);
-        self.states.push(state);
+        self.states.push(make());
+        self.state_hash.push(hash);
+        self.older.push(newest);
+        self.ids.insert(splitmix(hash), id);
         id
     }
 
     fn step(&mut self, state: u32, op: u32) -> Option<u32> {
-        let (f, arg) = (self.f[op as usize], &self.arg[op as usize]);
-        match f {
-            KV_GET => (self.states[state as usize] == *arg).then_some(state),
-            KV_PUT => Some(self.intern(arg.clone())),
-            _ => Some(self.intern(format!("{}{}", self.states[state as usize], arg))),
-        }
+        let (f, (hash, power)) = (self.f[op as usize], self.arg_hash[op as usize]);
+        let arg = std::mem::take(&mut self.arg[op as usize]);
+        let next = match f {
+            KV_GET => (self.state_hash[state as usize] == hash && self.states[state as usize] == arg).then_some(state),
+            KV_PUT => Some(self.find_or_add(hash, arg.len(), |s| s == arg, || arg.clone())),
+            _ => {
+                let prefix = std::mem::take(&mut self.states[state as usize]);
+                let combined = add_mod(mul_mod(self.state_hash[state as usize], power), hash);
+                let next = self.find_or_add(combined, prefix.len() + arg.len(),
+                    |s| s.starts_with(prefix.as_str()) && s.ends_with(arg.as_str()),
+                    || [prefix.as_str(), arg.as_str()].concat());
+                self.states[state as usize] = prefix;
+                Some(next)
+            }
+        };
+        self.arg[op as usize] = arg;
+        next
     }
 }
 
@@ -250,9 +312,7 @@ impl Search {
         if f.len() != self.rank.len() || arg.len() != f.len() || f.iter().any(|k| *k > KV_APPEND) {
             return Err(PyValueError::new_err("use_kv: one function (0, 1 or 2) and one argument per operation"));
         }
-        let mut kv = Kv { f, arg, states: Vec::new(), ids: HashMap::new() };
-        kv.intern(init);
-        self.kv = Some(kv);
+        self.kv = Some(Kv::new(init, f, arg));
         Ok(())
     }
 
