@@ -265,6 +265,8 @@ class Run:
         self.dir.mkdir(parents=True, exist_ok=False)
         self.recorder = HistoryRecorder(self.dir)
         self.events: list[dict] = []
+        # Each node's state as its last answered status said (what the guided nemesis aims by).
+        self.states: dict[str, str] = {}
         self.process_ids = itertools.count()
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
@@ -273,8 +275,8 @@ class Run:
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
             self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
         elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
-            self.guide = Guide(random.Random(config.seed), config.nemesis, config.topologies, read_tried(config.coverage_file),
-                               config.initial_voters or config.nodes)
+            self.guide = Guide(random.Random(config.seed), config.nemesis, config.schedule_topologies(),
+                               read_tried(config.coverage_file), config.initial_voters or config.nodes)
             self.schedule = []
         else:
             self.schedule = generate(
@@ -456,16 +458,11 @@ class Run:
         await at(limit, NemesisOp(limit, "heal-all"))
 
     def observe(self) -> Observation:
-        """Each live node's latest state from the status probes."""
-        states: dict[str, str] = {}
+        """Each live node's latest state from the status probes (their
+        answers, not the events rows: a target may leave the state out of
+        those, as etcd does, whose status reads leader and term apart)."""
         gone = self.nemesis.down | self.nemesis.paused | self.nemesis.removed
-        for event in reversed(self.events):
-            node = event.get("node")
-            if node not in states and node not in gone and event.get("state"):
-                states[node] = event["state"]
-            if len(states) + len(gone) >= len(self.cluster.ids):
-                break
-        return Observation(states)
+        return Observation({node: state for node, state in self.states.items() if node not in gone})
 
     def decided(self, op: NemesisOp) -> None:
         """A guided decision, into run.json's schedule (on the history's clock)."""
@@ -532,6 +529,8 @@ class Run:
                 status = await asyncio.to_thread(self.cluster.status, node, 0.2)
                 if status is not None:
                     self.events.append(self.target.status_event(status, self.recorder.now_ns()))
+                    if status.get("state"):
+                        self.states[node] = status["state"]
             await asyncio.sleep(self.config.probe_interval_s)
 
     def node_log_events(self, cluster) -> list[dict]:

@@ -33,6 +33,9 @@ def test_etcd_on_the_local_backend_under_kills_and_pauses(tmp_path):
     [run_dir] = tmp_path.iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["versions"]["etcd"].startswith("3.4.") and meta["capabilities"]["ok_proves_leadership"] is False
+    # The guided nemesis (the default) aims by the roles etcd's status answers give (its events rows name none).
+    aimed = [op["args"]["aim"] for op in meta["schedule"] if "aim" in op["args"]]
+    assert len(aimed) >= 3 and {a.split("/")[1] for a in aimed} == {"leader", "follower"}, aimed
     events = pd.read_parquet(run_dir / "events.parquet")
     logged = events[events["source"] == "log"]
     assert {"transition", "vote", "leader"} <= set(logged["event"]) and set(logged["node"]) == {"n1", "n2", "n3"}
