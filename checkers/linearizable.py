@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .models import Model, Op, Ordered, offsets_order, workloads
 from .pairing import pair
@@ -44,9 +45,14 @@ CLIENT_FUNCTIONS_ERROR = "{model} model: history has client functions it does no
 def _values(column: pd.Series, rows: np.ndarray) -> list:
     """The value column at `rows` parsed, all in one JSON document (a call
     per row costs more than the parsing: 3 s of 5 on 600k rows)."""
-    texts = column.iloc[rows]
-    texts = texts.astype(object).where(texts.notna(), "null").tolist()
-    return json.loads("[" + ",".join(texts) + "]")
+    return json.loads("[" + ",".join("null" if text is None else text for text in _pylist(column, rows)) + "]")
+
+
+def _pylist(column: pd.Series, rows: np.ndarray) -> list:
+    """A column's values at `rows` as Python objects, null as None, taken in
+    Arrow (a tenth of pandas' `iloc` and object conversion, which cost 4 ms
+    a history: most of the time of checking Porcupine's 102 etcd histories)."""
+    return pa.array(column, from_pandas=True).take(pa.array(rows, type=pa.int64())).to_pylist()
 
 
 @contextlib.contextmanager
@@ -124,9 +130,7 @@ class Rows:
 
     def column(self, name: str, rows: np.ndarray) -> list:
         """A column's values at `rows` as Python objects, null as None."""
-        values = self.history[name].iloc[rows].to_numpy(dtype=object)
-        values[pd.isna(values)] = None
-        return values.tolist()
+        return _pylist(self.history[name], rows)
 
     def ops(self, call: np.ndarray, done: np.ndarray, pending: np.ndarray) -> list[Op]:
         """Completed operations (invocation and completion rows) in the order
