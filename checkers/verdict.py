@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import pandas as pd
 
 from .availability import availability
@@ -29,28 +32,35 @@ def check_tables(
     capabilities: dict | None = None,
 ) -> dict:
     """Every checker that applies. `capabilities` are what the run's target
-    declared (run.json); checkers read them instead of assuming a target."""
-    results = {
-        "election-safety": run_checker(election_safety, events, capabilities),
-        "single-leader-per-epoch": run_checker(single_leader_per_epoch, events, history, capabilities),
-    }
+    declared (run.json); checkers read them instead of assuming a target.
+    They run side by side on threads: each only reads the tables, and their
+    work is mostly numpy and Arrow, which let go of the interpreter lock."""
     client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())
+    applies = {"election-safety": (election_safety, events, capabilities),
+               "single-leader-per-epoch": (single_leader_per_epoch, events, history, capabilities)}  # fmt: skip
     if "append" in client_fs:
-        results["committed-data-loss"] = run_checker(committed_data_loss, history, final, events)
+        applies["committed-data-loss"] = (committed_data_loss, history, final, events)
     if client_fs & LOCK_FS:
-        results["mutual-exclusion"] = run_checker(mutual_exclusion, history, final)
+        applies["mutual-exclusion"] = (mutual_exclusion, history, final)
     elif client_fs:
-        results["linearizable"] = run_checker(linearizable, history, None, budget_s)
+        applies["linearizable"] = (linearizable, history, None, budget_s)
     if (events["event"] == "voters").any() or history["f"].isin(CHANGES).any():
-        results["membership"] = run_checker(membership, history, events, final)
-    results["availability"] = run_checker(availability, history, events)
-    verdict = merge(results)
-    # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
-    try:
-        verdict["coverage"] = coverage(history, events)
-    except Exception as error:  # as with a checker: a bug here must not lose the verdicts
-        verdict["coverage"] = {"cells": [], "hit": 0, "error": f"{type(error).__name__}: {error}"}
+        applies["membership"] = (membership, history, events, final)
+    applies["availability"] = (availability, history, events)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        running = {name: pool.submit(run_checker, *call) for name, call in applies.items()}
+        covered = pool.submit(_coverage, history, events)
+        verdict = merge({name: future.result() for name, future in running.items()})
+        # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
+        verdict["coverage"] = covered.result()
     return verdict
+
+
+def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+    try:
+        return coverage(history, events)
+    except Exception as error:  # as with a checker: a bug here must not lose the verdicts
+        return {"cells": [], "hit": 0, "error": f"{type(error).__name__}: {error}"}
 
 
 def check_imported(history: pd.DataFrame, model_spec: dict, budget_s: float = DEFAULT_BUDGET_S) -> dict:
