@@ -53,7 +53,8 @@ def test_etcd_appends_under_kills_and_power_losses_keep_every_acknowledged_one_o
     [run_dir] = tmp_path.iterdir()
     history = load_history(run_dir)
     lost = history[(history["process"] == -1) & (history["f"] == "lose-unfsynced")]
-    assert list(lost["type"]) == ["invoke", "ok"], lost
+    # Each power loss made and confirmed (the guided nemesis may lose the leader's and a follower's).
+    assert len(lost) and list(lost["type"]) == ["invoke", "ok"] * (len(lost) // 2), lost
     clients = history.query("process >= 0")
     acked = clients[clients["type"] == "ok"]
     assert len(acked) > 100 and acked["key"].nunique() > 1 and acked["offset"].notna().all()
