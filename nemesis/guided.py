@@ -121,11 +121,10 @@ VOTER_CHANGE_RISK = {"wipe": 6, "shrink": 5}
 # log behind, is refused on the log and shows nothing). Halfway: a follower
 # restarted after the election that cutting off, muting or stopping the
 # leader forced; its vote in that epoch must survive the restart, or it can
-# vote again. A voter change (the first
-# named `voter-change`) with the leader killed or bounced at once, the change
-# in flight.
-RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3, ("voter-change", "kill", "leader"): 2,
-                ("voter-change", "bounce", "leader"): 2}  # fmt: skip
+# vote again. A voter change (the first named `voter-change`) with the leader
+# killed or bounced at once, the change in flight.
+RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3,
+                ("voter-change", "kill", "leader"): 2, ("voter-change", "bounce", "leader"): 2}  # fmt: skip
 RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
                 for fault in ("bounce", "restart")}  # fmt: skip
 # When the first turn comes, after load starts (a run starts with a leader elected).
