@@ -349,12 +349,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
-    steps = ["spark session", "election-safety", "single-leader-per-epoch", "committed-data-loss", "membership",
-             "linearizable", "summaries"]  # fmt: skip
-    with tqdm(total=len(steps), desc="analyze", unit="step", disable=args.quiet) as bar:
-        def step(name: str) -> None:
-            bar.set_postfix_str(name)
-            bar.update(1 if bar.n < len(steps) else 0)
+    with tqdm(desc="analyze", unit="run", disable=args.quiet) as bar:
+        def step(name: str, done: int = 0, total: int | None = None) -> None:
+            bar.set_postfix_str(name, refresh=False)
+            if total is not None:
+                bar.total = total
+            bar.update(done - bar.n)
 
         try:
             found = analyze(args.archive, args.master, args.out, args.budget, step)

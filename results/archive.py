@@ -127,20 +127,28 @@ def verify(archive: Path) -> list[str]:
     if not (archive / MANIFEST).is_file():
         raise ArchiveError(f"{archive}: not an archive (no {MANIFEST})")
     manifest = read_manifest(archive)
+    problems = [p for ident, entry in sorted(manifest["runs"].items()) for p in verify_run(archive, ident, entry)]
+    return problems + unlisted(archive, manifest)
+
+
+def verify_run(archive: Path, ident: str, entry: dict) -> list[str]:
+    """The problems of one listed run (its manifest `entry`): files missing or changed."""
     problems = []
-    for ident, entry in sorted(manifest["runs"].items()):
-        run_dir = archive / RUNS / ident
-        for name, meta in entry["files"].items():
-            path = run_dir / name
-            if not path.exists():
-                problems.append(f"{ident}: {name}: missing")
-            elif path.stat().st_size != meta["bytes"] or _sha256(path) != meta["sha256"]:
-                problems.append(f"{ident}: {name}: checksum differs from the manifest")
+    for name, meta in entry["files"].items():
+        path = Path(archive) / RUNS / ident / name
+        if not path.exists():
+            problems.append(f"{ident}: {name}: missing")
+        elif path.stat().st_size != meta["bytes"] or _sha256(path) != meta["sha256"]:
+            problems.append(f"{ident}: {name}: checksum differs from the manifest")
+    return problems
+
+
+def unlisted(archive: Path, manifest: dict) -> list[str]:
+    """Run directories the manifest does not list: partial entries of a crash."""
     listed = set(manifest["runs"])
     on_disk = {p.name for p in (archive / RUNS).iterdir()} if (archive / RUNS).is_dir() else set()
-    problems += [f"{ident.removeprefix('.').removesuffix('.partial')}: partial entry: not in the manifest"
-                 for ident in sorted(on_disk - listed)]  # fmt: skip
-    return problems
+    return [f"{ident.removeprefix('.').removesuffix('.partial')}: partial entry: not in the manifest"
+            for ident in sorted(on_disk - listed)]  # fmt: skip
 
 
 def write_index(archive: Path, manifest: dict) -> pd.DataFrame:

@@ -173,27 +173,6 @@ def read_table(path: Path, columns: dict[str, str]) -> pd.DataFrame:
 TABLES = {"history.parquet": HISTORY_COLUMNS, "events.parquet": EVENTS_COLUMNS, "final.parquet": FINAL_COLUMNS}
 
 
-def conforms(path: Path, columns: dict[str, str]) -> bool:
-    """The Parquet file's columns have the contract's types exactly (Spark,
-    unlike pandas, reads nothing else: not a column of Parquet's null type,
-    which pandas writes for an all-None column). Missing columns read as null."""
-    schema = pq.read_schema(path)
-    for name, dtype in columns.items():
-        if name in schema.names:
-            kind = schema.field(name).type
-            fits = (pa.types.is_string(kind) or pa.types.is_large_string(kind)) if dtype == TEXT else (
-                pa.types.is_boolean(kind) if dtype == "boolean" else kind == pa.int64())  # fmt: skip
-            if not fits:
-                return False
-    return True
-
-
-def normalise(path: Path, columns: dict[str, str], to: Path) -> None:
-    """Write the table at `path` to `to` in the contract's types."""
-    to.parent.mkdir(parents=True, exist_ok=True)
-    read_table(path, columns)[list(columns)].to_parquet(to, index=False)
-
-
 def recover(run_dir: Path) -> str | None:
     """Write `history.parquet` from `history.jsonl` (after a crash); returns
     the note about a torn last line, if there was one."""
