@@ -155,7 +155,8 @@ def coverage(runs: DataFrame, by: list[str]) -> DataFrame:
 
 
 def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Failure rates, availability figures, flaky configurations, disagreements, as Spark aggregations."""
+    """Failure rates, availability figures, flaky configurations and coverage,
+    as Spark aggregations over the runs; disagreements with the archived verdicts."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
     texts = [c for c in index.columns if c not in figures]
     table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
@@ -165,15 +166,16 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
         F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
         F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
     )
-    joined = runs.join(per_run, "run_id", "left")
+    joined = runs.join(per_run, "run_id", "left").cache()
     options = [c for c in ("option_set", "target", "bugs", "pre_vote", "check_quorum", "nemesis") if c in index]
-    failure_rate = joined.groupBy(*options).agg(
+    rates = ["runs", "failed", "failure_rate", "caught_by"]
+    spread = [f"{kind}_{c}" for kind in ("mean", "max") for c in figures]
+    by_options = joined.groupBy(*options).agg(
         F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"), F.avg("failed").alias("failure_rate"),
         F.concat_ws(",", F.array_sort(F.array_distinct(F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))),
                                                                   lambda c: c != "")))).alias("caught_by"),
-    )
-    availability = joined.groupBy(*options).agg(*[F.avg(c).alias(f"mean_{c}") for c in figures],
-                                                *[F.max(c).alias(f"max_{c}") for c in figures])  # fmt: skip
+        *[F.avg(c).alias(f"mean_{c}") for c in figures], *[F.max(c).alias(f"max_{c}") for c in figures],
+    ).toPandas()  # fmt: skip
     config = [c for c in CONFIG_COLUMNS if c in index]
     # Runs of one configuration that differ only by seed or repeat; imported histories are not such runs.
     flaky = (
@@ -181,22 +183,25 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
                                     F.collect_list("run_id").alias("run_ids"))
         .where((F.col("failed") > 0) & (F.col("failed") < F.col("runs")))
     )  # fmt: skip
-    archived = runs.select("run_id", *[F.col(c) for c in index.columns if c.startswith("valid_")])
-    rechecked_wide = spark.createDataFrame(rechecked).groupBy("run_id").pivot("checker").agg(F.first("valid"))
-    disagreements = []
-    archived_pd, rechecked_pd = archived.toPandas().set_index("run_id"), rechecked_wide.toPandas().set_index("run_id")
-    for run_id, row in rechecked_pd.iterrows():
-        for checker, valid in row.dropna().items():
-            before = archived_pd.at[run_id, f"valid_{checker}"] if f"valid_{checker}" in archived_pd else None
-            if before is not None and pd.notna(before) and before != valid:
-                disagreements.append({"run_id": run_id, "checker": checker, "archived": before, "rechecked": valid})
-    return {
+    found = {
         "coverage": coverage(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
-        "failure_rate": failure_rate.toPandas(),
-        "availability": availability.toPandas(),
+        "failure_rate": by_options[options + rates],
+        "availability": by_options[options + spread],
         "flaky": flaky.toPandas(),
-        "disagreements": pd.DataFrame(disagreements, columns=["run_id", "checker", "archived", "rechecked"]),
+        "disagreements": disagreements(index, rechecked),
     }
+    joined.unpersist()
+    return found
+
+
+def disagreements(index: pd.DataFrame, rechecked: pd.DataFrame) -> pd.DataFrame:
+    """(run_id, checker, archived, rechecked) where the archived verdict (the
+    index's `valid_<checker>`) is not the re-check's."""
+    archived = index.melt("run_id", [c for c in index if c.startswith("valid_")], "checker", "archived").dropna()
+    archived["checker"] = archived["checker"].str.removeprefix("valid_")
+    both = rechecked.merge(archived, on=["run_id", "checker"])
+    differ = both[both["archived"] != both["valid"]].rename(columns={"valid": "rechecked"})
+    return differ[["run_id", "checker", "archived", "rechecked"]].reset_index(drop=True)
 
 
 def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budget_s: float = 30.0,

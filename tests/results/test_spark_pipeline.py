@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -171,12 +172,20 @@ def test_what_check_and_archive_accept_analyze_accepts(tmp_path):
                     for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items() if name in SAFETY}  # fmt: skip
         assert {(r.run_id, r.checker): r.valid for r in found["verdicts"].itertuples(index=False)} == expected
         assert found["problems"] == [] and found["disagreements"].empty
+    # One corrupt entry, and one whose archived verdict the re-check contradicts.
+    bad = tmp_path / "doctored" / imported[1].name
+    shutil.copytree(imported[1], bad)
+    verdict = json.loads((bad / "verdict.json").read_text())
+    verdict["checkers"]["linearizable"]["valid"] = True
+    (bad / "verdict.json").write_text(json.dumps(verdict))
     lone = tmp_path / "lone"
-    archive.add(lone, imported[:1], check_run)
+    archive.add(lone, [imported[0], bad], check_run)
     (lone / archive.RUNS / archive.run_id(imported[0]) / "history.parquet").write_bytes(b"garbage")
     done = splitbrain("analyze", "--quiet", str(lone))
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "CORRUPT" in done.stdout and "Traceback" not in done.stderr + done.stdout
+    assert f"CORRUPT {lone}: {archive.run_id(imported[0])}: history.parquet: checksum differs" in done.stdout
+    assert f"DISAGREES {archive.run_id(bad)}: linearizable: archived true, re-checked false" in done.stdout
+    assert "Traceback" not in done.stderr + done.stdout
 
 
 @pytest.fixture
