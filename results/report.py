@@ -17,7 +17,7 @@ import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
 from checkers.pairing import pair
-from checkers.schema import EVENTS_COLUMNS, frame
+from checkers.schema import EVENTS_COLUMNS, TEXT, frame
 from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history, read_table
 
@@ -89,7 +89,7 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
           if checker == "linearizable"][:MAX_FOCUSED],
         "<h2>Timeline</h2>",
         _legend(),
-        _timeline(scale, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}, instant_faults(history)),
+        _timeline(scale, history, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}, instant_faults(history)),
         "<h2>Latency</h2>",
         _latency(scale, ops, windows),
         "<h2>Throughput (acknowledged operations per second)</h2>",
@@ -121,20 +121,27 @@ class _Scale:
 
 
 def _operations(history: pd.DataFrame) -> pd.DataFrame:
-    """Client operations with their invoke and completion times (open ones end with the run)."""
+    """Client operations with their invoke and completion times (open ones end
+    with the run), and `row`, the invocation's position in the history (its
+    words, `f` and `value`, are taken only for what is drawn: `_described`)."""
     pairs = pair(history)
     call = np.concatenate([pairs.call, pairs.pending])
     end = int(history["time_ns"].max()) if len(history) else 0
     times, index = history["time_ns"].to_numpy(dtype="int64"), history["index"].to_numpy(dtype="int64")
     t1 = np.concatenate([times[pairs.done], np.full(len(pairs.pending), end, dtype="int64")])
-    kinds = np.concatenate([history["type"].take(pairs.done).to_numpy(dtype=object), np.full(len(pairs.pending), "open", dtype=object)])
+    kinds = pd.concat([history["type"].take(pairs.done), pd.Series("open", index=range(len(pairs.pending)), dtype=TEXT)],
+                      ignore_index=True)  # fmt: skip
     ops = pd.DataFrame({
         "index": np.concatenate([index[pairs.done], np.full(len(pairs.pending), -1, dtype="int64")]),
-        "invoke": index[call], "t0": times[call], "t1": t1, "process": history["process"].to_numpy(dtype="int64")[call],
-        "f": history["f"].take(call).reset_index(drop=True), "value": history["value"].take(call).reset_index(drop=True),
-        "type": kinds, "latency_ms": (t1 - times[call]) / 1e6,
+        "invoke": index[call], "row": call, "t0": times[call], "t1": t1,
+        "process": history["process"].to_numpy(dtype="int64")[call], "type": kinds, "latency_ms": (t1 - times[call]) / 1e6,
     })  # fmt: skip
     return ops.sort_values("t0", kind="stable").reset_index(drop=True)
+
+
+def _described(ops: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
+    """These operations with their invocation's `f` and `value`."""
+    return ops.assign(f=history["f"].take(ops["row"]).to_numpy(), value=history["value"].take(ops["row"]).to_numpy())
 
 
 def _rows(anomaly: dict) -> list[int]:
@@ -257,7 +264,7 @@ def _instants(scale, instants: pd.DataFrame, bottom: float) -> list[str]:
     return drawn
 
 
-def _timeline(scale, ops, events, windows, marks, flagged, instants) -> str:
+def _timeline(scale, history, ops, events, windows, marks, flagged, instants) -> str:
     transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
     nodes = sorted(transitions["node"].dropna().unique())
     processes = sorted(ops["process"].unique())[:MAX_LANES]
@@ -275,7 +282,7 @@ def _timeline(scale, ops, events, windows, marks, flagged, instants) -> str:
                         f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
                         f" from {t0 / 1e9:.3f} s</title></rect>")  # fmt: skip
     lane_of = {p: len(nodes) + i for i, p in enumerate(processes)}
-    shown = ops[ops["process"].isin(lane_of)].head(MAX_OPS)
+    shown = _described(ops[ops["process"].isin(lane_of)].head(MAX_OPS), history)
     for op in shown.itertuples(index=False):
         x0, x1 = scale.x(op.t0), scale.x(op.t1)
         y = top + lane_of[op.process] * LANE + 3
