@@ -19,12 +19,18 @@ class ReplicatedLog:
         self.dirty_from: int = len(self.entries)
         # Offsets of voters records, in order: the last one is the voter set in force.
         self.voter_offsets: list[int] = [o for o, e in enumerate(self.entries) if is_voters_record(e.data)]
+        # The latest voters record and the set read from it: the set is read
+        # again only when another record is the latest (asked on every tick).
+        self._voters_entry: Entry | None = None
+        self._voters = VoterSet()
 
     def voter_set(self) -> VoterSet:
         """The latest voter set in the log, committed or not; empty without one."""
-        if not self.voter_offsets:
-            return VoterSet()
-        return VoterSet.from_record(self.entries[self.voter_offsets[-1]].data)
+        entry = self.entries[self.voter_offsets[-1]] if self.voter_offsets else None
+        if entry is not self._voters_entry:
+            self._voters_entry = entry
+            self._voters = VoterSet() if entry is None else VoterSet.from_record(entry.data)
+        return self._voters
 
     def last_voter_offset(self) -> int | None:
         return self.voter_offsets[-1] if self.voter_offsets else None
