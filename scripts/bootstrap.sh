@@ -20,26 +20,22 @@ fi
 # Java for Spark (splitbrain analyze), from Debian's packages where missing.
 if ! command -v java >/dev/null 2>&1; then
     echo "bootstrap: installing a Java runtime (default-jre-headless) for Spark" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null
+    scripts/apt-install.sh default-jre-headless
 fi
 # libfuse3 and fusermount3, for the lose-unfsynced nemesis's filesystem (harness/lazyfs.py).
 if ! command -v fusermount3 >/dev/null 2>&1; then
     echo "bootstrap: installing fuse3 from Debian's packages" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fuse3 >/dev/null
+    scripts/apt-install.sh fuse3
 fi
 # libfaketime, for the clock nemesis on the local backend (harness/faketime.py).
 if ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
     echo "bootstrap: installing libfaketime from Debian's packages" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfaketime >/dev/null
+    scripts/apt-install.sh libfaketime
 fi
 # etcd 3.4 from Debian's packages, for the etcd target on the local backend.
 if ! command -v etcd >/dev/null 2>&1; then
     echo "bootstrap: installing etcd-server from Debian's packages" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+    scripts/apt-install.sh etcd-server
 fi
 core_stamp=.venv/.splitbrain-wgl-installed
 core_want=$(cat checkers/wgl_core/Cargo.toml checkers/wgl_core/pyproject.toml checkers/wgl_core/src/*.rs | sha256sum | cut -d' ' -f1)

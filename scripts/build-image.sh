@@ -4,17 +4,19 @@
 # Does nothing when the image already exists; safe to re-run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tag=$(.venv/bin/python -c 'from harness.docker_image import IMAGE; print(IMAGE)' 2>/dev/null || echo "")
-[ -n "$tag" ] || { echo "build-image: run scripts/bootstrap.sh first" >&2; exit 2; }
+# The recipe's modules need only the standard library: the system's Python
+# reads them while bootstrap.sh is still making .venv (test.sh runs both at once).
+python=python3
+[ -x .venv/bin/python ] && python=.venv/bin/python
+tag=$("$python" -c 'from harness.docker_image import IMAGE; print(IMAGE)')
 if docker image inspect "$tag" >/dev/null 2>&1; then
     exit 0
 fi
 if ! command -v debootstrap >/dev/null 2>&1; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    scripts/apt-install.sh debootstrap
 fi
-mirror=$(.venv/bin/python -c 'from harness.docker_image import apt_mirror; print(apt_mirror())')
-packages=$(.venv/bin/python -c 'from harness.docker_image import PACKAGES; print(",".join(PACKAGES))')
+mirror=$("$python" -c 'from harness.docker_image import apt_mirror; print(apt_mirror())')
+packages=$("$python" -c 'from harness.docker_image import PACKAGES; print(",".join(PACKAGES))')
 root=$(mktemp -d /tmp/splitbrain-rootfs.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 echo "build-image: debootstrap bookworm from $mirror into $root" >&2

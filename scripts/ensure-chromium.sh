@@ -6,5 +6,4 @@ if command -v chromium >/dev/null 2>&1; then
     exit 0
 fi
 echo "ensure-chromium: installing chromium (Debian package)" >&2
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+"$(dirname "$0")"/apt-install.sh --no-install-recommends chromium fonts-dejavu-core
