@@ -159,34 +159,66 @@ def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame, capabil
     a refusal included: "not leader; the leader of epoch 4 is n2"), and, where
     the target declares `ok_proves_leadership`, clients answered `ok` by a
     node (a node acknowledges only what it appended as that epoch's leader;
-    a target whose followers answer for the leader declares otherwise)."""
-    # Only the columns read are filtered (a filter copies every column it keeps).
-    said = events[["time_ns", "epoch", "state", "node", "leader"]]
-    claims = [
-        said[said["state"] == "leader"].assign(claimed=lambda d: d["node"], by=lambda d: d["node"]),
-        said.dropna(subset=["leader"]).assign(claimed=lambda d: d["leader"], by=lambda d: d["node"]),
-    ]
-    replies = history.loc[history["process"] >= 0, ["time_ns", "epoch", "type", "node", "leader"]]
-    named = replies[replies["type"] != "invoke"].dropna(subset=["epoch", "leader"])
-    claims.append(named.assign(claimed=named["leader"], by=named["node"].fillna("client")))
-    if (capabilities or {}).get("ok_proves_leadership", True):
-        ok = replies[replies["type"] == "ok"].dropna(subset=["epoch", "node"])
-        claims.append(ok.assign(claimed=ok["node"], by="client"))
-    table = _concat([c[["time_ns", "epoch", "claimed", "by"]] for c in claims]).dropna(subset=["epoch", "claimed"])
-    counts = table.groupby("epoch")["claimed"].nunique()
+    a target whose followers answer for the leader declares otherwise).
+
+    Decided on integer codes, (epoch, claimed node) pairs, with no table of
+    claims made: a million replies are a million claims, and gathering them
+    into one table cost most of the checker. Only the epochs claimed twice
+    have their claims gathered, to name them."""
+    claims = _claims(events, history, capabilities)
+    names = sorted({name for claim in claims for name in claim.names})
+    pairs = np.unique(np.concatenate([claim.pairs(names) for claim in claims]))
+    epochs, named = np.unique(pairs // len(names or [""]), return_counts=True)
     anomalies = []
-    for epoch in counts[counts > 1].index:
-        named = table[table["epoch"] == epoch].drop_duplicates("claimed").sort_values("time_ns")
+    for epoch in epochs[named > 1]:
+        table = _concat([claim.in_epoch(epoch) for claim in claims])
+        first = table.sort_values("time_ns", kind="stable").drop_duplicates("claimed")
         anomalies.append(
             {
                 "kind": "two-leaders",
                 "epoch": int(epoch),
-                "leaders": named["claimed"].tolist(),
-                "claims": named[["time_ns", "claimed", "by"]].astype({"time_ns": "int64"}).to_dict("records"),
-                "summary": f"epoch {epoch} claimed by {' and '.join(named['claimed'])}",
+                "leaders": first["claimed"].tolist(),
+                "claims": first[["time_ns", "claimed", "by"]].astype({"time_ns": "int64"}).to_dict("records"),
+                "summary": f"epoch {epoch} claimed by {' and '.join(first['claimed'])}",
             }
         )
-    return result(anomalies, {"claims": len(table), "epochs": int(counts.size)})
+    return result(anomalies, {"claims": sum(len(claim.rows) for claim in claims), "epochs": len(epochs)})
+
+
+class _Claim:
+    """One kind of claim: the rows of `table` that make it (epoch and claimed
+    node both known), the column naming the node claimed, and who claims it
+    (a column, or one name for every row)."""
+
+    def __init__(self, table: pd.DataFrame, rows: np.ndarray, claimed: str, by: str) -> None:
+        self.table, self.claimed, self.by = table, claimed, by
+        known = table["epoch"].notna().to_numpy() & table[claimed].notna().to_numpy()
+        self.rows = np.flatnonzero(rows & known)
+        self.codes, self.names = pd.factorize(table[claimed].take(self.rows))
+
+    def pairs(self, names: list[str]) -> np.ndarray:
+        """Each row's (epoch, claimed) as one integer: epoch times the names' count plus the name's place in `names`."""
+        place = np.searchsorted(names, np.asarray(self.names, dtype=object)) if len(self.names) else np.zeros(0, "int64")
+        epochs = self.table["epoch"].to_numpy(dtype="int64", na_value=0)[self.rows]
+        return epochs * len(names) + place[self.codes].astype("int64")
+
+    def in_epoch(self, epoch: int) -> pd.DataFrame:
+        rows = self.rows[self.table["epoch"].to_numpy(dtype="int64", na_value=-1)[self.rows] == epoch]
+        part = self.table.take(rows)
+        by = part[self.by].fillna("client") if self.by in part else self.by
+        return pd.DataFrame({"time_ns": part["time_ns"], "claimed": part[self.claimed], "by": by})
+
+
+def _claims(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None) -> list[_Claim]:
+    everything = np.ones(len(events), dtype=bool)
+    claims = [_Claim(events, (events["state"] == "leader").to_numpy(dtype=bool, na_value=False), "node", "node"),
+              _Claim(events, everything, "leader", "node")]  # fmt: skip
+    replies = (history["process"] >= 0).to_numpy()
+    answered = replies & (history["type"] != "invoke").to_numpy(dtype=bool, na_value=False)
+    claims.append(_Claim(history, answered, "leader", "node"))
+    if (capabilities or {}).get("ok_proves_leadership", True):
+        claims.append(_Claim(history, replies & (history["type"] == "ok").to_numpy(dtype=bool, na_value=False), "node", "client"))
+    return claims
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
