@@ -39,13 +39,20 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     # one anomaly per lost append (the first 20), naming every node that lacks it.
     found_at: dict[str, np.ndarray] = {}  # positions into `records` (-1: no record there)
     missing: dict[str, np.ndarray] = {}
+    # Sorted once, the acknowledged places are looked up in each node's log in order (twice as fast as unsorted).
+    order = np.argsort(coded.acked_place, kind="stable")
+    wanted = coded.acked_place[order]
+    node_by_place = coded.record_node[coded.by_place]
     for number, node in enumerate(coded.node_names):
-        mine = np.flatnonzero(coded.record_node == number)
-        mine = mine[np.argsort(coded.record_place[mine], kind="stable")]
-        at = np.searchsorted(coded.record_place[mine], coded.acked_place)
-        at = np.minimum(at, max(len(mine) - 1, 0))
-        there = (coded.record_place[mine][at] == coded.acked_place) if len(mine) else np.zeros(len(acked), dtype=bool)
-        found_at[node] = np.where(there, mine[at] if len(mine) else -1, -1)
+        # A node's valued records in place order (a null record matches nothing, as no record does).
+        mine = coded.by_place[node_by_place == number]
+        places = coded.record_place[mine]
+        at = np.minimum(np.searchsorted(places, wanted), max(len(mine) - 1, 0))
+        there = np.zeros(len(acked), dtype=bool)
+        found_at[node] = np.full(len(acked), -1, dtype="int64")
+        if len(mine):
+            there[order] = places[at] == wanted
+            found_at[node][order] = np.where(there[order], mine[at], -1)
         # A missing record is as lost as a different one (an acknowledged value that is null matches nothing).
         same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
         missing[node] = ~same
@@ -145,7 +152,7 @@ class _Coded:
         self.record_node, self.node_names = node_codes, list(names)
 
         values, acked_values = records["value"].array, acked["value"].array
-        anchor = self._order_by_place(values)
+        self.anchor = anchor = self._order_by_place(values)
         as_first, first_at = self._as_first(acked_values, values)
         own = np.flatnonzero(~as_first & ~acked_values.isna())  # acknowledged values hashed themselves
         anchors = self.by_place[anchor]
@@ -185,10 +192,10 @@ class _Coded:
         return (acked_values == values.take(first_at)).to_numpy(dtype=bool, na_value=False), first_at
 
     def divergent_places(self) -> np.ndarray:
-        """Places where valued records differ, in order."""
-        codes = self.record_value[self.by_place]
-        group_first = np.maximum.accumulate(np.where(self.first, np.arange(len(codes)), 0))
-        return np.unique(self.record_place[self.by_place][codes != codes[group_first]])
+        """Places where valued records differ, in order: those with an
+        anchor past their first record (a value unlike the one before it)."""
+        places = self.record_place[self.by_place][self.anchor & ~self.first]
+        return places[np.append(True, places[1:] != places[:-1])] if len(places) else places
 
 
 def _key_codes(acked: pd.Series, records: pd.Series) -> tuple[np.ndarray, list[str]]:
