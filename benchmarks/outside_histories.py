@@ -1,6 +1,6 @@
 """Checking time on the outside corpora, against Porcupine's figures.
 
-Run: .venv/bin/python benchmarks/outside_histories.py [--repeats 5] [--engines native,python]
+Run: .venv/bin/python benchmarks/outside_histories.py [--repeats 5] [--engines native,python] [--porcupine DIR]
 
 Every file of tests/data/outside is imported first (not timed) and its
 history loaded into memory; then each figure is the best of `--repeats`
@@ -9,6 +9,11 @@ into operations, the search and the verdict (interpreter start, import and
 file reading excluded, as in Porcupine's figures). Porcupine, on a 2-core
 machine of this kind: the 102 etcd histories 0.72 s together (slowest,
 etcd_002, 267 ms), kv c50-ok 153 ms, c50-bad 44 ms.
+
+`--porcupine DIR` (a checkout of anishathalye/porcupine, and Go) measures
+Porcupine in the same minute instead: its own benchmarks (`go test -bench`,
+`--repeats` iterations each; its histories already parsed, as here), the 103
+etcd ones summed, and the ratios are to those figures.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -63,17 +70,31 @@ def timed(loaded: dict, names: list[str], engine: str, repeats: int) -> float:
     return best_of(repeats, check)
 
 
+def porcupine_figures(checkout: Path, repeats: int) -> dict[str, float]:
+    """Porcupine's own benchmarks run in `checkout`, in seconds, labelled as ours are."""
+    done = subprocess.run(["go", "test", "-run", "^$", "-bench", "EtcdJepsen|Kv50Clients(Ok|Bad)$", "-benchtime", f"{repeats}x"],
+                          cwd=checkout, capture_output=True, text=True, check=True)  # fmt: skip
+    ns = {name: float(value) for name, value in re.findall(r"^Benchmark(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op", done.stdout, re.M)}
+    etcd = [value for name, value in ns.items() if name.startswith("EtcdJepsen")]
+    return {"etcd (102 together)": sum(etcd) / 1e9, "kv c50-ok": ns["Kv50ClientsOk"] / 1e9, "kv c50-bad": ns["Kv50ClientsBad"] / 1e9}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--engines", default="native,python")
+    parser.add_argument("--porcupine", type=Path, help="a checkout of Porcupine: run its benchmarks beside ours")
     args = parser.parse_args()
+    porcupine = PORCUPINE_S
     with tempfile.TemporaryDirectory() as scratch:
         loaded = load_all(Path(scratch))
     etcd = sorted(name for name in loaded if "/etcd/" in name)
     kv = "porcupine-histories/kv/"
     figures = {}
     for engine in args.engines.split(","):
+        if args.porcupine:  # in the same minute as each engine's figures
+            porcupine = porcupine_figures(args.porcupine, args.repeats)
+            print("Porcupine, now: " + ", ".join(f"{label} {seconds * 1000:.1f} ms" for label, seconds in porcupine.items()))
         each = {name: timed(loaded, [name], engine, args.repeats) for name in loaded}
         slowest = max(each, key=each.get)
         figures[engine] = {
@@ -85,7 +106,7 @@ def main() -> None:
         }
         print(f"engine {engine}: every one of the {len(loaded)} verdicts equals expected.csv")
         for label, seconds in figures[engine].items():
-            against = PORCUPINE_S.get(label)
+            against = porcupine.get(label)
             ratio = f"  {seconds / against:5.2f}x Porcupine ({against * 1000:.0f} ms)" if against else ""
             print(f"  {label:<48} {seconds * 1000:9.1f} ms{ratio}")
     print(json.dumps({e: {k: round(v, 4) for k, v in f.items()} for e, f in figures.items()}))
