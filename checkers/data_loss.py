@@ -17,6 +17,8 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .result import result
 
@@ -24,16 +26,20 @@ from .result import result
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
     anomalies = []
     client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (history["process"] >= 0).to_numpy()
-    appends = history.loc[client_appends, ["index", "type", "key", "value", "offset"]]
-    acked = appends[((appends["type"] == "ok") & appends["offset"].notna()).to_numpy(dtype=bool, na_value=False)]
-    failed = appends[(appends["type"] == "fail").to_numpy(dtype=bool, na_value=False)]
+    kind = history["type"]
+    columns = ["index", "key", "value", "offset"]
+    acked = history.loc[client_appends & ((kind == "ok") & history["offset"].notna()).to_numpy(dtype=bool, na_value=False), columns]
+    failed = history.loc[client_appends & (kind == "fail").to_numpy(dtype=bool, na_value=False), columns]
     # A record's place is (key, offset): keyed appends (etcd) are one list per
     # key; the reference quorum's unkeyed ones one log (key "").
     placed = final["offset"].notna().to_numpy()
     records = (final if placed.all() else final[placed])[["node", "key", "offset", "value"]].reset_index(drop=True)
+    final_records = len(records)
+    # A log equal to another node's is checked once, as that node's: each finding holds for both.
+    records, copy_of = _distinct_logs(records)
     # Places, values and nodes as integers: the checks below are then sorts and searches.
     coded = _Coded(acked, records)
-    nodes = coded.node_names
+    nodes = sorted([*coded.node_names, *copy_of])
 
     # Every acknowledged append sits at its place with its value on every node;
     # one anomaly per lost append (the first 20), naming every node that lacks it.
@@ -56,6 +62,8 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         # A missing record is as lost as a different one (an acknowledged value that is null matches nothing).
         same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
         missing[node] = ~same
+    for copy, node in copy_of.items():
+        found_at[copy], missing[copy] = found_at[node], missing[node]
     lost_anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
     for position in np.flatnonzero(lost_anywhere)[:20]:
         row = acked.iloc[position]
@@ -80,7 +88,9 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     # Committed prefixes agree.
     for place in coded.divergent_places()[:20]:
         key, offset = coded.key_names[place // coded.stride], int(place % coded.stride)
-        values = records.iloc[np.flatnonzero(coded.record_place == place)][["node", "value"]].to_dict("records")
+        held = records.iloc[np.flatnonzero(coded.record_place == place)][["node", "value"]].to_dict("records")
+        values = sorted(({"node": holder, "value": record["value"]} for record in held for holder in _holders(record["node"], copy_of)),
+                        key=lambda record: (record["node"], str(record["value"])))  # fmt: skip
         anomalies.append(
             {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": offset, "values": values,
              "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
@@ -92,7 +102,8 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     pair = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]  # (node, value)
     ordered = np.sort(pair)
     twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    named = sorted((coded.node_names[p // len(coded.value_names)], coded.value_names[p % len(coded.value_names)], p) for p in twice)
+    named = sorted((holder, coded.value_names[p % len(coded.value_names)], p) for p in twice
+                   for holder in _holders(coded.node_names[p // len(coded.value_names)], copy_of))  # fmt: skip
     for node, value, node_value in named[:20]:
         offsets = coded.record_offset[appended][pair == node_value]
         anomalies.append(
@@ -119,12 +130,48 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
              "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
         )
     anomalies += earlier_generations_counted(events)
-    stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": len(records),
+    stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": final_records,
              "lost_appends": int(lost_anywhere.sum()), "cut_back": logs_cut_back(events)}  # fmt: skip
     verdict = result(anomalies, stats)
     if not anomalies and len(acked) and not nodes:
         verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
     return verdict
+
+
+def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The records without the logs that equal an earlier node's, and which
+    node each left-out log equals (copy -> node). Most runs end with every
+    node holding the same log, and then only one of five is coded. Logs are
+    compared only where each node's records lie together, the nodes in
+    order: as a run writes them; otherwise every log is kept."""
+    if len(records) < 2:
+        return records, {}
+    node = pa.array(records["node"].array)
+    if node.null_count:
+        return records, {}
+    starts = np.append(0, np.flatnonzero(pc.not_equal(node[1:], node[:-1]).to_numpy(zero_copy_only=False)) + 1)
+    names = node.take(pa.array(starts)).to_pylist()
+    if len(set(names)) < len(names):
+        return records, {}
+    ends = np.append(starts[1:], len(node))
+    table = pa.Table.from_pandas(records[["key", "offset", "value"]], preserve_index=False)
+    kept, copy_of = [], {}
+    for name, start, end in zip(names, starts, ends):
+        log = table.slice(start, end - start)
+        same = next((other for other, o_start, o_end in kept if o_end - o_start == end - start and log.equals(table.slice(o_start, o_end - o_start))), None)
+        if same is None:
+            kept.append((name, start, end))
+        else:
+            copy_of[name] = same
+    if not copy_of:
+        return records, {}
+    # Slices, not a take: a kept log is one run of rows.
+    return pd.concat([records.iloc[start:end] for _, start, end in kept], ignore_index=True), copy_of
+
+
+def _holders(node: str, copy_of: dict[str, str]) -> list[str]:
+    """The node and those whose logs equal it."""
+    return [node, *(copy for copy, original in copy_of.items() if original == node)]
 
 
 class _Coded:
