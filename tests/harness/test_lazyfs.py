@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -101,6 +102,8 @@ class PageCache(RuleBasedStateMachine):
 
     def teardown(self):
         self.fs.release("/log", self.fh)
+        # The model's folder goes with it (each example made one under /tmp, and left it).
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 TestPageCache = PageCache.TestCase
