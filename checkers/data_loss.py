@@ -158,7 +158,7 @@ def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]
     kept, copy_of = [], {}
     for name, start, end in zip(names, starts, ends):
         log = table.slice(start, end - start)
-        same = next((other for other, o_start, o_end in kept if o_end - o_start == end - start and log.equals(table.slice(o_start, o_end - o_start))), None)
+        same = next((other for other, at, until in kept if table.slice(at, until - at).equals(log)), None)
         if same is None:
             kept.append((name, start, end))
         else:

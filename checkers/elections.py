@@ -187,23 +187,23 @@ def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame, capabil
 
 class _Claim:
     """One kind of claim: the rows of `table` that make it (epoch and claimed
-    node both known), the column naming the node claimed, and who claims it
-    (a column, or one name for every row)."""
+    node both known) and their epochs, the column naming the node claimed,
+    and who claims it (a column, or one name for every row)."""
 
     def __init__(self, table: pd.DataFrame, rows: np.ndarray, claimed: str, by: str) -> None:
         self.table, self.claimed, self.by = table, claimed, by
         known = table["epoch"].notna().to_numpy() & table[claimed].notna().to_numpy()
         self.rows = np.flatnonzero(rows & known)
+        self.epochs = table["epoch"].to_numpy(dtype="int64", na_value=0)[self.rows]
         self.codes, self.names = pd.factorize(table[claimed].take(self.rows))
 
     def pairs(self, names: list[str]) -> np.ndarray:
         """Each row's (epoch, claimed) as one integer: epoch times the names' count plus the name's place in `names`."""
         place = np.searchsorted(names, np.asarray(self.names, dtype=object)) if len(self.names) else np.zeros(0, "int64")
-        epochs = self.table["epoch"].to_numpy(dtype="int64", na_value=0)[self.rows]
-        return epochs * len(names) + place[self.codes].astype("int64")
+        return self.epochs * len(names) + place[self.codes].astype("int64")
 
     def in_epoch(self, epoch: int) -> pd.DataFrame:
-        rows = self.rows[self.table["epoch"].to_numpy(dtype="int64", na_value=-1)[self.rows] == epoch]
+        rows = self.rows[self.epochs == epoch]
         part = self.table.take(rows)
         by = part[self.by].fillna("client") if self.by in part else self.by
         return pd.DataFrame({"time_ns": part["time_ns"], "claimed": part[self.claimed], "by": by})
