@@ -23,6 +23,7 @@ import csv
 import json
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -72,8 +73,13 @@ def timed(loaded: dict, names: list[str], engine: str, repeats: int) -> float:
 
 def porcupine_figures(checkout: Path, repeats: int) -> dict[str, float]:
     """Porcupine's own benchmarks run in `checkout`, in seconds, labelled as ours are."""
-    done = subprocess.run(["go", "test", "-run", "^$", "-bench", "EtcdJepsen|Kv50Clients(Ok|Bad)$", "-benchtime", f"{repeats}x"],
-                          cwd=checkout, capture_output=True, text=True, check=True)  # fmt: skip
+    try:
+        done = subprocess.run(["go", "test", "-run", "^$", "-bench", "EtcdJepsen|Kv50Clients(Ok|Bad)$", "-benchtime", f"{repeats}x"],
+                              cwd=checkout, capture_output=True, text=True, check=True)  # fmt: skip
+    except (OSError, subprocess.CalledProcessError) as error:
+        last = (getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)).strip().splitlines()[-1:]
+        print(f"--porcupine {checkout}: Porcupine's benchmarks did not run: {' '.join(last) or error}", file=sys.stderr)
+        raise SystemExit(2) from None
     ns = {name: float(value) for name, value in re.findall(r"^Benchmark(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op", done.stdout, re.M)}
     etcd = [value for name, value in ns.items() if name.startswith("EtcdJepsen")]
     return {"etcd (102 together)": sum(etcd) / 1e9, "kv c50-ok": ns["Kv50ClientsOk"] / 1e9, "kv c50-bad": ns["Kv50ClientsBad"] / 1e9}
