@@ -17,6 +17,7 @@ import pandas as pd
 
 from .pairing import pair
 from .result import result
+from .schema import nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
 RECOVERIES = {
@@ -34,7 +35,7 @@ INSTANT = {"restart", "bounce", "lose-unfsynced", "corrupt", "add-voter", "remov
 
 def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
     """One row per fault in force: f, start_ns, end_ns, node (what it touched, JSON)."""
-    nemesis = history[(history["process"] == -1) & (history["type"] == "ok")].sort_values("time_ns")
+    nemesis = nemesis_done(history).sort_values("time_ns")
     open_faults: list[dict] = []
     windows = []
     end_of_run = int(history["time_ns"].max()) if len(history) else 0

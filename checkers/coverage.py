@@ -24,6 +24,7 @@ from collections import Counter
 import pandas as pd
 
 from .availability import fault_windows
+from .schema import nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 LINK_FAULTS = {"partition", "latency"}
@@ -102,7 +103,8 @@ def context(in_force, states: dict[str, str]) -> str:
 
 def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     """The cells this run's faults hit, with how often, sorted; `hit` counts them."""
-    nemesis = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(FAULT_KINDS)]
+    nemesis = nemesis_done(history)
+    nemesis = nemesis[nemesis["f"].isin(FAULT_KINDS)]
     windows = fault_windows(history)
     found = []
     for row in nemesis.itertuples(index=False):

@@ -21,6 +21,7 @@ import json
 import pandas as pd
 
 from .result import result
+from .schema import nemesis_done
 
 CHANGES = ("add-voter", "remove-voter")
 
@@ -32,7 +33,7 @@ def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame)
     stats = {
         "voter_sets": int((logged["event"] == "voters").sum()),
         "answered_changes": int((logged["event"] == "voter-change-answered").sum()),
-        "operator_changes": int(((history["process"] == -1) & history["f"].isin(CHANGES) & (history["type"] == "ok")).sum()),
+        "operator_changes": int(nemesis_done(history)["f"].isin(CHANGES).sum()),
     }
     return result(anomalies, stats)
 
@@ -131,7 +132,8 @@ def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
 
 
 def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict]:
-    acked = history[(history["process"] == -1) & history["f"].isin(CHANGES) & (history["type"] == "ok")]
+    acked = nemesis_done(history)
+    acked = acked[acked["f"].isin(CHANGES)]
     acked = acked.dropna(subset=["offset"])
     records = final.dropna(subset=["offset"]).set_index(["node", "offset"])["value"]
     found = []

@@ -4,6 +4,8 @@ left out and named), then every checker that applies (`checkers/verdict.py`)."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -20,12 +22,17 @@ def _table(path: Path, columns: dict) -> pd.DataFrame:
 
 
 def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
-    """Check a run directory and write what people read: verdict.json and report.html."""
-    from .report import write_report
+    """Check a run directory and write what people read: verdict.json and
+    report.html. The report's drawing, which needs only the history and the
+    events, is made on a thread beside the final log's read and the checkers."""
+    from .report import Drawing, write_report
 
-    verdict, history, events = _checked(run_dir, budget_s)
+    run = _read(run_dir)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        drawing = pool.submit(Drawing, run.history, run.events)
+        verdict = _verdict(run, budget_s)
     (Path(run_dir) / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    write_report(run_dir, history, events)
+    write_report(run_dir, run.history, run.events, drawing.result())
     return verdict
 
 
@@ -33,25 +40,37 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """The verdict of a run directory. A torn last line of a crashed run's
     history.jsonl is left out, and the verdict says so: `warnings` names the
     line and `stats.torn_lines` counts it."""
-    return _checked(run_dir, budget_s)[0]
+    return _verdict(_read(run_dir), budget_s)
 
 
-def _checked(run_dir: Path, budget_s: float) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """(the verdict, the history and the events it read)."""
+@dataclass
+class _Run:
+    """A run directory's history and events, read; its final log is read by `_verdict`."""
+
+    path: Path
+    meta: dict
+    history: pd.DataFrame
+    events: pd.DataFrame
+    warnings: list[str]
+
+
+def _read(run_dir: Path) -> _Run:
     run_dir = Path(run_dir)
     warnings: list[str] = []
     history = load_history(run_dir, warnings)
-    meta = run_meta(run_dir)
-    events = _table(run_dir / "events.parquet", EVENTS_COLUMNS)
-    if "source" in meta:
-        verdict = check_imported(history, meta["model"], budget_s)
+    return _Run(run_dir, run_meta(run_dir), history, _table(run_dir / "events.parquet", EVENTS_COLUMNS), warnings)
+
+
+def _verdict(run: _Run, budget_s: float) -> dict:
+    if "source" in run.meta:
+        verdict = check_imported(run.history, run.meta["model"], budget_s)
     else:
-        final = _table(run_dir / "final.parquet", FINAL_COLUMNS)
-        verdict = check_tables(history, events, final, budget_s, meta.get("capabilities"))
-    verdict["stats"] = {"history_rows": len(history), "torn_lines": len(warnings)}
-    if warnings:
-        verdict["warnings"] = warnings
-    return verdict, history, events
+        final = _table(run.path / "final.parquet", FINAL_COLUMNS)
+        verdict = check_tables(run.history, run.events, final, budget_s, run.meta.get("capabilities"))
+    verdict["stats"] = {"history_rows": len(run.history), "torn_lines": len(run.warnings)}
+    if run.warnings:
+        verdict["warnings"] = run.warnings
+    return verdict
 
 
 def run_meta(run_dir: Path) -> dict:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from checkers.availability import INSTANT, fault_windows
 from checkers.pairing import pair
-from checkers.schema import EVENTS_COLUMNS, TEXT, frame
+from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history, read_table
 
@@ -50,9 +50,11 @@ table.coverage td.na { color: #bbb; }
 """
 
 
-def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.DataFrame | None = None) -> Path:
+def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.DataFrame | None = None,
+                 drawing: Drawing | None = None) -> Path:
     """Render `run_dir/report.html` from its tables (read here unless given,
-    as the checking that just read them gives them) and verdict.json."""
+    as the checking that just read them gives them, with the drawing it made
+    beside the checkers) and verdict.json."""
     run_dir = Path(run_dir)
     history = load_history(run_dir) if history is None else history
     if events is None:
@@ -60,16 +62,16 @@ def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.
         events = read_table(events_path, EVENTS_COLUMNS) if events_path.exists() else frame([], EVENTS_COLUMNS)
     verdict = json.loads((run_dir / "verdict.json").read_text())
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict)
+    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing)
     path = run_dir / "report.html"
     path.write_text(page)
     return path
 
 
-def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict) -> str:
-    span_ns = max(int(history["time_ns"].max()) if len(history) else 0, 1)
-    windows = fault_windows(history)
-    ops = _operations(history)
+def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict,
+           drawing: Drawing | None = None) -> str:
+    drawing = drawing or Drawing(history, events)
+    ops = drawing.ops
     anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
     marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
     flagged = {i for _, a in anomalies for i in _rows(a)}
@@ -77,7 +79,6 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
     # (Only the operations the anomalies name: a map of every row costs seconds on a million operations.)
     named = ops[ops["invoke"].isin(flagged) | ops["index"].isin(flagged)]
     op_of = dict(zip(named["invoke"], named["invoke"])) | {c: i for c, i in zip(named["index"], named["invoke"]) if c >= 0}
-    scale = _Scale(span_ns)
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>splitbrain report: {html.escape(name)}</title>",
         f"<style>{STYLE}</style></head><body>",
@@ -89,11 +90,11 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
           if checker == "linearizable"][:MAX_FOCUSED],
         "<h2>Timeline</h2>",
         _legend(),
-        _timeline(scale, history, ops, events, windows, marks, {op_of[i] for i in flagged if i in op_of}, instant_faults(history)),
+        drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
         "<h2>Latency</h2>",
-        _latency(scale, ops, windows),
+        drawing.latency,
         "<h2>Throughput (acknowledged operations per second)</h2>",
-        _throughput(scale, ops, windows),
+        drawing.throughput,
         coverage_table(verdict.get("coverage", {}).get("cells", [])),
         _rows_table(history, flagged, op_of),
         "<script>document.body.dataset.rendered = document.querySelectorAll('svg .op').length;</script>",
@@ -109,6 +110,10 @@ class _Scale:
     def x(self, t_ns: float) -> float:
         return LEFT + (WIDTH - LEFT - 10) * min(max(t_ns, 0), self.span_ns) / self.span_ns
 
+    def xs(self, t_ns: np.ndarray) -> list[float]:
+        """`x` of many times at once."""
+        return (LEFT + (WIDTH - LEFT - 10) * np.clip(t_ns, 0, self.span_ns) / self.span_ns).tolist()
+
     def axis(self, y: float) -> str:
         seconds = self.span_ns / 1e9
         step = next(s for s in (0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 3600, 1e9) if seconds / s <= 12)
@@ -118,6 +123,54 @@ class _Scale:
             ticks.append(f"<line x1='{x:.1f}' y1='{y}' x2='{x:.1f}' y2='{y + 4}' stroke='#999'/>"
                          f"<text x='{x:.1f}' y='{y + 15}' text-anchor='middle'>{i * step:g} s</text>")  # fmt: skip
         return "".join(ticks)
+
+
+class Drawing:
+    """What the report draws from the history and events alone: made beside
+    the checkers (`results/checking.py`), since on a million operations it
+    takes as long as one of them. The verdict adds only its marks and the
+    outlines of the operations it names (`timeline`)."""
+
+    def __init__(self, history: pd.DataFrame, events: pd.DataFrame) -> None:
+        self.scale = _Scale(max(int(history["time_ns"].max()) if len(history) else 0, 1))
+        self.windows = fault_windows(history)
+        self.ops = _operations(history)
+        transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
+        nodes = sorted(transitions["node"].dropna().unique())
+        processes = sorted(self.ops["process"].unique())[:MAX_LANES]
+        self.top, self.height = 16, max(len(nodes) + len(processes), 1) * LANE
+        lanes = [f"node {n}" for n in nodes] + [f"process {p}" for p in processes]
+        self.background = [_shade(self.scale, self.windows, 0, self.top + self.height)]
+        self.background += [f"<text x='4' y='{self.top + lane * LANE + 10}'>{html.escape(label)}</text>"
+                            for lane, label in enumerate(lanes)]  # fmt: skip
+        self.background += _states(self.scale, transitions, nodes, self.top)
+        lane_of = pd.Series(range(len(nodes), len(nodes) + len(processes)), index=processes, dtype="int64")
+        self.shown = _described(self.ops[self.ops["process"].isin(lane_of.index)].head(MAX_OPS), history)
+        self.lane_y = self.top + lane_of[self.shown["process"]].to_numpy() * LANE + 3
+        self.bars = _bars(self.scale, self.shown, self.lane_y, np.zeros(len(self.shown), dtype=bool))
+        self.instants = _instants(self.scale, instant_faults(history), self.top + self.height)
+        self.latency = _latency(self.scale, self.ops, self.windows)
+        self.throughput = _throughput(self.scale, self.ops, self.windows)
+
+    def timeline(self, marks: list[tuple[int, int]], flagged: set[int]) -> str:
+        """Operations per client process and node states per node, with the
+        anomalies' moments (`marks`) and the operations they name outlined."""
+        bars = list(self.bars)
+        outlined = np.flatnonzero(self.shown["invoke"].isin(flagged).to_numpy())
+        for k, bar in zip(outlined, _bars(self.scale, self.shown.iloc[outlined], self.lane_y[outlined],
+                                          np.ones(len(outlined), dtype=bool))):  # fmt: skip
+            bars[k] = bar
+        body = self.background + bars + self.instants
+        for k, t in marks:
+            x = self.scale.x(t)
+            body.append(f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' "
+                        f"y2='{self.top + self.height}' stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'>"
+                        f"<title>anomaly {k + 1}</title></line></a>")  # fmt: skip
+        hidden = len(self.ops) - len(self.shown)
+        note = f"<p>{hidden} operations not drawn.</p>" if hidden else ""
+        total = self.top + self.height + 24
+        return (f"<svg width='{WIDTH}' height='{total}' viewBox='0 0 {WIDTH} {total}'>{''.join(body)}"
+                f"{self.scale.axis(self.top + self.height + 2)}</svg>{note}")  # fmt: skip
 
 
 def _operations(history: pd.DataFrame) -> pd.DataFrame:
@@ -247,7 +300,7 @@ def _shade(scale: _Scale, windows: pd.DataFrame, top: float, height: float) -> s
 
 def instant_faults(history: pd.DataFrame) -> pd.DataFrame:
     """Faults with no window (a bounce, a restart, a voter change): their moment and what they touched."""
-    done = history[(history["process"] == -1) & (history["type"] == "ok")]
+    done = nemesis_done(history)
     return done[done["f"].isin(INSTANT)][["time_ns", "f", "node"]]
 
 
@@ -264,43 +317,44 @@ def _instants(scale, instants: pd.DataFrame, bottom: float) -> list[str]:
     return drawn
 
 
-def _timeline(scale, history, ops, events, windows, marks, flagged, instants) -> str:
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
-    nodes = sorted(transitions["node"].dropna().unique())
-    processes = sorted(ops["process"].unique())[:MAX_LANES]
-    lanes = [f"node {n}" for n in nodes] + [f"process {p}" for p in processes]
-    top, height = 16, max(len(lanes), 1) * LANE
-    body = [_shade(scale, windows, 0, top + height)]
-    for lane, label in enumerate(lanes):
-        body.append(f"<text x='4' y='{top + lane * LANE + 10}'>{html.escape(label)}</text>")
+def _states(scale: _Scale, transitions: pd.DataFrame, nodes: list[str], top: int) -> list[str]:
+    """Each node's states, one lane a node, from its logged transitions."""
+    drawn = []
     for lane, node in enumerate(nodes):
         mine = transitions[transitions["node"] == node]
         times = mine["time_ns"].tolist() + [scale.span_ns]
         for (state, t0), t1 in zip(zip(mine["state"], mine["time_ns"]), times[1:]):
             x0, x1 = scale.x(t0), scale.x(t1)
-            body.append(f"<rect x='{x0:.1f}' y='{top + lane * LANE + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{LANE - 4}'"
-                        f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
-                        f" from {t0 / 1e9:.3f} s</title></rect>")  # fmt: skip
-    lane_of = {p: len(nodes) + i for i, p in enumerate(processes)}
-    shown = _described(ops[ops["process"].isin(lane_of)].head(MAX_OPS), history)
-    for op in shown.itertuples(index=False):
-        x0, x1 = scale.x(op.t0), scale.x(op.t1)
-        y = top + lane_of[op.process] * LANE + 3
-        stroke = " stroke='#c62828' stroke-width='2'" if op.invoke in flagged else ""
-        bar = (f"<rect class='op' id='op-{op.invoke}' x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 1):.1f}' "
-               f"height='{LANE - 6}' fill='{OP_COLOURS.get(op.type, '#bbb')}'{stroke}><title>row {op.invoke}: "
-               f"{html.escape(str(op.f))} {html.escape(str(op.value))} -> {op.type} ({op.latency_ms:.1f} ms)</title></rect>")  # fmt: skip
-        # An operation an anomaly names links to its row in the table below.
-        body.append(f"<a href='#row-{op.invoke}'>{bar}</a>" if op.invoke in flagged else bar)
-    body += _instants(scale, instants, top + height)
-    for k, t in marks:
-        x = scale.x(t)
-        body.append(f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{top + height}' "
-                    f"stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'><title>anomaly {k + 1}</title></line></a>")  # fmt: skip
-    note = f"<p>{len(ops) - len(shown)} operations not drawn.</p>" if len(shown) < len(ops) else ""
-    total = top + height + 24
-    return (f"<svg width='{WIDTH}' height='{total}' viewBox='0 0 {WIDTH} {total}'>{''.join(body)}"
-            f"{scale.axis(top + height + 2)}</svg>{note}")  # fmt: skip
+            drawn.append(f"<rect x='{x0:.1f}' y='{top + lane * LANE + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{LANE - 4}'"
+                         f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
+                         f" from {t0 / 1e9:.3f} s</title></rect>")  # fmt: skip
+    return drawn
+
+
+def _escaped(text: pd.Series) -> list[str]:
+    """`html.escape(str(v))` of each value, on the whole column at once."""
+    text = text.astype(TEXT).fillna(str(pd.NA))
+    for raw, entity in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ('"', "&quot;"), ("'", "&#x27;")):
+        text = text.str.replace(raw, entity, regex=False)
+    return text.tolist()
+
+
+def _bars(scale: _Scale, ops: pd.DataFrame, y: np.ndarray, outlined: np.ndarray) -> list[str]:
+    """Each operation's bar on its process's lane (`y`), built column by column
+    (20,000 of them one by one took most of the report's time); an outlined one
+    links to its row in the table below."""
+    x0, x1 = scale.xs(ops["t0"].to_numpy()), scale.xs(ops["t1"].to_numpy())
+    fills = [OP_COLOURS.get(t, "#bbb") for t in ops["type"].tolist()]
+    bars = []
+    for invoke, a, b, top, fill, f, value, kind, ms, outline in zip(
+            ops["invoke"].tolist(), x0, x1, y.tolist(), fills, _escaped(ops["f"]), _escaped(ops["value"]),
+            ops["type"].tolist(), ops["latency_ms"].tolist(), outlined.tolist()):  # fmt: skip
+        stroke = " stroke='#c62828' stroke-width='2'" if outline else ""
+        bar = (f"<rect class='op' id='op-{invoke}' x='{a:.1f}' y='{top}' width='{max(b - a, 1):.1f}' "
+               f"height='{LANE - 6}' fill='{fill}'{stroke}><title>row {invoke}: {f} {value} -> {kind} "
+               f"({ms:.1f} ms)</title></rect>")  # fmt: skip
+        bars.append(f"<a href='#row-{invoke}'>{bar}</a>" if outline else bar)
+    return bars
 
 
 def _latency(scale, ops, windows) -> str:
@@ -311,8 +365,8 @@ def _latency(scale, ops, windows) -> str:
     low, high = math.log10(max(done["latency_ms"].min(), 0.01)), math.log10(max(done["latency_ms"].max(), 0.02))
     high = max(high, low + 1)
 
-    def y(ms: float) -> float:
-        return 10 + (height - 20) * (1 - (math.log10(max(ms, 0.01)) - low) / (high - low))
+    def y(ms):
+        return 10 + (height - 20) * (1 - (np.log10(np.maximum(ms, 0.01)) - low) / (high - low))
 
     body = [_shade(scale, windows, 0, height)]
     for decade in range(math.floor(low), math.ceil(high) + 1):
@@ -320,9 +374,9 @@ def _latency(scale, ops, windows) -> str:
             body.append(f"<line x1='{LEFT}' y1='{y(10**decade):.1f}' x2='{WIDTH - 10}' y2='{y(10**decade):.1f}' "
                         f"stroke='#eee'/><text x='{LEFT - 6}' y='{y(10**decade) + 4:.1f}' text-anchor='end'>"
                         f"{10**decade:g} ms</text>")  # fmt: skip
-    for op in done.itertuples(index=False):
-        body.append(f"<circle cx='{scale.x(op.t1):.1f}' cy='{y(op.latency_ms):.1f}' r='2' "
-                    f"fill='{OP_COLOURS.get(op.type, '#bbb')}'/>")  # fmt: skip
+    fills = [OP_COLOURS.get(t, "#bbb") for t in done["type"].tolist()]
+    body += [f"<circle cx='{x:.1f}' cy='{v:.1f}' r='2' fill='{fill}'/>"
+             for x, v, fill in zip(scale.xs(done["t1"].to_numpy()), y(done["latency_ms"].to_numpy()).tolist(), fills)]  # fmt: skip
     return f"<svg width='{WIDTH}' height='{height + 24}'>{''.join(body)}{scale.axis(height + 2)}</svg>"
 
 
