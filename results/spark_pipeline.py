@@ -1,11 +1,12 @@
 """`splitbrain analyze ARCHIVE`: the archive re-checked and summarised on
 Spark (PySpark; `local[*]` unless `--master` names a cluster).
 
-Each run is a Spark task: its files are checked against the manifest's
-checksums, then `check_run` re-checks it with the checkers of `splitbrain
-check`. A checker so has one definition, run in-process by `check` and on
-Spark's executors by `analyze`; runs are independent, so a run is the unit
-of work, and the largest go first so that no core waits on one at the end.
+Runs are checked in Spark tasks, a few batches of runs per core: each
+run's files are checked against the manifest's checksums, then `check_run`
+re-checks it with the checkers of `splitbrain check`. A checker so has one
+definition, run in-process by `check` and on Spark's executors by
+`analyze`; runs are independent, so a run is the unit of work, and the
+batches are balanced by bytes so that no core waits on one at the end.
 (Restating each checker as Spark group-bys and joins over all runs at once,
 as this module did before, ran at 93k rows/s on 2 cores: every rule became a
 shuffle of every row. Tasks of whole runs need no shuffle; a run must fit in
@@ -23,6 +24,7 @@ command then exits 2 (1 is for failing runs).
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import sys
 import time
@@ -119,27 +121,47 @@ def recheck(store: str, run_id: str, entry: dict, budget_s: float) -> tuple[list
 
 def verdicts(spark: SparkSession, store: Path, entries: dict[str, dict], budget_s: float, progress=None) -> tuple[pd.DataFrame, list[str]]:  # fmt: skip
     """(one row per (run_id, checker): valid and the anomaly kinds found; the
-    problems of runs left out), each run a task, largest first. `progress` hears
-    ("re-check", runs done, runs in all) as tasks end."""
-    work = sorted(entries.items(), key=lambda item: (-sum(f["bytes"] for f in item[1]["files"].values()), item[0]))
+    problems of runs left out). `progress` hears ("re-check", runs done,
+    runs in all) as tasks end."""
+    batches = balanced(entries, TASKS_PER_CORE * spark.sparkContext.defaultParallelism)
     done = spark.sparkContext.accumulator(0)
     root = str(store)
 
-    def one(item: tuple[str, dict]) -> tuple[list[dict], list[str]]:
-        found = recheck(root, item[0], item[1], budget_s)
-        done.add(1)
+    def batch(items: list[tuple[str, dict]]) -> list[tuple[list[dict], list[str]]]:
+        found = [recheck(root, ident, entry, budget_s) for ident, entry in items]
+        done.add(len(items))
         return found
 
-    job = spark.sparkContext.parallelize(work, len(work)).map(one)
+    job = spark.sparkContext.parallelize(batches, len(batches)).flatMap(batch)
     step = progress or (lambda *args: None)
     with ThreadPoolExecutor(1) as pool:
         collected = pool.submit(job.collect)
         while not wait([collected], timeout=0.5).done:
-            step("re-check", done.value, len(work))
+            step("re-check", done.value, len(entries))
         found = collected.result()
-    step("re-check", len(work), len(work))
+    step("re-check", len(entries), len(entries))
     rows = sorted((row for rows, _ in found for row in rows), key=lambda r: (r["run_id"], SAFETY.index(r["checker"])))
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS), [p for _, problems in found for p in problems]
+
+
+# A Spark task costs about 30 ms besides its work (a run of 5,500 rows is
+# checked in 100 ms): a task per run spent a third of the re-check on tasks.
+# A few tasks per core, each a batch of runs, keep the cores evenly busy.
+TASKS_PER_CORE = 4
+
+
+def balanced(entries: dict[str, dict], tasks: int) -> list[list[tuple[str, dict]]]:
+    """The runs in at most `tasks` batches of about equal bytes: largest run
+    first, each to the batch with the fewest bytes so far (so no core waits
+    on one large run at the end); each batch largest first."""
+    sizes = {ident: sum(f["bytes"] for f in entry["files"].values()) for ident, entry in entries.items()}
+    batches: list[list[tuple[str, dict]]] = [[] for _ in range(min(tasks, len(entries)))]
+    loads = [(0, 0, k) for k in range(len(batches))]
+    for ident in sorted(entries, key=lambda ident: (-sizes[ident], ident)):
+        load, count, k = heapq.heappop(loads)
+        batches[k].append((ident, entries[ident]))
+        heapq.heappush(loads, (load + sizes[ident], count + 1, k))
+    return batches
 
 
 COVERAGE_CELLS = "array<struct<fault:string,role:string,with:string,count:long>>"
