@@ -17,7 +17,7 @@ import pandas as pd
 
 from .pairing import pair
 from .result import result
-from .schema import nemesis_done
+from .schema import columns, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
 RECOVERIES = {
@@ -39,18 +39,18 @@ def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
     open_faults: list[dict] = []
     windows = []
     end_of_run = int(history["time_ns"].max()) if len(history) else 0
-    for row in nemesis.itertuples(index=False):
-        undoes = RECOVERIES.get(row.f, ())
-        if row.f in RECOVERIES:
+    for f, time_ns, node in columns(nemesis, "f", "time_ns", "node"):
+        undoes = RECOVERIES.get(f, ())
+        if f in RECOVERIES:
             still = []
             for fault in open_faults:
                 if undoes is None or fault["f"] in undoes:
-                    windows.append({**fault, "end_ns": int(row.time_ns)})
+                    windows.append({**fault, "end_ns": time_ns})
                 else:
                     still.append(fault)
             open_faults = still
-        elif row.f not in INSTANT:
-            open_faults.append({"f": row.f, "start_ns": int(row.time_ns), "node": row.node})
+        elif f not in INSTANT:
+            open_faults.append({"f": f, "start_ns": time_ns, "node": node})
     windows += [{**fault, "end_ns": end_of_run} for fault in open_faults]
     return pd.DataFrame(windows, columns=["f", "start_ns", "end_ns", "node"])
 
@@ -61,8 +61,8 @@ def _window_codes(times: np.ndarray, windows: pd.DataFrame) -> tuple[np.ndarray,
     million operations grouped by an object column cost most of the checker."""
     names = ["quiet", *dict.fromkeys(windows["f"])]
     codes = np.zeros(len(times), dtype="int64")
-    for w in windows.itertuples(index=False):
-        codes[(times >= w.start_ns) & (times < w.end_ns)] = names.index(w.f)
+    for f, start, end in columns(windows, "f", "start_ns", "end_ns"):
+        codes[(times >= start) & (times < end)] = names.index(f)
     return codes, names
 
 
@@ -86,62 +86,63 @@ def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
     return dict(sorted(figures.items()))
 
 
-def _leaderless_ms(events: pd.DataFrame, span_ns: int) -> float:
+def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
     """Time in the run when no node's latest logged transition was to leader."""
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns", kind="stable")
     if transitions.empty:
         return span_ns / 1e6
     leading = set()
     last, without = 0, 0
-    for row in transitions.itertuples(index=False):
+    for time_ns, node, state in columns(transitions, "time_ns", "node", "state"):
         if not leading:
-            without += max(0, row.time_ns - last)
-        last = row.time_ns
-        if row.state == "leader":
-            leading.add(row.node)
+            without += max(0, time_ns - last)
+        last = time_ns
+        if state == "leader":
+            leading.add(node)
         else:
-            leading.discard(row.node)
+            leading.discard(node)
     if not leading:
         without += max(0, span_ns - last)
     return without / 1e6
 
 
-def disruptive_elections(history: pd.DataFrame, events: pd.DataFrame) -> list[dict]:
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns", kind="stable")
-    polls = events[events["event"] == "status"]
+def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame) -> list[dict]:
+    """Candidacies for a new epoch while the old epoch's leader was alive,
+    leading and reachable from a majority (`transitions`: the nodes' logged
+    ones in time order; `windows`: the faults in force, `fault_windows`)."""
+    polls = events.loc[events["event"] == "status", ["node", "time_ns"]]
     nodes = sorted(events["node"].dropna().unique())
     majority = len(nodes) // 2 + 1
-    partitions = fault_windows(history)
-    partitions = partitions[partitions["f"] == "partition"]
+    partitions = windows[windows["f"] == "partition"]
     state: dict[str, tuple[str, object, int]] = {}
     found = []
-    for row in transitions.itertuples(index=False):
-        if row.state == "candidate":
-            leaders = [(s[2], n) for n, s in state.items() if s[0] == "leader" and s[2] < row.epoch]
+    for time_ns, node, now, epoch_now, leader_now in columns(transitions, "time_ns", "node", "state", "epoch", "leader"):
+        if now == "candidate":
+            leaders = [(s[2], n) for n, s in state.items() if s[0] == "leader" and s[2] < epoch_now]
             if leaders:
                 epoch, leader = max(leaders)
-                alive = polls[(polls["node"] == leader) & (polls["time_ns"].between(row.time_ns - ALIVE_WINDOW_NS, row.time_ns))]
+                alive = polls[(polls["node"] == leader) & (polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns))]
                 cut = set()
-                for w in partitions[(partitions["start_ns"] <= row.time_ns) & (partitions["end_ns"] > row.time_ns)].itertuples():
-                    cut |= {tuple(link) for link in json.loads(w.node or "[]")}
+                for links in partitions.loc[(partitions["start_ns"] <= time_ns) & (partitions["end_ns"] > time_ns), "node"]:
+                    cut |= {tuple(link) for link in json.loads(links or "[]")}
                 reach = [n for n in nodes if n == leader or ((leader, n) not in cut and (n, leader) not in cut)]
                 if len(alive) and len(reach) >= majority:
-                    found.append({"time_ns": int(row.time_ns), "candidate": row.node, "epoch": int(row.epoch),
+                    found.append({"time_ns": time_ns, "candidate": node, "epoch": int(epoch_now),
                                   "leader": leader, "leader_epoch": int(epoch)})  # fmt: skip
-        state[row.node] = (row.state, row.leader, int(row.epoch))
+        state[node] = (now, leader_now, int(epoch_now))
     return found
 
 
 def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
     windows = fault_windows(history)
-    transitions = events[(events["event"] == "transition") & (events["source"] == "log")]
-    disruptive = disruptive_elections(history, events)
+    logged = (events["event"] == "transition") & (events["source"] == "log")
+    transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values("time_ns", kind="stable")
+    disruptive = disruptive_elections(events, transitions, windows)
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
         "resignations": int((transitions["state"] == "resigned").sum()),
         "epochs": int(events["epoch"].dropna().nunique()),
-        "leaderless_ms": round(_leaderless_ms(events, span_ns), 1),
+        "leaderless_ms": round(_leaderless_ms(transitions, span_ns), 1),
         "disruptive_elections": len(disruptive),
         "disruptive": disruptive[:20],
         "clients": _client_figures(history, windows) if (history["process"] >= 0).any() else {},

@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 
 from .availability import fault_windows
-from .schema import nemesis_done
+from .schema import columns, nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 LINK_FAULTS = {"partition", "latency"}
@@ -43,11 +44,23 @@ def role_of(state) -> str:
     return "other"
 
 
-def states_at(events: pd.DataFrame, time_ns: int) -> dict[str, str]:
-    """Each node's last known state at `time_ns` (status polls and transitions)."""
-    known = events[(events["time_ns"] <= time_ns) & events["state"].notna() & events["node"].notna()]
-    latest = known.sort_values("time_ns", kind="stable").groupby("node")["state"].last()
-    return latest.to_dict()
+class _States:
+    """Each node's last known state (status polls and transitions) at any
+    moment: the events are sorted once, not again for every fault."""
+
+    def __init__(self, events: pd.DataFrame) -> None:
+        known = events.loc[events["state"].notna() & events["node"].notna(), ["time_ns", "node", "state"]]
+        known = known.sort_values("time_ns", kind="stable")
+        self.by_node = {node: (mine["time_ns"].to_numpy(dtype="int64"), mine["state"].tolist())
+                        for node, mine in known.groupby("node", sort=True)}  # fmt: skip
+
+    def at(self, time_ns: int) -> dict[str, str]:
+        found = {}
+        for node, (times, states) in self.by_node.items():
+            known = int(np.searchsorted(times, time_ns, side="right"))
+            if known:
+                found[node] = states[known - 1]
+        return found
 
 
 def _touched(node_json) -> list:
@@ -107,10 +120,11 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     nemesis = nemesis[nemesis["f"].isin(FAULT_KINDS)]
     windows = fault_windows(history)
     found = []
-    for row in nemesis.itertuples(index=False):
-        t = int(row.time_ns)
-        others = [w.f for w in windows.itertuples(index=False) if w.start_ns < t < w.end_ns and w.f != row.f]
-        found.append({**cell(str(row.f), _touched(row.node), states_at(events, t - 1), others), "count": 1})
+    spans = list(columns(windows, "f", "start_ns", "end_ns"))
+    states = _States(events) if len(nemesis) else None
+    for f, t, node in columns(nemesis, "f", "time_ns", "node"):
+        others = [other for other, start, end in spans if start < t < end and other != f]
+        found.append({**cell(str(f), _touched(node), states.at(t - 1), others), "count": 1})
     cells = add_up([found])
     return {"cells": cells, "hit": len(cells), "faults": len(found)}
 

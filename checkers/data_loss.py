@@ -122,7 +122,7 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         )
 
     # Nobody truncates below its own high watermark.
-    truncations = events[(events["event"] == "truncate")].dropna(subset=["offset", "hwm"])
+    truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(subset=["offset", "hwm"])
     below = truncations[truncations["offset"] < truncations["hwm"]]
     for _, row in below.head(20).iterrows():
         anomalies.append(
@@ -258,7 +258,7 @@ def logs_cut_back(events: pd.DataFrame) -> list[dict]:
     """Each start on a damaged log cut back to its last valid record: the
     records kept, and how many the cluster had committed by then (the highest
     high watermark any node logged before it)."""
-    cut = events[events["event"] == "log-truncated"].dropna(subset=["offset"])
+    cut = events.loc[events["event"] == "log-truncated", ["node", "time_ns", "offset"]].dropna(subset=["offset"])
     if cut.empty:
         return []
     commits = events[events["event"] == "commit"].dropna(subset=["hwm"]).sort_values("time_ns")
@@ -279,7 +279,7 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     """Commits that counted a replica's offset from another generation than
     the one the same leader (node, epoch) last heard from (a later life, or
     the first of a new disk)."""
-    heard = events[(events["event"] == "generation")].dropna(subset=["replicas", "epoch"])
+    heard = events.loc[events["event"] == "generation", ["node", "epoch", "time_ns", "replicas"]].dropna(subset=["replicas", "epoch"])
     if heard.empty:
         return []
     heard_at: dict[tuple, list[tuple[int, int]]] = {}  # (leader, epoch, replica) -> [(time, later generation)]

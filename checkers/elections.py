@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .result import result
+from .schema import columns
 
 # Events that say which voter set a node has in force: the reference
 # quorum's `voters`, etcd's `configuration` (its membership is not the
@@ -27,7 +28,7 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     anomalies = []
     columns = ["time_ns", "node", "epoch", "candidate", "directory_id"]
     votes = events.loc[events["event"] == "vote", columns]
-    own = events[(events["event"] == "transition") & (events["state"] == "candidate")]
+    own = events.loc[(events["event"] == "transition") & (events["state"] == "candidate"), ["time_ns", "node", "epoch", "directory_id"]]
     own = own.assign(candidate=own["node"])[columns]
     cast = _concat([votes, own]).dropna(subset=["epoch", "candidate"])
     ballots = cast.drop_duplicates(["node", "epoch", "candidate"])
@@ -101,13 +102,13 @@ def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:
     """KIP-996's Pre-Vote rule: a follower that has fetched from its leader
     refuses pre-votes. Read from `prevote` (grant) events that name the
     leader the granter had fetched from (targets whose events say so)."""
-    granted = events[events["event"] == "prevote"].dropna(subset=["leader"])
+    granted = events.loc[events["event"] == "prevote", ["node", "time_ns", "epoch", "candidate", "leader"]].dropna(subset=["leader"])
     return [
-        {"kind": "prevote-while-following", "node": row.node, "time_ns": int(row.time_ns), "epoch": int(row.epoch),
-         "candidate": row.candidate, "leader": row.leader,
-         "summary": f"{row.node} granted {row.candidate} a pre-vote in epoch {row.epoch} while following {row.leader}, "
+        {"kind": "prevote-while-following", "node": node, "time_ns": int(time_ns), "epoch": int(epoch),
+         "candidate": candidate, "leader": leader,
+         "summary": f"{node} granted {candidate} a pre-vote in epoch {epoch} while following {leader}, "
                     "whose log it had fetched"}
-        for row in granted.head(20).itertuples(index=False)
+        for node, time_ns, epoch, candidate, leader in columns(granted.head(20), *granted.columns)
     ]  # fmt: skip
 
 
@@ -116,9 +117,11 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
     (their own included) than a majority of the voter set in force at the
     leader when it was elected (its latest `voters` event); a node that never
     logged one is judged against all the nodes that logged anything."""
-    leaders = events[(events["event"] == "transition") & (events["state"] == "leader")][["time_ns", "node", "epoch"]]
+    leaders = events.loc[(events["event"] == "transition") & (events["state"] == "leader"), ["time_ns", "node", "epoch"]]
     leaders = leaders.drop_duplicates(["node", "epoch"])
     leaders = leaders[leaders["epoch"].isin(votes["epoch"])]
+    if leaders.empty:
+        return []
     leaders = _with_majority(leaders, events)
     granted = votes.groupby(["epoch", "candidate"])["node"].nunique().rename("granted").reset_index()
     table = leaders.merge(granted, left_on=["epoch", "node"], right_on=["epoch", "candidate"], how="left")
@@ -127,19 +130,20 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
     return [
         {
             "kind": "leader-without-majority",
-            "node": row.node,
-            "epoch": int(row.epoch),
-            "time_ns": int(row.time_ns),
-            "votes": int(row.granted),
-            "summary": f"{row.node} led epoch {row.epoch} with {row.granted} of the {row.majority} votes it needed",
+            "node": node,
+            "epoch": int(epoch),
+            "time_ns": int(time_ns),
+            "votes": int(granted),
+            "summary": f"{node} led epoch {epoch} with {granted} of the {majority} votes it needed",
         }
-        for row in short.itertuples(index=False)
+        for node, epoch, time_ns, granted, majority in columns(short, "node", "epoch", "time_ns", "granted", "majority")
     ]
 
 
 def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     everyone = events["node"].dropna().nunique() // 2 + 1
-    sets = events[events["event"].isin(VOTER_SETS) & (events["source"] == "log")].dropna(subset=["voters"])
+    sets = events.loc[events["event"].isin(VOTER_SETS) & (events["source"] == "log"), ["time_ns", "node", "voters"]]
+    sets = sets.dropna(subset=["voters"])
     sets = sets.assign(majority=sets["voters"].map(lambda text: len(json.loads(text)) // 2 + 1))
     if leaders.empty or sets.empty:
         return leaders.assign(majority=everyone)
