@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from .result import result
-from .schema import nemesis_done
+from .schema import columns, nemesis_done
 
 CHANGES = ("add-voter", "remove-voter")
 
@@ -39,68 +40,76 @@ def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame)
 
 
 def _overlapping_changes(logged: pd.DataFrame) -> list[dict]:
-    voters = logged[logged["event"] == "voters"].dropna(subset=["offset", "hwm"])
-    ordered = voters.sort_values("time_ns", kind="stable")
-    found = []
-    for (node, _generation), group in ordered.groupby(["node", "generation"], sort=False, dropna=False):
-        previous = group["offset"].shift()
-        taken = group["state"].fillna("leader") == "leader"
-        overlapping = group[taken & (group["offset"] > previous) & (group["hwm"] <= previous)]
-        for idx, row in overlapping.iterrows():
-            found.append(
-                {
-                    "kind": "two-uncommitted-voter-changes",
-                    "node": node,
-                    "time_ns": int(row["time_ns"]),
-                    "offset": int(row["offset"]),
-                    "previous_offset": int(previous[idx]),
-                    "hwm": int(row["hwm"]),
-                    "summary": f"{node} took the voter change at offset {row['offset']} while the one at offset"
-                    f" {int(previous[idx])} was uncommitted (high watermark {row['hwm']})",
-                }
-            )
-    return found[:20]
+    """Within one life of a node (its generation), in time order, a voter
+    change taken as leader while the one before it was uncommitted (its high
+    watermark not past the earlier change's offset). On arrays: rows sorted
+    by life (in order of first appearance), each compared with the one before."""
+    voters = logged.loc[logged["event"] == "voters", ["time_ns", "node", "generation", "state", "offset", "hwm"]]
+    ordered = voters.dropna(subset=["offset", "hwm"]).sort_values("time_ns", kind="stable")
+    life = ordered.groupby(["node", "generation"], sort=False, dropna=False).ngroup().to_numpy()
+    by_life = np.argsort(life, kind="stable")
+    offset, hwm = ordered["offset"].to_numpy(dtype="int64")[by_life], ordered["hwm"].to_numpy(dtype="int64")[by_life]
+    taken = (ordered["state"].fillna("leader") == "leader").to_numpy(dtype=bool)[by_life]
+    overlapping = np.zeros(len(by_life), dtype=bool)
+    overlapping[1:] = (life[by_life][1:] == life[by_life][:-1]) & taken[1:] & (offset[1:] > offset[:-1]) & (hwm[1:] <= offset[:-1])
+    nodes, times = ordered["node"].to_numpy(dtype=object)[by_life], ordered["time_ns"].to_numpy(dtype="int64")[by_life]
+    return [
+        {
+            "kind": "two-uncommitted-voter-changes",
+            "node": nodes[k],
+            "time_ns": int(times[k]),
+            "offset": int(offset[k]),
+            "previous_offset": int(offset[k - 1]),
+            "hwm": int(hwm[k]),
+            "summary": f"{nodes[k]} took the voter change at offset {offset[k]} while the one at offset"
+            f" {offset[k - 1]} was uncommitted (high watermark {hwm[k]})",
+        }
+        for k in np.flatnonzero(overlapping)[:20]
+    ]
 
 
 def _early_answers(logged: pd.DataFrame) -> list[dict]:
-    answers = logged[(logged["event"] == "voter-change-answered") & logged["ack_when_committed"].fillna(False)]
+    answered = (logged["event"] == "voter-change-answered") & logged["ack_when_committed"].fillna(False)
+    answers = logged.loc[answered, ["node", "time_ns", "offset", "hwm"]]
     early = answers[answers["offset"] >= answers["hwm"]]
     return [
         {
             "kind": "voter-change-acknowledged-before-commit",
-            "node": row.node,
-            "time_ns": int(row.time_ns),
-            "offset": int(row.offset),
-            "hwm": int(row.hwm),
-            "summary": f"{row.node} answered AckWhenCommitted=true for the voter change at offset {row.offset}"
-            f" with its high watermark at {row.hwm}",
+            "node": node,
+            "time_ns": int(time_ns),
+            "offset": int(offset),
+            "hwm": int(hwm),
+            "summary": f"{node} answered AckWhenCommitted=true for the voter change at offset {offset}"
+            f" with its high watermark at {hwm}",
         }
-        for row in early.head(20).itertuples(index=False)
+        for node, time_ns, offset, hwm in columns(early.head(20), "node", "time_ns", "offset", "hwm")
     ]
 
 
 def _old_identity_votes(logged: pd.DataFrame) -> list[dict]:
-    votes = logged[logged["event"].isin(["vote", "prevote"])].dropna(subset=["as_directory", "directory_id"])
+    fields = ["node", "time_ns", "epoch", "candidate", "directory_id", "event", "as_directory"]
+    votes = logged.loc[logged["event"].isin(["vote", "prevote"]), fields].dropna(subset=["as_directory", "directory_id"])
     wrong = votes[votes["as_directory"] != votes["directory_id"]]
     return _old_identity_candidacies(logged) + [
         {
             "kind": "vote-under-old-identity",
-            "node": row.node,
-            "time_ns": int(row.time_ns),
-            "epoch": int(row.epoch),
-            "candidate": row.candidate,
-            "summary": f"{row.node} (directory {row.directory_id[:8]}) granted a {row.event} to {row.candidate}"
-            f" in epoch {row.epoch} as the voter with directory {row.as_directory[:8]}",
+            "node": node,
+            "time_ns": int(time_ns),
+            "epoch": int(epoch),
+            "candidate": candidate,
+            "summary": f"{node} (directory {directory[:8]}) granted a {event} to {candidate}"
+            f" in epoch {epoch} as the voter with directory {as_directory[:8]}",
         }
-        for row in wrong.head(20).itertuples(index=False)
+        for node, time_ns, epoch, candidate, directory, event, as_directory in columns(wrong.head(20), *fields)
     ]
 
 
 def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
     """A candidate votes for itself: it must be a voter under its own
     directory id in the voter set in force at it (its latest `voters` event)."""
-    candidacies = logged[(logged["event"] == "transition") & (logged["state"] == "candidate")]
-    sets = logged[logged["event"] == "voters"].dropna(subset=["voters"])
+    candidacies = logged.loc[(logged["event"] == "transition") & (logged["state"] == "candidate"),
+                             ["time_ns", "node", "generation", "epoch", "directory_id"]]  # fmt: skip
+    sets = logged.loc[logged["event"] == "voters", ["time_ns", "node", "generation", "voters"]].dropna(subset=["voters"])
     if candidacies.empty or sets.empty:
         return []
     # A node's life: its generation (-1 where a table has none, as the simulator's).
@@ -113,17 +122,17 @@ def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
         direction="backward",
     ).dropna(subset=["voters", "directory_id"])
     found = []
-    for row in table.itertuples(index=False):
-        listed = dict(map(tuple, json.loads(row.voters))).get(row.node, "absent")
-        if listed is not None and listed != row.directory_id:
+    for node, time_ns, epoch, directory, voters in columns(table, "node", "time_ns", "epoch", "directory_id", "voters"):
+        listed = dict(map(tuple, json.loads(voters))).get(node, "absent")
+        if listed is not None and listed != directory:
             found.append(
                 {
                     "kind": "vote-under-old-identity",
-                    "node": row.node,
-                    "time_ns": int(row.time_ns),
-                    "epoch": int(row.epoch),
-                    "candidate": row.node,
-                    "summary": f"{row.node} (directory {row.directory_id[:8]}) stood for epoch {row.epoch} and voted"
+                    "node": node,
+                    "time_ns": int(time_ns),
+                    "epoch": int(epoch),
+                    "candidate": node,
+                    "summary": f"{node} (directory {directory[:8]}) stood for epoch {epoch} and voted"
                     f" for itself, but its voter set names it "
                     + ("not at all" if listed == "absent" else f"with directory {listed[:8]}"),
                 }
@@ -135,6 +144,8 @@ def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict]:
     acked = nemesis_done(history)
     acked = acked[acked["f"].isin(CHANGES)]
     acked = acked.dropna(subset=["offset"])
+    if acked.empty:
+        return []
     records = final.dropna(subset=["offset"]).set_index(["node", "offset"])["value"]
     found = []
     for row in acked.itertuples(index=False):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, strategies as st
+
 from checkers.membership import membership
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
@@ -98,3 +100,29 @@ def test_a_candidacy_under_the_old_identity_is_a_vote_under_it():
     assert check([own_set, {**stands, "directory_id": NEW}])["valid"] is True
     verdict = check([own_set, {**stands, "directory_id": OLD}])
     assert kinds(verdict) == ["vote-under-old-identity"] and "voted for itself" in verdict["anomalies"][0]["summary"]
+
+
+def overlaps_row_by_row(rows: list[dict]) -> list[tuple]:
+    """The rule as DESIGN states it, one life (node, generation) at a time in time order."""
+    found, last = [], {}
+    for row in sorted(rows, key=lambda r: r["time_ns"]):
+        life = (row["node"], row["generation"])
+        before = last.get(life)
+        if before is not None and row.get("state", "leader") == "leader" and before < row["offset"] and row["hwm"] <= before:
+            found.append((row["node"], row["time_ns"], row["offset"], before))
+        last[life] = row["offset"]
+    return sorted(found)
+
+
+VOTER_ROWS = st.lists(st.fixed_dictionaries({"node": st.sampled_from(["n1", "n2"]), "generation": st.integers(1, 2),
+                                             "offset": st.integers(0, 6), "hwm": st.integers(0, 6),
+                                             "state": st.sampled_from(["leader", "follower"])}),
+                      max_size=14)  # fmt: skip
+
+
+@given(VOTER_ROWS)
+def test_overlapping_changes_are_those_a_row_by_row_reading_finds(rows):
+    rows = [{**voters(t, r["node"], r["offset"], r["hwm"]), **r} for t, r in enumerate(rows)]
+    anomalies = check(rows)["anomalies"]
+    found = [(a["node"], a["time_ns"], a["offset"], a["previous_offset"]) for a in anomalies]
+    assert sorted(found) == overlaps_row_by_row(rows)[:20]
