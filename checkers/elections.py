@@ -85,16 +85,18 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
     replica = ["node", "replica", "epoch"]
     first = (ballots.assign(replica=ballots["directory_id"].fillna("")).sort_values("time_ns", kind="stable")
              .drop_duplicates(replica)[[*replica, "time_ns", "candidate"]].rename(columns={"time_ns": "voted_ns"}))  # fmt: skip
-    moves = events[(events["event"] == "transition") & (events["source"] == "log") & events["voted_for"].isna()]
+    unvoted = (events["event"] == "transition") & (events["source"] == "log") & events["voted_for"].isna()
+    moves = events.loc[unvoted, ["node", "directory_id", "epoch", "time_ns", "state"]]
     moves = moves.assign(replica=moves["directory_id"].fillna(""))[[*replica, "time_ns", "state"]]
     lost = moves.merge(first, on=replica)
     lost = lost[lost["time_ns"] > lost["voted_ns"]].sort_values("time_ns", kind="stable").drop_duplicates(replica)
+    fields = ["node", "epoch", "candidate", "voted_ns", "time_ns", "state"]
     return [
-        {"kind": "vote-forgotten", "node": row.node, "epoch": int(row.epoch), "candidate": row.candidate,
-         "times_ns": [int(row.voted_ns), int(row.time_ns)],
-         "summary": f"{row.node} voted for {row.candidate} in epoch {row.epoch}, then was {row.state} in epoch "
-                    f"{row.epoch} with no vote: a vote lost (say, at a restart) lets a node vote twice"}
-        for row in lost.head(20).itertuples(index=False)
+        {"kind": "vote-forgotten", "node": node, "epoch": int(epoch), "candidate": candidate,
+         "times_ns": [int(voted_ns), int(time_ns)],
+         "summary": f"{node} voted for {candidate} in epoch {epoch}, then was {state} in epoch "
+                    f"{epoch} with no vote: a vote lost (say, at a restart) lets a node vote twice"}
+        for node, epoch, candidate, voted_ns, time_ns, state in columns(lost.head(20), *fields)
     ]  # fmt: skip
 
 
@@ -141,20 +143,24 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
 
 
 def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """The leaders in time order, each with the majority of the voter set in
+    force at it then (its latest `voters` event at or before; all the nodes
+    that logged anything where it logged none). Looked up per node in its
+    sets' times, not by `merge_asof`, which costs more than the rule."""
     everyone = events["node"].dropna().nunique() // 2 + 1
     sets = events.loc[events["event"].isin(VOTER_SETS) & (events["source"] == "log"), ["time_ns", "node", "voters"]]
-    sets = sets.dropna(subset=["voters"])
-    sets = sets.assign(majority=sets["voters"].map(lambda text: len(json.loads(text)) // 2 + 1))
-    if leaders.empty or sets.empty:
+    sets = sets.dropna(subset=["voters"]).sort_values("time_ns", kind="stable")
+    if sets.empty:
         return leaders.assign(majority=everyone)
-    table = pd.merge_asof(
-        leaders.astype({"time_ns": "int64"}).sort_values("time_ns"),
-        sets[["time_ns", "node", "majority"]].astype({"time_ns": "int64"}).sort_values("time_ns"),
-        on="time_ns",
-        by="node",
-        direction="backward",
-    )
-    return table.assign(majority=table["majority"].fillna(everyone).astype("int64"))
+    in_force = {node: (mine["time_ns"].to_numpy(dtype="int64"), [len(json.loads(v)) // 2 + 1 for v in mine["voters"]])
+                for node, mine in sets.groupby("node")}  # fmt: skip
+    leaders = leaders.sort_values("time_ns")
+    majority = []
+    for node, time_ns in columns(leaders, "node", "time_ns"):
+        times, majorities = in_force.get(node, ((), ()))
+        known = int(np.searchsorted(times, time_ns, side="right"))
+        majority.append(majorities[known - 1] if known else everyone)
+    return leaders.assign(majority=np.array(majority, dtype="int64"))
 
 
 def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None = None) -> dict:
