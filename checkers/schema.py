@@ -80,8 +80,9 @@ def nemesis_done(history: pd.DataFrame) -> pd.DataFrame:
     """The faults the nemesis (process -1) confirmed, in history order. Its
     rows are found by the integer process column first: comparing every
     client row's `type` as text cost a checker more than the rest it does."""
-    nemesis = history.iloc[np.flatnonzero(history["process"].to_numpy(dtype="int64") == -1)]
-    return nemesis[nemesis["type"] == "ok"]
+    rows = np.flatnonzero(history["process"].to_numpy(dtype="int64") == -1)
+    confirmed = (history["type"].iloc[rows] == "ok").to_numpy(dtype=bool, na_value=False)
+    return history.iloc[rows[confirmed]]
 
 
 def columns(table: pd.DataFrame, *names: str):
