@@ -34,6 +34,7 @@ import pyarrow as pa
 from .models import Model, Op, Ordered, offsets_order, workloads
 from .pairing import pair
 from .result import result
+from .schema import arrow, holds
 from .wgl import new_search
 
 # Steps a partition searches before the next one takes its turn.
@@ -52,7 +53,7 @@ def _pylist(column: pd.Series, rows: np.ndarray) -> list:
     """A column's values at `rows` as Python objects, null as None, taken in
     Arrow (a tenth of pandas' `iloc` and object conversion, which cost 4 ms
     a history: most of the time of checking Porcupine's 102 etcd histories)."""
-    return pa.array(column, from_pandas=True).take(pa.array(rows, type=pa.int64())).to_pylist()
+    return arrow(column).take(pa.array(rows, type=pa.int64())).to_pylist()
 
 
 @contextlib.contextmanager
@@ -78,10 +79,6 @@ def operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | L
         return _operations(history, model)
 
 
-def _is(column: pd.Series, values: list) -> np.ndarray:
-    return column.isin(values).to_numpy(dtype=bool, na_value=False)
-
-
 def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | LogColumns]:
     """Kept: what may have happened (a definite failure did not, but for a
     cas-mismatch); an answer that says nothing of an inert operation is left out."""
@@ -92,16 +89,16 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | 
     pairs = pair(history)
     rows = Rows(history, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
     ok, fail = rows.ok, rows.fail
-    kept = ~fail[pairs.done] | _is(history["error"], ["cas-mismatch"])[pairs.done]
+    kept = ~fail[pairs.done] | holds(history["error"], ["cas-mismatch"])[pairs.done]
     done, call = pairs.done[kept], pairs.call[kept]
     known = ok[done] | fail[done]  # a fail that gets this far is a cas-mismatch
-    inert = _is(f, list(model.inert_unknown))
+    inert = holds(f, list(model.inert_unknown))
     lasting = known | ~inert[call]
     done, call = done[lasting], call[lasting]
     pending = pairs.pending[~inert[pairs.pending]]
     in_log, pending_in_log = np.zeros(len(done), dtype=bool), np.zeros(len(pending), dtype=bool)
     if model.log_part is not None:
-        unkeyed, append = history["key"].isna().to_numpy(), _is(f, ["append"])
+        unkeyed, append = history["key"].isna().to_numpy(), holds(f, ["append"])
         # Columns only where the unkeyed operations are all appends; any other
         # (an imported history's unkeyed read) goes into the log's partition as an Op.
         if not (unkeyed & ~append)[np.concatenate([call, pending])].any():
@@ -125,8 +122,8 @@ class Rows:
         self.index = history["index"].to_numpy(dtype="int64")
         self.times = history["time_ns"].to_numpy(dtype="int64")
         self.process = history["process"].to_numpy(dtype="int64")
-        self.ok = _is(history["type"], ["ok"])
-        self.fail = _is(history["type"], ["fail"])
+        self.ok = holds(history["type"], ["ok"])
+        self.fail = holds(history["type"], ["fail"])
 
     def column(self, name: str, rows: np.ndarray) -> list:
         """A column's values at `rows` as Python objects, null as None."""

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .schema import holds
+
 
 @dataclass(frozen=True)
 class Pairs:
@@ -34,7 +36,7 @@ def pair(history: pd.DataFrame) -> Pairs:
         key = key.astype(np.int16)  # numpy's stable sort of 16-bit integers is a radix sort: 10x faster
     by_process = np.argsort(key, kind="stable")
     order = client[by_process]  # by process, then history order
-    invoke = (history["type"] == "invoke").to_numpy(dtype=bool, na_value=False)[order]
+    invoke = holds(history["type"], ["invoke"])[order]
     key = key[by_process]
     next_same = np.zeros(len(order), dtype=bool)  # the next row is of the same process
     next_same[:-1] = key[1:] == key[:-1]
