@@ -190,9 +190,14 @@ def test_what_check_and_archive_accept_analyze_accepts(tmp_path):
 
 @pytest.fixture
 def standalone_spark(tmp_path):
-    """A Spark master and one worker started from pyspark's own scripts, on 127.0.0.1."""
+    """A Spark master and one worker started from pyspark's own scripts, on
+    127.0.0.1. Their scratch and temporary folders are in `tmp_path`: killed,
+    they leave nothing in /tmp."""
     home = Path(pyspark.__file__).parent
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+    scratch = tmp_path / "jvm-tmp"
+    scratch.mkdir()
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": str(scratch),
+           "SPARK_DAEMON_JAVA_OPTS": f"-Djava.io.tmpdir={scratch}",
            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}  # fmt: skip
     port = free_port()
     spark_class = [str(home / "bin" / "spark-class")]
