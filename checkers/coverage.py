@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import numpy as np
 import pandas as pd
 
 from .availability import fault_windows
+from .latest import Latest
 from .schema import columns, nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
@@ -44,23 +44,10 @@ def role_of(state) -> str:
     return "other"
 
 
-class _States:
-    """Each node's last known state (status polls and transitions) at any
-    moment: the events are sorted once, not again for every fault."""
-
-    def __init__(self, events: pd.DataFrame) -> None:
-        known = events.loc[events["state"].notna() & events["node"].notna(), ["time_ns", "node", "state"]]
-        known = known.sort_values("time_ns", kind="stable")
-        self.by_node = {node: (mine["time_ns"].to_numpy(dtype="int64"), mine["state"].tolist())
-                        for node, mine in known.groupby("node", sort=True)}  # fmt: skip
-
-    def at(self, time_ns: int) -> dict[str, str]:
-        found = {}
-        for node, (times, states) in self.by_node.items():
-            known = int(np.searchsorted(times, time_ns, side="right"))
-            if known:
-                found[node] = states[known - 1]
-        return found
+def _states(events: pd.DataFrame) -> Latest:
+    """Each node's last known state (status polls and transitions) at any moment."""
+    known = events.loc[events["state"].notna() & events["node"].notna(), ["time_ns", "node", "state"]]
+    return Latest(known, known["state"].tolist())
 
 
 def _touched(node_json) -> list:
@@ -121,7 +108,7 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     windows = fault_windows(history)
     found = []
     spans = list(columns(windows, "f", "start_ns", "end_ns"))
-    states = _States(events) if len(nemesis) else None
+    states = _states(events) if len(nemesis) else None
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
         others = [other for other, start, end in spans if start < t < end and other != f]
         found.append({**cell(str(f), _touched(node), states.at(t - 1), others), "count": 1})

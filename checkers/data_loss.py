@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .result import result
+from .schema import arrow
 
 
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
@@ -147,7 +148,7 @@ def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]
     order: as a run writes them; otherwise every log is kept."""
     if len(records) < 2:
         return records, {}
-    node = pa.array(records["node"].array)
+    node = arrow(records["node"])
     if node.null_count:
         return records, {}
     starts = np.append(0, np.flatnonzero(pc.not_equal(node[1:], node[:-1]).to_numpy(zero_copy_only=False)) + 1)

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from .latest import Latest
 from .result import result
 from .schema import columns
 
@@ -26,10 +27,10 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     directory); every leader held votes from a majority of its voter set; no
     follower that has fetched from its leader grants a pre-vote (KIP-996)."""
     anomalies = []
-    columns = ["time_ns", "node", "epoch", "candidate", "directory_id"]
-    votes = events.loc[events["event"] == "vote", columns]
+    fields = ["time_ns", "node", "epoch", "candidate", "directory_id"]
+    votes = events.loc[events["event"] == "vote", fields]
     own = events.loc[(events["event"] == "transition") & (events["state"] == "candidate"), ["time_ns", "node", "epoch", "directory_id"]]
-    own = own.assign(candidate=own["node"])[columns]
+    own = own.assign(candidate=own["node"])[fields]
     cast = _concat([votes, own]).dropna(subset=["epoch", "candidate"])
     ballots = cast.drop_duplicates(["node", "epoch", "candidate"])
     split = ballots.groupby(["node", "epoch"])["candidate"].nunique()
@@ -145,21 +146,15 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
 def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     """The leaders in time order, each with the majority of the voter set in
     force at it then (its latest `voters` event at or before; all the nodes
-    that logged anything where it logged none). Looked up per node in its
-    sets' times, not by `merge_asof`, which costs more than the rule."""
+    that logged anything where it logged none), looked up in `Latest`."""
     everyone = events["node"].dropna().nunique() // 2 + 1
     sets = events.loc[events["event"].isin(VOTER_SETS) & (events["source"] == "log"), ["time_ns", "node", "voters"]]
-    sets = sets.dropna(subset=["voters"]).sort_values("time_ns", kind="stable")
+    sets = sets.dropna(subset=["voters"])
     if sets.empty:
         return leaders.assign(majority=everyone)
-    in_force = {node: (mine["time_ns"].to_numpy(dtype="int64"), [len(json.loads(v)) // 2 + 1 for v in mine["voters"]])
-                for node, mine in sets.groupby("node")}  # fmt: skip
+    in_force = Latest(sets, [len(json.loads(voters)) // 2 + 1 for voters in sets["voters"]])
     leaders = leaders.sort_values("time_ns")
-    majority = []
-    for node, time_ns in columns(leaders, "node", "time_ns"):
-        times, majorities = in_force.get(node, ((), ()))
-        known = int(np.searchsorted(times, time_ns, side="right"))
-        majority.append(majorities[known - 1] if known else everyone)
+    majority = [in_force.of(node, time_ns, everyone) for node, time_ns in columns(leaders, "node", "time_ns")]
     return leaders.assign(majority=np.array(majority, dtype="int64"))
 
 

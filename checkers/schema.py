@@ -10,10 +10,9 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-
-import pandas as pd
 
 # Text columns are Arrow-backed: the checkers' string work stays vectorised.
 TEXT = "string[pyarrow]"
@@ -83,7 +82,7 @@ def nemesis_done(history: pd.DataFrame) -> pd.DataFrame:
     rows are found by the integer process column first: comparing every
     client row's `type` as text cost a checker more than the rest it does."""
     rows = np.flatnonzero(history["process"].to_numpy(dtype="int64") == -1)
-    confirmed = (history["type"].iloc[rows] == "ok").to_numpy(dtype=bool, na_value=False)
+    confirmed = holds(history["type"].iloc[rows], ["ok"])
     return history.iloc[rows[confirmed]]
 
 

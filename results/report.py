@@ -133,14 +133,14 @@ class Drawing:
 
     def __init__(self, history: pd.DataFrame, events: pd.DataFrame) -> None:
         self.scale = _Scale(max(int(history["time_ns"].max()) if len(history) else 0, 1))
-        self.windows = fault_windows(history)
+        windows = fault_windows(history)
         self.ops = _operations(history)
         transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
         nodes = sorted(transitions["node"].dropna().unique())
         processes = sorted(self.ops["process"].unique())[:MAX_LANES]
         self.top, self.height = 16, max(len(nodes) + len(processes), 1) * LANE
         lanes = [f"node {n}" for n in nodes] + [f"process {p}" for p in processes]
-        self.background = [_shade(self.scale, self.windows, 0, self.top + self.height)]
+        self.background = [_shade(self.scale, windows, 0, self.top + self.height)]
         self.background += [f"<text x='4' y='{self.top + lane * LANE + 10}'>{html.escape(label)}</text>"
                             for lane, label in enumerate(lanes)]  # fmt: skip
         self.background += _states(self.scale, transitions, nodes, self.top)
@@ -149,8 +149,8 @@ class Drawing:
         self.lane_y = self.top + lane_of[self.shown["process"]].to_numpy() * LANE + 3
         self.bars = _bars(self.scale, self.shown, self.lane_y, np.zeros(len(self.shown), dtype=bool))
         self.instants = _instants(self.scale, instant_faults(history), self.top + self.height)
-        self.latency = _latency(self.scale, self.ops, self.windows)
-        self.throughput = _throughput(self.scale, self.ops, self.windows)
+        self.latency = _latency(self.scale, self.ops, windows)
+        self.throughput = _throughput(self.scale, self.ops, windows)
 
     def timeline(self, marks: list[tuple[int, int]], flagged: set[int]) -> str:
         """Operations per client process and node states per node, with the
