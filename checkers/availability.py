@@ -2,10 +2,13 @@
 verdict: it is always `valid: true` and a release gate reads its stats.
 
 Figures: leader elections, resignations and epochs, time without a leader, client success
-rate and latency, and "disruptive elections": a candidacy for a new epoch
-while the leader of the old one was alive (answering status polls), still
-leading, and not cut off from a majority by an active partition, as when a
-healed follower forces an election that Pre-Vote exists to prevent.
+rate and latency, and "disruptive elections" as KIP-996 means them: a
+candidacy for a new epoch that unseats a leader that was alive and heard by a
+majority at that moment, as when a healed follower forces an election that
+Pre-Vote exists to prevent. A leader that the nemesis killed, paused,
+bounced, restarted or powered off since it was elected, or that a partition
+cuts off from a majority (or mutes) at that moment, is none of those: the
+election that replaces it is the one Pre-Vote must let through.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from .result import result
 from .schema import columns, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
+# The figures a verdict's stats hold (a release gate bounds them by name):
+# the run's, and each window's under `clients.<window>`.
+FIGURES = ("leader_elections", "resignations", "epochs", "leaderless_ms", "disruptive_elections", "fault_windows")
+CLIENT_FIGURES = ("operations", "ok_rate", "latency_p50_ms", "latency_p99_ms")
 RECOVERIES = {
     "heal": ("partition", "latency"),
     "resume": ("pause",),
@@ -31,6 +38,10 @@ RECOVERIES = {
 }
 # Operations over once confirmed: they open no window.
 INSTANT = {"restart", "bounce", "lose-unfsynced", "corrupt", "add-voter", "remove-voter", "start-observers"}
+# Faults that leave the nodes they touch up and heard (links are judged by
+# the cut in force; a moved clock does not silence a node); any other fault
+# that touched a leader since its election took it out of the leadership.
+LEAVE_NODES_UP = {"partition", "latency", "churn", "clock", "add-voter", "start-observers"}
 
 
 def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
@@ -105,31 +116,64 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
     return without / 1e6
 
 
-def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame) -> list[dict]:
+def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame,
+                         node_faults: pd.DataFrame) -> list[dict]:
     """Candidacies for a new epoch while the old epoch's leader was alive,
-    leading and reachable from a majority (`transitions`: the nodes' logged
-    ones in time order; `windows`: the faults in force, `fault_windows`)."""
+    leading and heard by a majority (`transitions`: the nodes' logged ones in
+    time order; `windows`: the faults in force, `fault_windows`;
+    `node_faults`: the confirmed faults that took nodes down, `_node_faults`)."""
     polls = events.loc[events["event"] == "status", ["node", "time_ns"]]
     nodes = sorted(events["node"].dropna().unique())
     majority = len(nodes) // 2 + 1
     partitions = windows[windows["f"] == "partition"]
-    state: dict[str, tuple[str, object, int]] = {}
+    state: dict[str, tuple[str, object, int, int]] = {}
     found = []
     for time_ns, node, now, epoch_now, leader_now in columns(transitions, "time_ns", "node", "state", "epoch", "leader"):
         if now == "candidate":
-            leaders = [(s[2], n) for n, s in state.items() if s[0] == "leader" and s[2] < epoch_now]
+            leaders = [(s[2], n, s[3]) for n, s in state.items() if s[0] == "leader" and s[2] < epoch_now]
             if leaders:
-                epoch, leader = max(leaders)
+                epoch, leader, since_ns = max(leaders)
                 alive = polls[(polls["node"] == leader) & (polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns))]
+                downed = _touched(node_faults, leader, since_ns, time_ns)
                 cut = set()
                 for links in partitions.loc[(partitions["start_ns"] <= time_ns) & (partitions["end_ns"] > time_ns), "node"]:
                     cut |= {tuple(link) for link in json.loads(links or "[]")}
-                reach = [n for n in nodes if n == leader or ((leader, n) not in cut and (n, leader) not in cut)]
-                if len(alive) and len(reach) >= majority:
+                heard = [n for n in nodes if n == leader or ((leader, n) not in cut and (n, leader) not in cut)]
+                if len(alive) and not downed and len(heard) >= majority:
                     found.append({"time_ns": time_ns, "candidate": node, "epoch": int(epoch_now),
                                   "leader": leader, "leader_epoch": int(epoch)})  # fmt: skip
-        state[node] = (now, leader_now, int(epoch_now))
+        since = state[node][3] if node in state and state[node][0] == now == "leader" else time_ns
+        state[node] = (now, leader_now, int(epoch_now), since)
     return found
+
+
+def _node_faults(history: pd.DataFrame) -> pd.DataFrame:
+    """The confirmed faults that took nodes down, each with its window:
+    start_ns, end_ns (its recovery, or its own moment for an instant one)
+    and the nodes it touched (a set)."""
+    windows = fault_windows(history)
+    lasting = windows[~windows["f"].isin(LEAVE_NODES_UP)]
+    done = nemesis_done(history)
+    instant = done[done["f"].isin(INSTANT - LEAVE_NODES_UP)]
+    rows = [(start, end, node) for start, end, node in columns(lasting, "start_ns", "end_ns", "node")]
+    rows += [(time_ns, time_ns, node) for time_ns, node in columns(instant, "time_ns", "node")]
+    return pd.DataFrame([{"start_ns": start, "end_ns": end, "nodes": _named_nodes(node)} for start, end, node in rows],
+                        columns=["start_ns", "end_ns", "nodes"])  # fmt: skip
+
+
+def _named_nodes(node) -> set[str]:
+    """The nodes a nemesis row names (a JSON list of them)."""
+    try:
+        named = json.loads(node) if isinstance(node, str) else []
+    except ValueError:
+        return set()
+    return {n for n in named if isinstance(n, str)} if isinstance(named, list) else set()
+
+
+def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:
+    """Whether a fault that takes nodes down hit `node` between its election and `until_ns`."""
+    overlapping = node_faults[(node_faults["start_ns"] <= until_ns) & (node_faults["end_ns"] >= since_ns)]
+    return any(node in nodes for nodes in overlapping["nodes"])
 
 
 def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
@@ -137,7 +181,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     windows = fault_windows(history)
     logged = (events["event"] == "transition") & (events["source"] == "log")
     transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values("time_ns", kind="stable")
-    disruptive = disruptive_elections(events, transitions, windows)
+    disruptive = disruptive_elections(events, transitions, windows, _node_faults(history))
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
         "resignations": int((transitions["state"] == "resigned").sum()),

@@ -102,7 +102,8 @@ def context(in_force, states: dict[str, str]) -> str:
 
 
 def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
-    """The cells this run's faults hit, with how often, sorted; `hit` counts them."""
+    """The cells this run's faults hit, with how often, sorted; `hit` counts
+    them and `faults` the faults made (a fault that touched no node or link is none)."""
     nemesis = nemesis_done(history)
     nemesis = nemesis[nemesis["f"].isin(FAULT_KINDS)]
     windows = fault_windows(history)
@@ -110,8 +111,11 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     spans = list(columns(windows, "f", "start_ns", "end_ns"))
     states = _states(events) if len(nemesis) else None
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
+        touched = _touched(node)
+        if not touched:  # confirmed, but it touched nothing (a partition that cut no link): no fault was made
+            continue
         others = [other for other, start, end in spans if start < t < end and other != f]
-        found.append({**cell(str(f), _touched(node), states.at(t - 1), others), "count": 1})
+        found.append({**cell(str(f), touched, states.at(t - 1), others), "count": 1})
     cells = add_up([found])
     return {"cells": cells, "hit": len(cells), "faults": len(found)}
 

@@ -19,6 +19,7 @@ from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
 
 DEFAULT_BUDGET_S = 30.0
+NO_FAULT = "no fault was made"
 # Every checker a verdict may hold (DESIGN.md, "Verdicts").
 CHECKERS = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable", "membership",
             "mutual-exclusion", "availability")  # fmt: skip
@@ -53,6 +54,9 @@ def check_tables(
         verdict = merge({name: future.result() for name, future in running.items()})
         # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
         verdict["coverage"] = covered.result()
+    verdict["faults_made"] = verdict["coverage"].get("faults")  # None: coverage could not tell
+    if verdict["faults_made"] == 0:  # `valid` then says nothing of how the target takes faults
+        verdict["note"] = NO_FAULT
     return verdict
 
 

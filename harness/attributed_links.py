@@ -56,6 +56,13 @@ def socket_inode(local: tuple[str, int], remote: tuple[str, int], proc: Path = P
     return None
 
 
+def live_pids(processes: dict) -> dict[int, str]:
+    """pid -> node of the nodes' processes still running. The fronts ask on
+    their own thread while the nemesis starts and kills nodes on another: the
+    dict is copied in one step before it is walked."""
+    return {process.pid: node for node, process in list(processes.items()) if process.poll() is None}
+
+
 def holder(inode: int, pids: dict[int, str], proc: Path = Path("/proc")) -> str | None:
     """Which of `pids` (pid -> node) holds the socket `inode`."""
     link = f"socket:[{inode}]"
@@ -99,8 +106,7 @@ class AttributedLinks:
         inode = socket_inode(writer.get_extra_info("peername")[:2], writer.get_extra_info("sockname")[:2])
         if inode is None:
             return None
-        pids = {process.pid: node for node, process in self.cluster.processes.items() if process.poll() is None}
-        return holder(inode, pids)
+        return holder(inode, live_pids(self.cluster.processes))
 
     async def _accept(self, node: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         source = self.source(writer)

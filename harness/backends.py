@@ -43,7 +43,8 @@ def bring_up(
     (`splitbrain cluster up` goes without: its cluster outlives the command).
     `lazy_disks`: data directories on the lose-unfsynced filesystem;
     `clock_faults`: node clocks under libfaketime (both local and Docker backends)."""
-    root = Path(root)
+    # Absolute: Docker binds only absolute host folders, and a results folder is often relative (runs/).
+    root = Path(root).absolute()
     ownership = Ownership(root, run_id)
     if reaper:
         stack.callback(ownership.watch().release)

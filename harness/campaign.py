@@ -33,6 +33,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import re
 import shutil
 import time
 import tomllib
@@ -51,6 +52,7 @@ LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
 OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress", "option_set", "coverage_file"}
 COVERAGE_FILE = "coverage.json"
+FOLDER_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,99}")
 
 
 class CampaignError(ValueError):
@@ -73,6 +75,8 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
         raise CampaignError(f"{path}: {error}") from None
     for table in set(raw) - {"campaign", "targets"}:
         raise CampaignError(f"{path}: unknown table [{table}]; known: [campaign], [targets.NAME]")
+    if not raw:
+        raise CampaignError(f"{path}: empty: a campaign file has a [campaign] table, [targets.NAME] tables, or both")
     campaign = dict(raw.get("campaign", {}))
     targets = raw.get("targets") or {"default": {}}
     options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS
@@ -84,8 +88,15 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                 raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
     name = campaign.get("name") or Path(path).stem
     in_file = campaign.get("results", "runs/campaigns")
-    if not isinstance(name, str) or "/" in name or name in (".", "..") or not isinstance(in_file, str):
-        raise CampaignError(f"{path}: campaign.name must be a folder name and campaign.results a path")
+    problem = folder_name_problem(name)
+    if problem:
+        raise CampaignError(f"{path}: campaign.name {name!r}: {problem}")
+    if not isinstance(in_file, str) or not in_file.strip():
+        raise CampaignError(f"{path}: campaign.results must be a path, not {in_file!r}")
+    for target in targets:
+        problem = folder_name_problem(target)
+        if problem:
+            raise CampaignError(f"{path}: [targets.{json.dumps(target)}]: an option set's name {problem}")
     folder = Path(in_file if results is None else results) / name
     planned = []
     for target, table in targets.items():
@@ -114,11 +125,23 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
     return folder, planned
 
 
+def folder_name_problem(name) -> str | None:
+    """Why `name` cannot name a folder of the campaign's (its own, or a run's
+    beginning), or None: it stays inside the campaign folder and reads on a
+    console as it is."""
+    if not isinstance(name, str) or not FOLDER_NAME.fullmatch(name):
+        return "must be a folder name of letters, digits, '.', '_', '+' and '-', not starting with '.' or '-'"
+    return None
+
+
 def _check_matrix(path: Path, target: str, matrix: dict) -> None:
     """The matrix keys' types and ranges (each run's settings are checked by RunConfig.validate)."""
     for key in ("workloads", "nemeses"):
         if key in matrix and (not isinstance(matrix[key], list) or not all(isinstance(v, str) for v in matrix[key])):
             raise CampaignError(f"{path}: targets.{target}: {key} must be a list of names, not {matrix[key]!r}")
+    for nemesis in matrix.get("nemeses", []):
+        if not [kind for kind in nemesis.split(",") if kind.strip()]:
+            raise CampaignError(f"{path}: targets.{target}: nemeses: {nemesis!r} names no fault; name faults, or none")
     seeds = matrix.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds:
         raise CampaignError(f"{path}: targets.{target}: seeds must be a list of integers, not {seeds!r}")

@@ -7,6 +7,8 @@ import dataclasses
 import json
 import os
 import random
+import re
+import shlex
 import sys
 
 from pathlib import Path
@@ -15,14 +17,18 @@ from tqdm import tqdm
 
 import targets
 from checkers.models import MODELS
-from harness import limits
+from harness import crash, limits
 from harness.cluster import DEFAULT_TARGET
-from harness.interrupts import interrupt_on_termination
+from harness.interrupts import interrupt_on_termination, quiet_exit
 from harness.limits import raise_file_limit, setting_type
+from results.wording import counted
 from nemesis.schedule import FAULTS, TOPOLOGIES
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
+# The master URLs Spark takes (its "Master URLs"); anything else fails deep in Spark's start-up.
+SPARK_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
+                          r"|(spark|mesos|k8s)://\S+|yarn")
 
 
 def add_quorum_options(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.run import RunConfig
 
     # None: the strategy's default (RunConfig.default_nemesis).
-    kinds = None if args.nemesis is None else [k.strip() for k in args.nemesis.split(",") if k.strip() not in ("", "none")]
+    kinds = nemesis_kinds(args.nemesis)
     if args.backend == "ssh":
         from harness.ssh_hosts import HostsFileError, load_hosts
 
@@ -137,6 +143,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return worst_code(codes)
 
 
+def path_arg(text: str) -> Path:
+    """A path option's value; an empty one would quietly mean the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder")
+    return Path(text)
+
+
+def nemesis_kinds(text: str | None) -> list[str] | None:
+    """--nemesis as a list of fault kinds: [] for `none`; None (the strategy's
+    default) when not given. Empty is refused: it is no fault by accident."""
+    if text is None:
+        return None
+    kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
+    if not kinds:
+        raise UsageError(f"--nemesis {text!r}: names no fault; name faults (see --help), or none for a run without faults")
+    return [kind for kind in kinds if kind != "none"]
+
+
 def fresh_seed() -> int:
     return random.SystemRandom().randrange(2**31)
 
@@ -153,9 +177,9 @@ def validated(config) -> None:
     except ValueError as error:
         name, _, why = str(error).partition(": ")
         raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
-    writable_folder(config.results, "--results")
     if config.toxiproxy:
         reachable_toxiproxy(config.toxiproxy)
+    writable_folder(config.results, "--results")
 
 
 def execute(config) -> tuple[Path, int]:
@@ -226,7 +250,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         shrunk, toml = shrink_run(args.run_dir, config, args.trials, args.to, lambda c: execute(c)[0])
     except ShrinkError as error:
         raise UsageError(str(error)) from None
-    print(f"shrunk: {shrunk.faults} fault(s), {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
+    print(f"shrunk: {counted(shrunk.faults, 'fault')}, {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
           f"(splitbrain campaign {toml}); trial runs in {results}")  # fmt: skip
     return EXIT_VALID
 
@@ -235,7 +259,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
            "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
            "nemesis_strategy": "--nemesis-strategy", "flush_interval_ms": "--flush-interval-ms",
-           "read_lease_ms": "--read-lease-ms"}  # fmt: skip
+           "read_lease_ms": "--read-lease-ms", "bugs": "--bug"}  # fmt: skip
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:
@@ -286,7 +310,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             continue
         except Exception as error:  # a bug of ours on this run: the others are still checked
             tqdm.write(one_line(f"error   {run_dir}: internal error: {type(error).__name__}: {error} "
-                                f"(traceback in {crash_log()})"), file=sys.stderr)  # fmt: skip
+                                f"(traceback in {crash.log(run_dir)})"), file=sys.stderr)  # fmt: skip
             worst = max(worst, EXIT_ERROR)
             continue
         tqdm.write(verdict_line(run_dir, verdict))
@@ -310,7 +334,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
     except campaign.CampaignError as error:
         raise UsageError(str(error)) from None
-    print(f"campaign: {len(run_dirs)} runs in {folder}; summary: {folder / 'summary.html'}")
+    print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
     return worst
 
 
@@ -349,6 +373,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
+    if not SPARK_MASTER.fullmatch(args.master):
+        raise UsageError(f"--master {args.master}: not a Spark master URL (local, local[N], local[*], spark://HOST:PORT, "
+                         "yarn, k8s://URL, mesos://HOST:PORT)")  # fmt: skip
+    writable_folder(args.out or args.archive / "analysis", "--out")
+    crash.write_here(args.out or args.archive / "analysis")
     with tqdm(desc="analyze", unit="run", disable=args.quiet) as bar:
         def step(name: str, done: int = 0, total: int | None = None) -> None:
             bar.set_postfix_str(name, refresh=False)
@@ -387,6 +416,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         runs = find_run_dirs(args.results)
     except (PolicyError, HistoryError) as error:
         raise UsageError(str(error)) from None
+    if args.junit.is_dir():
+        raise UsageError(f"--junit {args.junit}: a folder; name the XML file to write")
     checks = [check for run_dir in runs for check in judge(run_dir, policy)]
     writable_folder(args.junit.parent, "--junit")
     junit(checks, args.junit)
@@ -475,11 +506,15 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     if args.action != "down" and (args.run or args.all):
         raise UsageError(f"cluster {args.action}: --run and --all are for `cluster down`")
+    crash.write_here(args.state_dir)
     try:
         if args.action == "up":
             node_args = targets.get(args.target).options(target_settings(args))
             state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args, args.target)
             print(json.dumps(state, indent=2))
+            undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
+            print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}",
+                  file=sys.stderr)  # fmt: skip
         elif args.action == "status":
             for row in manual_cluster.status(args.state_dir):
                 print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
@@ -488,7 +523,10 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             for name in removed:
                 print(f"removed {name}")
             if not removed:
-                print("cluster down: nothing of ours was running")
+                where = "on this machine" if args.all else f"of run {args.run}" if args.run else \
+                    f"recorded in {args.state_dir.absolute()}"
+                print(f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
+                      "--state-dir DIR, as `cluster up` printed it)")  # fmt: skip
     except manual_cluster.ClusterStateError as error:
         raise UsageError(str(error)) from None
     return EXIT_VALID
@@ -522,9 +560,10 @@ def report(run_dir: Path) -> tuple[Path, int]:
         anomalies = result.get("anomalies", [])
         line = f"{name}: {result['valid']}"
         if anomalies:
-            line += f" ({len(anomalies)} anomalies; first: {anomalies[0].get('summary', anomalies[0])})"
+            line += f" ({counted(len(anomalies), 'anomaly', 'anomalies')}; first: {anomalies[0].get('summary', anomalies[0])})"
         print(line)
-    print(f"valid: {verdict['valid']}  ({run_dir})")
+    note = f", {verdict['note']}" if verdict.get("note") else ""
+    print(f"valid: {verdict['valid']}{note}  ({run_dir})")
     return run_dir, exit_code(verdict)
 
 
@@ -541,6 +580,8 @@ def verdict_line(run_dir: Path, verdict: dict) -> str:
         anomalies = result.get("anomalies", [])
         why = result.get("error") or (anomalies[0].get("summary", str(anomalies[0])) if anomalies else "")
         details.append(f"{name}: {result['valid']}" + (f" ({why})" if why else ""))
+    if verdict.get("note"):
+        details.append(verdict["note"])
     return f"{str(verdict['valid']).lower():<7} {run_dir}" + ("  " + "; ".join(details) if details else "")
 
 
@@ -611,10 +652,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend", default="local", choices=["local", "docker", "ssh"],
         help="where nodes run: processes on 127.0.0.1, containers, or your hosts over SSH",
     )  # fmt: skip
-    run.add_argument("--hosts", type=Path, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
+    run.add_argument("--hosts", type=path_arg, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
     run.add_argument(
-        "--net", default="proxy", choices=["proxy", "iptables"], help="cut links with link proxies or iptables (docker)"
-    )
+        "--net", choices=["proxy", "iptables"],
+        help="cut links with link proxies or iptables (docker); default: iptables on docker for a target whose "
+        "members dial one advertised peer URL (etcd), else proxy; run.json states the choice",
+    )  # fmt: skip
     run.add_argument("--nodes", type=setting_type("nodes"), default=3, help=f"cluster size (at most {limits.MAX_NODES})")
     voters = run.add_mutually_exclusive_group()
     voters.add_argument(
@@ -650,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=setting_type("seed"),
         help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
     )  # fmt: skip
-    run.add_argument("--results", type=Path, default=Path("runs"), help="where run directories go")
+    run.add_argument("--results", type=path_arg, default=Path("runs"), help="where run directories go")
     run.add_argument(
         "--repeat", type=limits.REPEAT.parse, default=1, metavar="N",
         help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
@@ -664,21 +707,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     replay = commands.add_parser("replay", help="run a run again: its settings, seed, fault schedule and operations")
-    replay.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run directory to replay")
-    replay.add_argument("--results", type=Path, help="where the new run goes (default: beside RUN_DIR)")
+    replay.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="the run directory to replay")
+    replay.add_argument("--results", type=path_arg, help="where the new run goes (default: beside RUN_DIR)")
     replay.add_argument("--quiet", action="store_true", help="no progress bar")
     replay.set_defaults(func=cmd_replay)
 
     shrink = commands.add_parser("shrink", help="fewer faults and a shorter run that still fail, as a campaign file")
-    shrink.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a failing run directory")
+    shrink.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="a failing run directory")
     shrink.add_argument("--trials", type=limits.TRIALS.parse, default=2, metavar="N",
                         help="runs per candidate schedule (it fails if any of them fails)")  # fmt: skip
-    shrink.add_argument("--to", type=Path, help="the campaign file to write (default: beside the trial runs)")
-    shrink.add_argument("--results", type=Path, help="where trial runs go (default: shrink-RUN beside RUN_DIR)")
+    shrink.add_argument("--to", type=path_arg, help="the campaign file to write (default: beside the trial runs)")
+    shrink.add_argument("--results", type=path_arg, help="where trial runs go (default: shrink-RUN beside RUN_DIR)")
     shrink.set_defaults(func=cmd_shrink)
 
     check = commands.add_parser("check", help="check run directories (also ones left by crashed runs or imported)")
-    check.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
+    check.add_argument("run_dirs", type=path_arg, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     check.add_argument(
         "--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
     )
@@ -686,41 +729,41 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     campaign = commands.add_parser("campaign", help="a matrix of runs from a TOML file; resumable")
-    campaign.add_argument("config", type=Path, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign files\")")
-    campaign.add_argument("--results", type=Path, help="where the campaign folder goes (default: the file's results key)")
+    campaign.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign files\")")
+    campaign.add_argument("--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)")
     campaign.add_argument("--quiet", action="store_true", help="no progress bar")
     campaign.set_defaults(func=cmd_campaign)
 
     archive = commands.add_parser(
         "archive", help="pack run directories into an archive folder, or verify one (exit 2 on any problem)"
     )
-    archive.add_argument("runs", type=Path, nargs="*", metavar="RUN", help="run directories, or folders of them")
-    archive.add_argument("--to", type=Path, metavar="ARCHIVE", help="the archive folder (made if missing)")
-    archive.add_argument("--verify", type=Path, metavar="ARCHIVE", help="check every file against the manifest")
+    archive.add_argument("runs", type=path_arg, nargs="*", metavar="RUN", help="run directories, or folders of them")
+    archive.add_argument("--to", type=path_arg, metavar="ARCHIVE", help="the archive folder (made if missing)")
+    archive.add_argument("--verify", type=path_arg, metavar="ARCHIVE", help="check every file against the manifest")
     archive.set_defaults(func=cmd_archive)
 
     analyze = commands.add_parser("analyze", help="re-check and summarise an archive on Spark (PySpark)")
-    analyze.add_argument("archive", type=Path, metavar="ARCHIVE", help="an archive folder (splitbrain archive --to)")
+    analyze.add_argument("archive", type=path_arg, metavar="ARCHIVE", help="an archive folder (splitbrain archive --to)")
     analyze.add_argument("--master", default="local[*]", help="a Spark master URL (default: local[*])")
-    analyze.add_argument("--out", type=Path, help="where the summaries go (default: ARCHIVE/analysis)")
+    analyze.add_argument("--out", type=path_arg, help="where the summaries go (default: ARCHIVE/analysis)")
     analyze.add_argument("--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds of linearizability search per (run, key)")
     analyze.add_argument("--quiet", action="store_true", help="no progress bar")
     analyze.set_defaults(func=cmd_analyze)
 
     gate = commands.add_parser("gate", help="the release gate: verdicts of many runs against a policy (TOML)")
-    gate.add_argument("results", type=Path, nargs="+", metavar="RESULTS", help="run directories, or folders of them")
-    gate.add_argument("--policy", type=Path, required=True, help="see results/gate.py for its keys")
-    gate.add_argument("--junit", type=Path, default=Path("gate-junit.xml"), help="where the JUnit XML goes")
+    gate.add_argument("results", type=path_arg, nargs="+", metavar="RESULTS", help="run directories, or folders of them")
+    gate.add_argument("--policy", type=path_arg, required=True, help="see results/gate.py for its keys")
+    gate.add_argument("--junit", type=path_arg, default=Path("gate-junit.xml"), help="where the JUnit XML goes")
     gate.set_defaults(func=cmd_gate)
 
     imports = commands.add_parser("import", help="histories recorded by other tools (Jepsen) as run directories")
-    imports.add_argument("files", type=Path, nargs="+", metavar="FILE", help="history files, one run directory each")
+    imports.add_argument("files", type=path_arg, nargs="+", metavar="FILE", help="history files, one run directory each")
     imports.add_argument(
         "--format", required=True, choices=["jepsen-edn", "jepsen-log"], help="Jepsen's EDN history, or old jepsen.util log lines"
     )
     imports.add_argument("--model", required=True, choices=sorted(MODELS), help="what the history ran against (checkers/models.py)")
     imports.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
-    imports.add_argument("--to", type=Path, required=True, help="where run directories go: TO/<file stem>/")
+    imports.add_argument("--to", type=path_arg, required=True, help="where run directories go: TO/<file stem>/")
     imports.add_argument("--replace", action="store_true", help="import over run directories that exist")
     imports.add_argument(
         "--independent", action="store_true", help="values are [key value] (jepsen.independent): one register per key"
@@ -729,13 +772,13 @@ def build_parser() -> argparse.ArgumentParser:
     imports.set_defaults(func=cmd_import)
 
     export = commands.add_parser("export", help="a run's history for Jepsen's tools (Knossos reads it)")
-    export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (register workload, or imported)")
+    export.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="a run directory (register workload, or imported)")
     export.add_argument("--format", required=True, choices=["jepsen-edn"], help="Jepsen's EDN history, one op map a line")
-    export.add_argument("--to", type=Path, required=True, metavar="FILE", help="the file to write")
+    export.add_argument("--to", type=path_arg, required=True, metavar="FILE", help="the file to write")
     export.set_defaults(func=cmd_export)
 
     serve = commands.add_parser("serve", help="a local web page of every run and campaign: filter, open, re-check")
-    serve.add_argument("dir", type=Path, nargs="?", default=Path("runs"), metavar="DIR", help="the results folder")
+    serve.add_argument("dir", type=path_arg, nargs="?", default=Path("runs"), metavar="DIR", help="the results folder")
     serve.add_argument("--port", type=limits.PORT.parse, default=8080, help="the port (0: any free one)")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (another exposes your runs)")
     serve.set_defaults(func=cmd_serve)
@@ -745,7 +788,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--backend", default="local", choices=["local", "docker"], help="where the nodes run")
     cluster.add_argument("--nodes", type=setting_type("nodes"), default=3, help="cluster size")
     cluster.add_argument(
-        "--state-dir", type=Path, default=Path("runs/cluster"),
+        "--state-dir", type=path_arg, default=Path("runs/cluster"),
         help="where `up` records what it made; `down` removes what is recorded there (also a run directory's)",
     )  # fmt: skip
     scope = cluster.add_mutually_exclusive_group()
@@ -778,21 +821,15 @@ def main(argv: list[str] | None = None) -> int:
         print("splitbrain: interrupted", file=sys.stderr)
         return EXIT_ERROR
     except Exception as error:  # a bug of ours: exit 2 (never 1, "violation"), the traceback kept
-        print(one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash_log()})"),
+        print(one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash.log()})"),
               file=sys.stderr)  # fmt: skip
         return EXIT_ERROR
 
 
-def crash_log() -> Path:
-    """The traceback of the exception being handled, written to a file of its own."""
-    import tempfile
-    import traceback
-
-    handle, name = tempfile.mkstemp(prefix="splitbrain-crash-", suffix=".log")
-    with os.fdopen(handle, "w") as log:
-        log.write(f"splitbrain {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
-    return Path(name)
+def entry() -> None:
+    """The `splitbrain` command's process: main's exit code, whatever signal comes as it exits."""
+    quiet_exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,7 +1,10 @@
 """How the harness stops when asked: Ctrl-C, SIGTERM (what `timeout`, `kill`,
 CI cancellation and `docker stop` send) and SIGHUP (a closed terminal) all
 raise KeyboardInterrupt, so every exit path heals and tears down. While a run
-heals and collects it is shielded: the signals wait until that is done.
+heals and collects it is shielded: the signals wait until that is done. Once
+one has stopped the command, more of them (a second Ctrl-C, `kill` twice)
+only say so: they neither cut the clean-up short nor kill the interpreter as
+it exits (`quiet_exit`), so the exit code stays 2.
 
 A command started in the background by a script inherits SIGINT ignored
 (the shell's rule for `&`); SIGTERM must still stop it, so the handlers do
@@ -12,24 +15,40 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 
-_shield = {"depth": 0, "pending": False}
+_shield = {"depth": 0, "pending": False, "stopping": False}
+TERMINATION = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 def _interrupt(signum, frame) -> None:
+    if _shield["stopping"]:
+        print("splitbrain: already stopping: healing and tearing down", file=sys.stderr)
+        return
     if _shield["depth"]:
         _shield["pending"] = True
         return
+    _shield["stopping"] = True
     raise KeyboardInterrupt
 
 
 def interrupt_on_termination() -> None:
     """SIGTERM and SIGHUP as Ctrl-C (and Ctrl-C as itself, where it was not
     ignored by whoever started us)."""
+    _shield["stopping"] = False
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _interrupt)
+
+
+def quiet_exit(code: int) -> None:
+    """Exit with `code`, deaf to the signals above: the interpreter puts
+    their default handlers back as it shuts down, and one arriving then
+    would end the process with its own status (143 for SIGTERM), not `code`."""
+    for sig in TERMINATION:
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)
 
 
 @contextlib.contextmanager
@@ -44,5 +63,6 @@ def shielded():
         pending = _shield["pending"] and not _shield["depth"]
         if pending:
             _shield["pending"] = False
+            _shield["stopping"] = True
     if pending:
         raise KeyboardInterrupt

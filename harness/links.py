@@ -28,7 +28,7 @@ class ToxiproxyServer:
     def __init__(self, url: str) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if not parts.hostname or not parts.port:
-            raise ValueError(f"--toxiproxy: expected http://HOST:PORT, got {url!r}")
+            raise ValueError(f"expected http://HOST:PORT, got {url!r}")
         self.host, self.port = parts.hostname, parts.port
         self.client = Toxiproxy()
 

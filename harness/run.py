@@ -22,14 +22,14 @@ from tqdm import tqdm
 
 import targets
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
-from harness import faketime
+from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation, read_tried
-from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
+from nemesis.schedule import FAULTS, TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
 from targets.interface import TargetClient
@@ -76,7 +76,9 @@ class RunConfig:
     probe_interval_s: float = 0.2
     results: Path = Path("runs")
     toxiproxy: str | None = None
-    net: str = "proxy"
+    # How links are cut: link proxies, or iptables (Docker); None: what the
+    # target can take (`default_net`), stated in run.json's config.
+    net: str | None = None
     topologies: list[str] | None = None
     # `guided` (the default, as it finds every planted bug sooner): each fault
     # chosen when its turn comes, for the coverage cells least tried
@@ -96,6 +98,17 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.nemesis is None:
             self.nemesis = self.default_nemesis()
+        if self.net is None:
+            self.net = self.default_net()
+
+    def default_net(self) -> str:
+        """iptables on Docker where the target's members dial one advertised
+        peer URL each (no per-link routes), so no proxy can stand in one
+        link's way; else link proxies, where each directed link has its own."""
+        known = self.target in targets.names()
+        if self.backend == "docker" and known and not targets.get(self.target).capabilities.peer_routes:
+            return "iptables"
+        return "proxy"
 
     def default_nemesis(self) -> list[str]:
         """The faults a run draws from when none are named. Random: partition,
@@ -132,6 +145,8 @@ class RunConfig:
         local backend), every two-way one; else all that fit (None)."""
         if self.topologies or self.backend != "local" or targets.get(self.target).capabilities.peer_routes:
             return self.topologies
+        if "partition" not in self.nemesis:  # (and no topology cuts the links of one node)
+            return None
         nodes = list(node_ids(self.nodes))
         return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, nodes)]
 
@@ -155,6 +170,9 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
                 raise ValueError(f"{name}: must be a list of names, not {value!r}")
+            twice = sorted({v for v in value or () if value.count(v) > 1})
+            if twice:
+                raise ValueError(f"{name}: {', '.join(twice)} named more than once")
         if self.target not in targets.names():
             raise ValueError(f"target: {self.target!r} is not one of {', '.join(targets.names())}")
         target = targets.get(self.target)
@@ -180,6 +198,9 @@ class RunConfig:
             if not (isinstance(op, dict) and isinstance(op.get("f"), str) and isinstance(op.get("at_s"), (int, float))
                     and 0 <= op["at_s"] <= self.time_limit_s and isinstance(op.get("args", {}), dict)):  # fmt: skip
                 raise ValueError(f"schedule: every operation needs f, args and at_s within the time limit, not {op!r}")
+        unknown = sorted(set(self.nemesis) - set(FAULTS))
+        if unknown:
+            raise ValueError(f"nemesis: unknown faults {', '.join(unknown)}; known: {', '.join(FAULTS)}")
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy == "guided" and unguided:
             raise ValueError(f"nemesis: the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
@@ -195,11 +216,15 @@ class RunConfig:
     def _check_capabilities(self, target) -> None:
         """Faults and settings the target cannot take are refused before the run."""
         capabilities = target.capabilities
+        links = sorted(LINK_FAULTS & set(self.nemesis))
+        if links and self.nodes < 2:
+            raise ValueError(f"nemesis: {', '.join(links)} acts on the links between nodes, and one node has none")
         if self.net == "iptables" and "latency" in self.nemesis:
             raise ValueError("nemesis: latency needs the link proxies, not iptables")
         if not capabilities.peer_routes:
             if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
-                raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each: cut links with --net iptables")
+                raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each, so no link proxy "
+                                 "can stand in one link's way: cut links with iptables (leave --net out, or --net iptables)")  # fmt: skip
             if self.backend == "ssh" and LINK_FAULTS & set(self.nemesis):
                 raise ValueError(f"nemesis: {target.name} cannot have its links cut on the ssh backend "
                                  "(no per-link routes); use --backend docker --net iptables")  # fmt: skip
@@ -208,7 +233,7 @@ class RunConfig:
                                  "and take no latency; use --backend docker")  # fmt: skip
             one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
             if self.backend == "local" and "partition" in self.nemesis and one_way:
-                raise ValueError(f"topologies: {', '.join(one_way)} cut(s) links one way on {self.nodes} nodes, and "
+                raise ValueError(f"topologies: {', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
         for fault in ("lose-unfsynced", "disk-full"):
             if fault in self.nemesis and not capabilities.lazy_disks:
@@ -217,7 +242,7 @@ class RunConfig:
             raise ValueError(f"nemesis: {target.name} names no log file whose tail corrupt could damage")
         on_this_machine = sorted({"lose-unfsynced", "disk-full", "corrupt", "clock"} & set(self.nemesis))
         if on_this_machine and self.backend == "ssh":
-            raise ValueError(f"nemesis: {', '.join(on_this_machine)} run(s) on the local and docker backends")
+            raise ValueError(f"nemesis: {', '.join(on_this_machine)}: only on the local and docker backends")
         if "clock" in self.nemesis:
             if not capabilities.clock_faults:
                 raise ValueError(f"nemesis: {target.name} takes no clock faults: libfaketime moves only clocks read "
@@ -263,6 +288,7 @@ class Run:
             raise FileExistsError(f"{Path(config.results) / run_id}: a run directory of that name exists")
         self.dir = partial(Path(config.results) / run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
+        crash.write_here(self.dir)
         self.recorder = HistoryRecorder(self.dir)
         self.events: list[dict] = []
         # Each node's state as its last answered status said (what the guided nemesis aims by).

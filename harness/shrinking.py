@@ -20,6 +20,7 @@ from harness.campaign import OWN_OPTIONS, to_toml
 from harness.run import RunConfig
 from nemesis.schedule import NemesisOp
 from nemesis.shrink import Shrunk, shrink
+from results.wording import counted
 
 
 class ShrinkError(ValueError):
@@ -60,7 +61,7 @@ def shrink_run(run_dir: Path, config: RunConfig, trials: int, to: Path | None,
                 if k not in OWN_OPTIONS | {"schedule"} and v is not None}  # fmt: skip
     settings["time_limit_s"] = shrunk.time_limit_s
     text = to_toml(
-        "\n".join([f"splitbrain shrink of {run_dir.name}: {shrunk.faults} fault(s) left; the candidates:", *shrunk.tried]),
+        "\n".join([f"splitbrain shrink of {run_dir.name}: {counted(shrunk.faults, 'fault')} left; the candidates:", *shrunk.tried]),
         {**settings, "name": f"shrunk-{run_dir.name}", "results": "runs/campaigns",
          "workloads": [config.workload], "nemeses": [",".join(config.nemesis) or "none"], "seeds": [config.seed],
          "repeats": trials},  # it failed in at least one of this many trials
@@ -79,7 +80,7 @@ def progress(fails):
 
     def announced(candidate: list[NemesisOp], limit: float) -> bool:
         faults = sum(1 for op in candidate if op.f != "heal-all" and "of" not in op.args)
-        print(f"candidate {next(count)}: {faults} operation(s), {limit:g} s", flush=True)
+        print(f"candidate {next(count)}: {counted(faults, 'operation')}, {limit:g} s", flush=True)
         return fails(candidate, limit)
 
     return announced

@@ -101,7 +101,7 @@ def generate(
     Partitions draw from `topologies` (default: all that fit the cluster size)."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
-        raise ValueError(f"--nemesis: unknown fault(s) {unknown}; known: {sorted(FAULTS)}")
+        raise ValueError(f"--nemesis: unknown faults {unknown}; known: {sorted(FAULTS)}")
     allowed = [t for t in TOPOLOGIES if t != "flip-flop" or nodes == 5]
     if topologies:
         wrong = sorted(set(topologies) - set(allowed))

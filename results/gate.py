@@ -7,6 +7,7 @@ A policy (TOML):
     required = ["election-safety", "single-leader-per-epoch", "linearizable"]
     may_be_absent = ["committed-data-loss"]   # e.g. a register run has none
     allow_unknown = []                        # checkers whose "unknown" passes
+    min_faults = 1                            # a run in which no fault was made fails
 
     [availability]                            # stats of the availability checker
     max_disruptive_elections = 0
@@ -16,7 +17,9 @@ A policy (TOML):
     min_ok_rate = 0.9                         # (quiet, or a fault: partition, ...)
     max_latency_p99_ms = 500
 
-`max_X` holds when the figure X is at most the value, `min_X` when at least.
+`max_X` holds when the figure X is at most the value, `min_X` when at least;
+X is one of `checkers.availability.FIGURES` (in a `clients.<window>` table,
+of `CLIENT_FIGURES`), and any other name is refused with the policy.
 A required checker missing from a verdict fails (unless `may_be_absent`);
 a run without a readable verdict fails by name; nothing is skipped.
 """
@@ -29,9 +32,10 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checkers.verdict import CHECKERS
+from checkers.availability import CLIENT_FIGURES, FIGURES
+from checkers.verdict import CHECKERS, NO_FAULT
 
-POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability"}
+POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults"}
 
 
 class PolicyError(ValueError):
@@ -51,6 +55,7 @@ class Policy:
     may_be_absent: list[str] = field(default_factory=list)
     allow_unknown: list[str] = field(default_factory=list)
     availability: dict = field(default_factory=dict)
+    min_faults: int = 0
 
 
 def load_policy(path: Path) -> Policy:
@@ -72,10 +77,21 @@ def load_policy(path: Path) -> Policy:
             raise PolicyError(f"{path}: {key}: unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
     if not isinstance(raw.get("availability", {}), dict):
         raise PolicyError(f"{path}: 'availability' must be a table of thresholds")
-    policy = Policy(raw["required"], raw.get("may_be_absent", []), raw.get("allow_unknown", []), raw.get("availability", {}))
+    min_faults = raw.get("min_faults", 0)
+    if isinstance(min_faults, bool) or not isinstance(min_faults, int) or min_faults < 0:
+        raise PolicyError(f"{path}: min_faults: must be a whole number of faults, 0 or more, not {min_faults!r}")
+    policy = Policy(raw["required"], raw.get("may_be_absent", []), raw.get("allow_unknown", []), raw.get("availability", {}),
+                    min_faults)  # fmt: skip
     for key, bound in _thresholds(policy.availability):
-        if not key.split(".")[-1].startswith(("max_", "min_")) or not isinstance(bound, (int, float)):
+        *path_in, last = key.split(".")
+        if not last.startswith(("max_", "min_")) or isinstance(bound, bool) or not isinstance(bound, (int, float)):
             raise PolicyError(f"{path}: availability.{key}: a threshold is max_FIGURE or min_FIGURE = number")
+        per_window = len(path_in) == 2 and path_in[0] == "clients"
+        if path_in and not per_window:
+            raise PolicyError(f"{path}: availability.{key}: thresholds go in [availability] or [availability.clients.WINDOW]")
+        known = CLIENT_FIGURES if per_window else FIGURES
+        if last[4:] not in known:
+            raise PolicyError(f"{path}: availability.{key}: unknown figure {last[4:]!r}; known: {', '.join(known)}")
     return policy
 
 
@@ -111,10 +127,20 @@ def judge(run_dir: Path, policy: Policy) -> list[Check]:
             why = result.get("error") or (anomalies[0].get("summary", str(anomalies[0])) if anomalies else "")
             failure = f"valid: {result.get('valid')}" + (f": {why}" if why else "")
         checks.append(Check(run, name, failure))
+    if policy.min_faults:
+        checks.append(Check(run, "faults", _faults_failure(verdict.get("faults_made"), policy.min_faults)))
     stats = (checkers.get("availability") or {}).get("stats")
     for key, bound in _thresholds(policy.availability):
         checks.append(Check(run, f"availability.{key}", _threshold_failure(stats, key, bound)))
     return checks
+
+
+def _faults_failure(made, least: int) -> str | None:
+    if not isinstance(made, int):
+        return "the verdict does not count the faults made (check the run again)"
+    if made == 0:
+        return NO_FAULT
+    return None if made >= least else f"{made} faults made, fewer than {least}"
 
 
 def _threshold_failure(stats: dict | None, key: str, bound: float) -> str | None:

@@ -20,6 +20,7 @@ from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history, read_table
+from results.wording import counted
 
 WIDTH, LEFT, LANE = 1100, 110, 14
 MAX_LANES = 60
@@ -272,7 +273,7 @@ def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:
             tds.append(f"<td title='{html.escape(title)}' class='{'hit' if count else 'missed'}'>{count or ''}</td>")
         rows.append(f"<tr><th>{html.escape(fault)}</th>{''.join(tds)}</tr>")
     head = "".join(f"<th>{html.escape(r)}</th>" for r in roles)
-    return (f"<h2>Coverage</h2><p>What {html.escape(what)} tried: {len(cells)} cells of (fault, role hit, what else "
+    return (f"<h2>Coverage</h2><p>What {html.escape(what)} tried: {counted(len(cells), 'cell')} of (fault, role hit, what else "
             "was going on); hover a count for the last. An empty cell was never tried.</p>"
             f"<table class='coverage'><tr><th>fault</th>{head}</tr>{''.join(rows)}</table>")
 

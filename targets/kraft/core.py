@@ -140,7 +140,7 @@ class RaftConfig:
     def __post_init__(self) -> None:
         unknown = set(self.bugs) - BUGS
         if unknown:
-            raise ValueError(f"unknown bug(s) {sorted(unknown)}; known: {sorted(BUGS)}")
+            raise ValueError(f"unknown bugs {sorted(unknown)}; known: {sorted(BUGS)}")
         if not 0 <= self.read_lease_ms < self.fetch_timeout_ms:
             raise ValueError(f"read lease of {self.read_lease_ms} ms: it must be 0 (off) or under the fetch timeout "
                              f"({self.fetch_timeout_ms} ms), which is how long a follower that fetched refuses a pre-vote")  # fmt: skip

@@ -9,7 +9,7 @@ import os
 import socket
 from types import SimpleNamespace
 
-from harness.attributed_links import AttributedLinks, holder, socket_inode
+from harness.attributed_links import AttributedLinks, holder, live_pids, socket_inode
 
 
 def listener() -> socket.socket:
@@ -65,3 +65,23 @@ def test_a_connection_closed_by_the_node_is_closed_through_the_front():
         node.close()
         links.remove()
     assert not links.thread.is_alive()
+
+
+def test_the_live_processes_are_read_while_the_nemesis_changes_them():
+    """A node started (or replaced) on the nemesis's thread while a front asks
+    who holds a socket: the ask sees the nodes as they were, and never fails
+    with 'dictionary changed size during iteration' (a traceback on the console)."""
+    processes: dict = {}
+
+    class Started:
+        """A node whose `poll` lets the nemesis's thread start another node meanwhile."""
+
+        def __init__(self, pid: int) -> None:
+            self.pid = pid
+
+        def poll(self):
+            processes[f"n{len(processes) + 1}"] = Started(len(processes) + 100)
+            return None
+
+    processes.update(n1=Started(1), n2=Started(2))
+    assert live_pids(processes) == {1: "n1", 2: "n2"}

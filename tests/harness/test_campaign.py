@@ -4,6 +4,7 @@ the correct node and a planted bug that resumes after a cut and is gated."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from harness.campaign import CampaignError, load
 from results.history import partial
 from tests.harness.test_cli import splitbrain
 from tests.harness.test_run import schedule_offsets
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CAMPAIGN = """
 [campaign]
@@ -55,6 +58,37 @@ def test_the_matrix_names_every_run(tmp_path):
 def test_bad_campaign_files_are_named(tmp_path, extra, message):
     with pytest.raises(CampaignError, match=message.replace("[", r"\[")):
         load(campaign_file(tmp_path, extra=extra))
+
+
+@pytest.mark.parametrize("name", ['"../../evil"', '"two\\nlines"', '".hidden"', '"a/b"', '""', '"-flag"'])
+def test_an_option_set_name_that_is_no_folder_name_is_refused(tmp_path, name):
+    """It starts each run's folder name: `../../evil` wrote a run outside the
+    campaign folder, and a newline made a folder with a newline in it."""
+    with pytest.raises(CampaignError, match="an option set's name must be a folder name"):
+        load(campaign_file(tmp_path, extra=f"[targets.{name}]\n"))
+    assert not (tmp_path / "evil").exists()
+
+
+def test_an_empty_campaign_file_and_a_nemesis_set_naming_nothing_are_refused(tmp_path):
+    empty = tmp_path / "empty.toml"
+    empty.write_text("# nothing here\n")
+    with pytest.raises(CampaignError, match="empty.toml: empty"):
+        load(empty)
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace('nemeses = ["partition"]', 'nemeses = [",,"]'))
+    with pytest.raises(CampaignError, match="names no fault"):
+        load(path)
+    path.write_text(path.read_text().replace('nemeses = [",,"]', 'nemeses = ["partition,partition"]'))
+    with pytest.raises(CampaignError, match="partition named more than once"):
+        load(path)
+
+
+def test_every_example_campaign_goes_under_runs_where_serve_looks():
+    """Not into the source tree: `results = "results"` was the Python package."""
+    examples = sorted((ROOT / "examples").glob("*.toml"))
+    for example in [e for e in examples if e.name != "policy.toml"]:
+        folder, _ = load(example)
+        assert folder.parts[0] == "runs" and folder.parent == Path("runs/campaigns"), (example, folder)
 
 
 @pytest.mark.slow

@@ -129,3 +129,78 @@ def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
     ]:
         done = splitbrain(*args)
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and message in done.stderr, (args, done.stderr)
+
+
+def one_line_error(result: subprocess.CompletedProcess, words: str) -> None:
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "internal error" not in result.stderr, result.stderr
+
+
+def test_empty_and_repeated_values_are_refused_before_anything_is_made(tmp_path):
+    """`--results ""` wrote into the repository root, `--nemesis ""` and
+    `",,,"` made no faults, and repeated names were taken silently."""
+    runs = tmp_path / "runs"
+    one_line_error(splitbrain("run", "--results", ""), "an empty path")
+    one_line_error(splitbrain("run", "--nemesis", "", "--results", str(runs)), "names no fault")
+    one_line_error(splitbrain("run", "--nemesis", ",,,", "--results", str(runs)), "names no fault")
+    one_line_error(splitbrain("run", "--nemesis", "kill,kill", "--results", str(runs)), "kill named more than once")
+    one_line_error(splitbrain("run", "--bug", "stale-read", "--bug", "stale-read", "--results", str(runs)),
+                   "--bug: stale-read named more than once")  # fmt: skip
+    one_line_error(splitbrain("run", "--nemesis", "nosuch", "--results", str(runs)), "unknown faults nosuch")
+    assert "--nemesis-strategy random draws" not in splitbrain("run", "--nemesis", "nosuch").stderr
+    one_line_error(splitbrain("run", "--toxiproxy", "garbage", "--results", str(runs)), "--toxiproxy: expected")
+    assert "--toxiproxy: --toxiproxy" not in splitbrain("run", "--toxiproxy", "garbage").stderr
+    assert not runs.exists()
+
+
+def test_etcd_on_one_node_takes_the_faults_one_node_can_take():
+    """It was `Sample larger than population` (an internal error)."""
+    config = RunConfig(target="etcd", nodes=1)
+    config.validate()
+    assert config.nemesis and "partition" not in config.nemesis
+    try:
+        RunConfig(target="etcd", nodes=1, nemesis=["partition"]).validate()
+    except ValueError as error:
+        assert "one node has none" in str(error)
+    else:
+        raise AssertionError("a partition of one node was taken")
+
+
+def test_gate_and_analyze_name_their_bad_options_in_one_line(tmp_path):
+    runs, policy = tmp_path / "runs", tmp_path / "policy.toml"
+    (runs / "r").mkdir(parents=True)
+    (runs / "r" / "verdict.json").write_text('{"valid": true, "checkers": {"linearizable": {"valid": true}}}')
+    policy.write_text('required = ["linearizable"]\n')
+    one_line_error(splitbrain("gate", str(runs), "--policy", str(policy), "--junit", str(tmp_path)), "--junit")
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "manifest.json").write_text('{"runs": {}}')
+    (tmp_path / "taken").write_text("mine")
+    one_line_error(splitbrain("analyze", str(archive), "--out", str(tmp_path / "taken")), "--out")
+    one_line_error(splitbrain("analyze", str(archive), "--master", "garbage://x"), "not a Spark master URL")
+    assert (tmp_path / "taken").read_text() == "mine" and not (archive / "analysis").exists()
+
+
+def test_a_crash_leaves_its_traceback_in_the_folder_the_command_wrote_in(tmp_path, monkeypatch):
+    from harness import crash
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    run_dir = tmp_path / "run.partial"
+    run_dir.mkdir()
+    crash.write_here(run_dir)
+    try:
+        raise RuntimeError("a bug of ours")
+    except RuntimeError:
+        in_run = crash.log()
+    assert in_run.parent == run_dir and "a bug of ours" in in_run.read_text()
+    run_dir.rename(tmp_path / "run")  # its verdict gave it its final name
+    try:
+        raise RuntimeError("a later bug")
+    except RuntimeError:
+        renamed = crash.log()
+    crash.write_here(tmp_path / "never-made")
+    try:
+        raise RuntimeError("no run")
+    except RuntimeError:
+        elsewhere = crash.log()
+    assert renamed.parent == tmp_path / "run" and elsewhere.parent == tmp_path / "state" / "splitbrain"

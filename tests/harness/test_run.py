@@ -71,6 +71,8 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
         assert (run_dir / name).exists(), name
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["valid"] is True and set(verdict["checkers"]) >= {"committed-data-loss", "election-safety"}
+    # Pre-Vote is on: an election after the leader's kill, pause, bounce or restart disrupts no live leader.
+    assert verdict["checkers"]["availability"]["stats"]["disruptive_elections"] == 0, verdict["checkers"]["availability"]
     # What the faults tried, by the role of what they hit: the report shows it as a table. A node fault's
     # role is the state of the node it hit (a bounce during an election may hit only candidates).
     assert verdict["coverage"]["hit"] >= 3 and {c["role"] for c in verdict["coverage"]["cells"]} & set(roles_for("bounce"))

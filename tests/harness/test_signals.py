@@ -76,11 +76,15 @@ def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nod
     assert len(load_history(run_dir)) > 10  # history.jsonl survives for `splitbrain check`
 
 
-@pytest.mark.parametrize("backend, nodes, background", [("local", "3", True), ("docker", "3", False)])
-def test_sigterm_heals_tears_down_and_keeps_the_history(tmp_path, backend, nodes, background):
-    """Also when started in the background by a script, with Ctrl-C ignored."""
+@pytest.mark.parametrize("backend, nodes, background, signals", [("local", "3", True, 2), ("docker", "3", False, 1)])
+def test_sigterm_heals_tears_down_and_keeps_the_history(tmp_path, backend, nodes, background, signals):
+    """Also when started in the background by a script, with Ctrl-C ignored,
+    and when a second SIGTERM follows the first (it neither cuts the clean-up
+    short nor ends the process with 143)."""
     process, run_dir = start_run(tmp_path, backend, nodes, background)
-    process.send_signal(signal.SIGTERM)
+    for number in range(signals):
+        time.sleep(0.2 * number)
+        process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=90)
     assert process.returncode == 2 and "interrupted" in err, err
     history = load_history(run_dir)

@@ -78,11 +78,35 @@ def test_unreadable_runs_fail_by_name(tmp_path):
     "text, message",
     [("required = []", "'required' must list"), ('required = ["x"]\nrequird = 1', "unknown key 'requird'"),
      ('required = ["linearizable"]\n[availability]\nfastest = 1', "availability.fastest"), ("required = [", "policy.toml"),
-     ('required = ["linearizable"]\nmay_be_absent = ["linearisable"]', "may_be_absent: unknown checker 'linearisable'")],
+     ('required = ["linearizable"]\nmay_be_absent = ["linearisable"]', "may_be_absent: unknown checker 'linearisable'"),
+     ('required = ["linearizable"]\n[availability]\nmax_nonsense = 3', "availability.max_nonsense: unknown figure 'nonsense'"),
+     ('required = ["linearizable"]\n[availability.clients.quiet]\nmin_ok = 1', "clients.quiet.min_ok: unknown figure 'ok'"),
+     ('required = ["linearizable"]\n[availability.quiet]\nmin_ok_rate = 1', "availability.quiet.min_ok_rate: thresholds go"),
+     ('required = ["linearizable"]\nmin_faults = -1', "min_faults: must be a whole number"),
+     ('required = ["linearizable"]\nmin_faults = true', "min_faults: must be a whole number")],
 )  # fmt: skip
 def test_bad_policies_are_named(tmp_path, text, message):
     with pytest.raises(PolicyError, match=message.replace("[", r"\[")):
         load_policy(policy(tmp_path, text))
+
+
+def test_a_policy_with_an_unknown_figure_is_refused_in_one_line_exit_2(tmp_path):
+    good = run(tmp_path, "good", {"linearizable": {"valid": True}, "availability": availability(0.95)})
+    done = splitbrain("gate", str(good), "--policy", str(policy(tmp_path, POLICY + "max_nonsense = 3\n")),
+                      "--junit", str(tmp_path / "gate.xml"))  # fmt: skip
+    assert done.returncode == 2 and "unknown figure 'nonsense'" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "gate.xml").exists()
+
+
+def test_a_policy_can_require_that_faults_were_made(tmp_path):
+    rules = load_policy(policy(tmp_path, 'required = ["linearizable"]\nmin_faults = 1'))
+    checked = {"linearizable": {"valid": True}}
+    quiet, faulted, old = run(tmp_path, "quiet", checked), run(tmp_path, "faulted", checked), run(tmp_path, "old", checked)
+    (quiet / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checked, "faults_made": 0}))
+    (faulted / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checked, "faults_made": 3}))
+    assert [c.failure for c in judge(quiet, rules)] == [None, "no fault was made"]
+    assert [c.failure for c in judge(faulted, rules)] == [None, None]
+    assert judge(old, rules)[1].failure.startswith("the verdict does not count")
 
 
 def test_the_gate_on_real_verdicts_passes_good_histories_and_fails_a_bad_one(tmp_path):

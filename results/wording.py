@@ -1,0 +1,8 @@
+"""How counts read in what users see: "1 anomaly", "2 anomalies", never "1 anomalies" or "cell(s)"."""
+
+from __future__ import annotations
+
+
+def counted(number: int, one: str, many: str | None = None) -> str:
+    """`number` and the noun it counts, singular for exactly one."""
+    return f"{number} {one if number == 1 else many or one + 's'}"

@@ -1,0 +1,81 @@
+"""`disruptive_elections` as KIP-996 means them: a candidacy that unseats a
+leader alive and heard by a majority at that moment. A leader the nemesis
+took down (killed, paused, bounced, powered off) or cut off is no such
+leader, however recently it answered a status poll."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checkers.availability import availability
+from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+
+S = 1_000_000_000
+NODES = ("n1", "n2", "n3")
+
+
+def nemesis(time_ns: int, f: str, node, index: int) -> list[dict]:
+    return [{"index": index, "time_ns": time_ns - 1000, "process": -1, "type": "invoke", "f": f},
+            {"index": index + 1, "time_ns": time_ns, "process": -1, "type": "ok", "f": f, "node": node}]  # fmt: skip
+
+
+def run(faults: list[tuple[float, str, object]], candidacy_s: float = 2.5):
+    """n1 leads epoch 1 from 0.1 s; `faults` (second, f, node column) are
+    made; n2 stands for epoch 2 at `candidacy_s`. Every node answers status
+    polls every 0.2 s until 2.4 s (a killed leader's last answer is recent)."""
+    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
+            {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append", "value": "1"}]  # fmt: skip
+    for number, (second, f, node) in enumerate(faults):
+        rows += nemesis(int(second * S), f, node, 2 + 2 * number)
+    events = [{"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"} for t in range(13) for n in NODES]
+    events += [{"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "leader": "n1", "source": "log"},
+               {"time_ns": int(0.1 * S), "node": "n2", "event": "transition", "state": "follower", "epoch": 1, "leader": "n1", "source": "log"},
+               {"time_ns": int(candidacy_s * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"}]  # fmt: skip
+    events.sort(key=lambda e: e["time_ns"])
+    stats = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]
+    return stats["disruptive_elections"]
+
+
+def test_a_candidacy_against_a_live_heard_leader_is_disruptive():
+    assert run([]) == 1
+
+
+@pytest.mark.parametrize("fault", ["kill", "pause", "bounce", "restart", "lose-unfsynced", "stop"])
+def test_a_leader_the_nemesis_took_down_is_not_disrupted(fault):
+    assert run([(2.2, fault, ["n1"])]) == 0
+
+
+def test_a_leader_paused_and_resumed_before_the_candidacy_is_not_disrupted():
+    assert run([(1.0, "pause", ["n1"]), (2.0, "resume", ["n1"])]) == 0
+
+
+def test_a_follower_taken_down_leaves_the_leader_disruptable():
+    assert run([(2.2, "kill", ["n3"])]) == 1
+
+
+def test_a_fault_on_the_leader_before_its_election_does_not_excuse_the_candidacy():
+    assert run([(0.01, "bounce", ["n1"])]) == 1
+
+
+@pytest.mark.parametrize("links, disruptive", [
+    ([["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]], 0),  # the leader cut off
+    ([["n1", "n2"], ["n1", "n3"]], 0),  # the leader muted: nobody hears it
+    ([["n2", "n1"], ["n2", "n3"], ["n1", "n2"], ["n3", "n2"]], 1),  # the candidate cut off, as a rejoining follower
+])  # fmt: skip
+def test_a_leader_cut_off_or_muted_at_that_moment_is_not_disrupted(links, disruptive):
+    assert run([(2.0, "partition", links)]) == disruptive
+
+
+def test_a_clock_fault_leaves_the_leader_up_and_heard():
+    assert run([(2.2, "clock", ["n1"])]) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.2, 2.45), st.sampled_from(["kill", "pause", "bounce", "clock", "partition"]),
+                          st.sampled_from(NODES)), max_size=4))  # fmt: skip
+def test_disruption_is_counted_exactly_when_no_fault_took_the_leader_down(faults):
+    made = [(t, f, [["x", "y"]] if f == "partition" else [node]) for t, f, node in faults]
+    downed = any(node == "n1" and f in ("kill", "pause", "bounce") for _, f, node in faults)
+    assert run(made) == (0 if downed else 1)
