@@ -9,8 +9,10 @@ report), an `unknown` a checker that could not decide.
   with `--strategy guided` and its default fault set (issue "guided
   faults": no false alarm in 20 guided runs).
 
-Prints a row per run (verdict, operations, acknowledged, faults, first
-anomaly) and the count of runs with any verdict but `valid`.
+Prints a row per run (verdict, operations, acknowledged, faults, disruptive
+elections, first anomaly), the count of runs with any verdict but `valid`,
+the disruptive elections in all (Pre-Vote is on: goal 0), and what
+`splitbrain gate --policy examples/policy.toml` says of the runs.
 
     .venv/bin/python benchmarks/no_false_alarm.py [--seeds 1 .. 10] [--workloads register append] [--time-limit 30]
     .venv/bin/python benchmarks/no_false_alarm.py --nemesis membership,partition,kill --seeds 1 2 3 4 5
@@ -53,7 +55,8 @@ def run(results: Path, workload: str, seed: int, args: argparse.Namespace) -> tu
 
 
 def describe(run_dir: Path) -> dict:
-    checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    checkers = verdict["checkers"]
     history = pd.read_parquet(run_dir / "history.parquet")
     clients, nemesis = history[history["process"] >= 0], history[history["process"] == -1]
     bad = {name: c for name, c in checkers.items() if c["valid"] is not True}
@@ -64,6 +67,7 @@ def describe(run_dir: Path) -> dict:
         "operations": int((clients["type"] != "invoke").sum()),
         "ok": int((clients["type"] == "ok").sum()),
         "faults": int(((nemesis["type"] == "ok") & nemesis["f"].isin(FAULTS)).sum()),
+        "disruptive": checkers["availability"]["stats"]["disruptive_elections"],
         "first": f"{first[0]}: {first[1]}" if first else "",
     }
 
@@ -79,19 +83,25 @@ def main() -> int:
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix=f"splitbrain-{args.target}-valid-"))
     alarms = {workload: 0 for workload in args.workloads}
-    print("| workload | seed | exit | verdict | completed ops | ok | faults | first anomaly |")
-    print("|---|---|---|---|---|---|---|---|")
+    disruptive = 0
+    print("| workload | seed | exit | verdict | completed ops | ok | faults | disruptive elections | first anomaly |")
+    print("|---|---|---|---|---|---|---|---|---|")
     started = time.monotonic()
     for workload in args.workloads:
         for seed in args.seeds:
             run_dir, code = run(results, workload, seed, args)
             row = describe(run_dir)
             alarms[workload] += not row["valid"]
+            disruptive += row["disruptive"]
             print(f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "
-                  f"{row['faults']} | {row['first']} |", flush=True)  # fmt: skip
+                  f"{row['faults']} | {row['disruptive']} | {row['first']} |", flush=True)  # fmt: skip
     print()
     for workload, count in alarms.items():
         print(f"{workload}: {count} of {len(args.seeds)} runs not valid (goal: 0)")
+    print(f"disruptive elections: {disruptive} in all (Pre-Vote on: goal 0)")
+    gate = subprocess.run([sys.executable, "-m", "harness.cli", "gate", str(results), "--policy", "examples/policy.toml",
+                           "--junit", str(results / "gate.xml")], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    print(gate.stdout.strip().splitlines()[-1] if gate.stdout.strip() else gate.stderr.strip())
     print(f"{time.monotonic() - started:.0f} s in all; runs in {results}")
     return 0 if not any(alarms.values()) else 1
 

@@ -76,7 +76,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
     json.dump(verdict, sys.stdout, indent=2)
     print()
+    print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
     return exit_code(verdict)
+
+
+def simulation_summary(verdict: dict) -> str:
+    """`simulate`'s verdict in one line, as `run` ends: how many schedules, and the first violation with its seed."""
+    result = verdict["checkers"]["simulation-invariants"]
+    schedules = counted(result["stats"].get("schedules", 0), "schedule")
+    anomalies = result.get("anomalies") or []
+    first = f"; first: {anomalies[0].get('violation')} (seed {anomalies[0].get('seed')})" if anomalies else ""
+    return f"valid: {verdict['valid']}  ({schedules}, {counted(len(anomalies), 'violation')}{first})"
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -611,7 +621,8 @@ class DefaultsShown(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+        flag = action.nargs == 0  # --no-pre-vote's default True says the opposite of what the flag does
+        if action.option_strings and not flag and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
             text += " (default: %(default)s)"
         return text
 
@@ -729,7 +740,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=cmd_check)
 
     campaign = commands.add_parser("campaign", help="a matrix of runs from a TOML file; resumable")
-    campaign.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign files\")")
+    campaign.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign and policy files\")")
     campaign.add_argument("--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)")
     campaign.add_argument("--quiet", action="store_true", help="no progress bar")
     campaign.set_defaults(func=cmd_campaign)

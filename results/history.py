@@ -217,6 +217,8 @@ def find_run_dirs(paths: list[Path]) -> list[Path]:
         if is_run(path):
             found.append(path)
             continue
+        if not path.exists():
+            raise HistoryError(f"{path}: no such file or folder")
         inside = sorted(p for p in path.iterdir() if p.is_dir() and is_run(p) and not p.name.endswith(PARTIAL)) if path.is_dir() else []
         if not inside:
             raise HistoryError(f"{path}: no run directories here")

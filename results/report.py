@@ -147,7 +147,7 @@ class Drawing:
         self.background += _states(self.scale, transitions, nodes, self.top)
         lane_of = pd.Series(range(len(nodes), len(nodes) + len(processes)), index=processes, dtype="int64")
         self.shown = _described(self.ops[self.ops["process"].isin(lane_of.index)].head(MAX_OPS), history)
-        self.lane_y = self.top + lane_of[self.shown["process"]].to_numpy() * LANE + 3
+        self.lane_y = self.top + lane_of.loc[self.shown["process"]].to_numpy() * LANE + 3
         self.bars = _bars(self.scale, self.shown, self.lane_y, np.zeros(len(self.shown), dtype=bool))
         self.instants = _instants(self.scale, instant_faults(history), self.top + self.height)
         self.latency = _latency(self.scale, self.ops, windows)

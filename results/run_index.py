@@ -14,7 +14,7 @@ from pathlib import Path
 from .history import PARTIAL, is_run
 
 # The fields a listing filters on: exact values, except `options`, matched as text.
-FILTERS = ("campaign", "target", "workload", "bugs", "seed", "verdict", "options")
+FILTERS = ("campaign", "option_set", "target", "workload", "bugs", "seed", "verdict", "options")
 # How deep runs are looked for: runs/<id>, runs/campaigns/<name>/<id>, and a campaign's interrupted/<id>.
 MAX_DEPTH = 5
 CAMPAIGN_MARKS = ("campaign.json", "summary.html")
@@ -65,7 +65,9 @@ def describe(root: Path, run_dir: Path, campaign: str) -> dict:
         "path": run_dir.relative_to(root).as_posix(),
         "id": run_dir.name.removesuffix(PARTIAL),
         "campaign": campaign,
-        "target": config.get("option_set") or meta.get("target") or ("import" if "source" in meta else "?"),
+        "target": meta.get("target") or ("import" if "source" in meta else "?"),
+        # A campaign's [targets.NAME]; a run of its own has none.
+        "option_set": config.get("option_set") or "",
         "workload": config.get("workload") or (meta.get("model") or {}).get("name", ""),
         "bugs": ",".join(config.get("bugs") or []) or "none",
         "seed": str(meta.get("seed", "")),

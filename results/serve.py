@@ -29,7 +29,7 @@ form.filters input[name=options] { width: 14em; } td form { margin: 0; } .note {
 td.started, td.seed { white-space: nowrap; }
 .verdict-false { color: #c62828; font-weight: bold; } .verdict-true { color: #2e7d32; } .verdict-unknown, .verdict-incomplete { color: #e08a1e; }
 """
-COLUMNS = ("started", "id", "campaign", "target", "workload", "bugs", "seed", "options", "verdict", "failing")
+COLUMNS = ("started", "id", "campaign", "option_set", "target", "workload", "bugs", "seed", "options", "verdict", "failing")
 
 
 def _options(values: list[str], chosen: str) -> str:
@@ -46,7 +46,7 @@ def filters_form(runs: list[dict], wanted: dict[str, str]) -> str:
         else:
             values = sorted({v for row in runs for v in (row[name].split(",") if name == "bugs" else [row[name]]) if v})
             control = f"<select name='{name}' onchange='this.form.submit()'>{_options(values, wanted.get(name, ''))}</select>"
-        fields.append(f"<label>{name} {control}</label>")
+        fields.append(f"<label>{name.replace('_', ' ')} {control}</label>")
     return (f"<form class='filters' method='get' action='/'>{''.join(fields)}<button>filter</button> "
             "<a href='/'>clear</a></form>")  # fmt: skip
 
@@ -73,7 +73,7 @@ def _recheck_button(row: dict) -> str:
 def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
     runs, campaigns = scan(root)
     shown = [row for row in runs if matches(row, wanted)]
-    head = "".join(f"<th>{column}</th>" for column in COLUMNS) + "<th></th>"
+    head = "".join(f"<th>{column.replace('_', ' ')}</th>" for column in COLUMNS) + "<th></th>"
     body = "".join(
         f"<tr class='run' data-verdict='{html.escape(row['verdict'])}'>"
         + "".join(f"<td class='{column}'>{_cell(row, column)}</td>" for column in COLUMNS)

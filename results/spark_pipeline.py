@@ -180,8 +180,12 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     """Failure rates, availability figures, flaky configurations and coverage,
     as Spark aggregations over the runs; disagreements with the archived verdicts."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
-    texts = [c for c in index.columns if c not in figures]
+    # Settings that are true or false stay so (not "True" in analysis/*.json); the rest is text.
+    flags = [c for c in index.columns if c not in figures and index[c].map(lambda v: v is None or isinstance(v, bool)).all()
+             and index[c].notna().any()]  # fmt: skip
+    texts = [c for c in index.columns if c not in figures and c not in flags]
     table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
+    table[flags] = index[flags].astype(object).where(index[flags].notna(), None)
     table[figures] = index[figures].astype("float64")
     runs = spark.createDataFrame(table)
     per_run = spark.createDataFrame(rechecked).groupBy("run_id").agg(

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what splitbrain needs into .venv, builds the compiled
+# Installs what splitbrain needs into .venv (the Python packages at the
+# versions constraints.txt pins), builds the compiled
 # linearizability search (checkers/wgl_core, Rust through PyO3 and maturin),
 # and installs etcd-server, fuse3, libfaketime and a Java runtime (for Spark) from Debian's
 # packages when they are missing; safe to re-run (does nothing when their
@@ -11,10 +12,11 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 stamp=.venv/.splitbrain-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+want=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    # The versions the tests passed on (constraints.txt; scripts/lock.sh refreshes it).
+    .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
     echo "$want" > "$stamp"
 fi
 # Java for Spark (splitbrain analyze), from Debian's packages where missing.

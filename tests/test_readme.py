@@ -39,3 +39,21 @@ def test_each_bug_example_finds_its_bug(tmp_path, command, bug, checker):
     done = run_example(command, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr[-2000:]
     assert f"{checker}: False" in done.stdout, done.stdout
+
+
+# `see Coverage below`, `"Nothing outlives its run" above`
+POINTER = re.compile(r'(?:see |")([A-Z][\w ,`()-]*?)"? (above|below)')
+
+
+def test_each_pointer_in_readme_points_the_right_way():
+    """A section named as "above" or "below" is there, as a heading or a
+    bullet's first words ("See 'Nothing outlives its run' below" pointed up)."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    found = []
+    for number, line in enumerate(lines):
+        for title, way in POINTER.findall(line):
+            title = title.strip('"')
+            starts = [i for i, text in enumerate(lines) if re.match(rf"(#+ |- ){re.escape(title)}\b", text)]
+            found.append(title)
+            assert any(i < number if way == "above" else i > number for i in starts), (number + 1, title, way)
+    assert {"Nothing outlives its run", "Campaign and policy files", "Clock faults"} <= set(found), found

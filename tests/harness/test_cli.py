@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ def test_simulate_passes_the_correct_node():
     assert result.returncode == 0, result.stderr
     verdict = json.loads(result.stdout)
     assert verdict["valid"] is True and verdict["checkers"]["simulation-invariants"]["stats"]["schedules"] == 5
+    assert result.stderr.strip().splitlines()[-1] == "valid: True  (5 schedules, 0 violations)"
 
 
 def test_simulate_fails_a_planted_bug_and_names_the_seed():
@@ -28,6 +30,7 @@ def test_simulate_fails_a_planted_bug_and_names_the_seed():
     assert result.returncode == 1
     anomaly = json.loads(result.stdout)["checkers"]["simulation-invariants"]["anomalies"][0]
     assert "stale read" in anomaly["violation"] and isinstance(anomaly["seed"], int)
+    assert f"1 violation; first: {anomaly['violation']} (seed {anomaly['seed']})" in result.stderr
 
 
 def test_bad_options_are_one_line_errors():
@@ -112,6 +115,22 @@ def test_every_option_of_every_command_is_described():
                    for name, parser in commands.items() if parser.add_help
                    for action in parser._actions if not action.help and action.dest != "help"]  # fmt: skip
     assert undescribed == []
+
+
+def test_help_shows_no_default_for_a_flag_and_names_readme_sections_that_exist():
+    """`--no-pre-vote ... (default: True)` read as the opposite of the flag;
+    `campaign --help` named a README section that is not there."""
+    from harness.cli import build_parser
+
+    headings = {line.lstrip("#").strip() for line in (Path(__file__).parents[2] / "README.md").read_text().splitlines()
+                if line.startswith("#")}  # fmt: skip
+    for name, parser in build_parser()._subparsers._group_actions[0].choices.items():
+        if not parser.add_help:
+            continue
+        text = parser.format_help()
+        assert "(default: True)" not in text and "(default: False)" not in text, name
+        for section in re.findall(r'README, "([^"]+)"', " ".join(text.split())):
+            assert section in headings, (name, section)
 
 
 def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,13 @@ def test_instant_faults_are_marked_on_the_timeline(tmp_path):
     page = write_report(tmp_path).read_text()
     assert page.count("<g class='instant'>") == 1 and 'bounce [&quot;n2&quot;] at 2.00 s' in page
     assert "bounce, restart, voter change" in page
+
+
+def test_a_report_is_drawn_without_pandas_warnings(tmp_path):
+    """An imported history whose processes' lanes were looked up by position
+    printed pandas' FutureWarning on the console."""
+    run_dir = import_file(KNOSSOS / "good" / "mongodb-v0-ack-rollback-.edn", "jepsen-edn", cas_register(0), tmp_path)
+    done = subprocess.run([sys.executable, "-W", "error::FutureWarning", "-m", "harness.cli", "check", "--quiet", str(run_dir)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
+    assert "<svg" in (run_dir / "report.html").read_text()

@@ -92,8 +92,11 @@ def test_lists_every_run_newest_first_and_filters_them(served):
     stale_reads = listed(served + "?" + urllib.parse.urlencode({"bugs": "stale-read", "verdict": "false"}))
     expected = [n for n in range(50) if n % 3 == 1 and VERDICTS[n % 4] is False]
     assert sorted(int(i.rsplit("-", 1)[1], 16) for i in stale_reads) == expected
-    campaign = listed(served + "?campaign=matrix&target=stale&seed=41")
+    campaign = listed(served + "?campaign=matrix&option_set=stale&seed=41")
     assert [int(i.rsplit("-", 1)[1], 16) for i in campaign] == [41]
+    # The option set and the target each in a column of its own (the option set stood in the target's).
+    assert listed(served + "?option_set=stale&target=kraft&seed=41") == campaign
+    assert listed(served + "?target=stale") == []
     assert len(listed(served + "?options=pre-vote+off")) == len([n for n in range(50) if n % 7 == 0])
     assert listed(served + "?target=etcd&bugs=none&verdict=unknown") == [run_id(15)]
 

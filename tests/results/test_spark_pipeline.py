@@ -139,6 +139,9 @@ def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
     assert "linearizable" in rates.loc[("kraft-sim", "stale-read"), "caught_by"]
     assert rates.loc[("kraft-sim", ""), "failure_rate"] == 0.0 and rates.loc[("import", ""), "failed"] == 1
     assert (tmp_path / "analysis" / "verdicts.parquet").exists()
+    # A setting that is true or false stays so in the summaries (it was the string "True").
+    written = json.loads((tmp_path / "analysis" / "failure_rate.json").read_text())
+    assert {row["pre_vote"] for row in written} == {True, None}, written
 
     # A corrupt entry: named, left out, the rest still analysed.
     broken = archive.run_id(runs[0])
