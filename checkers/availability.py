@@ -44,13 +44,18 @@ INSTANT = {"restart", "bounce", "lose-unfsynced", "corrupt", "add-voter", "remov
 LEAVE_NODES_UP = {"partition", "latency", "churn", "clock", "add-voter", "start-observers"}
 
 
-def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
-    """One row per fault in force: f, start_ns, end_ns, node (what it touched, JSON)."""
+def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFrame:
+    """One row per fault in force: f, start_ns, end_ns, node (what it touched,
+    JSON). A window opens when the fault is confirmed; `from_invoke`: when it
+    was asked for, as a fault takes hold while it is being made (iptables
+    rules for 5 nodes take half a second) and a judgement that a fault
+    excuses takes that time in."""
     nemesis = nemesis_done(history).sort_values("time_ns")
+    starts = _invoked_at(history, nemesis) if from_invoke else nemesis["time_ns"].tolist()
     open_faults: list[dict] = []
     windows = []
     end_of_run = int(history["time_ns"].max()) if len(history) else 0
-    for f, time_ns, node in columns(nemesis, "f", "time_ns", "node"):
+    for f, time_ns, node, start_ns in zip(nemesis["f"].tolist(), nemesis["time_ns"].tolist(), nemesis["node"].tolist(), starts):
         undoes = RECOVERIES.get(f, ())
         if f in RECOVERIES:
             still = []
@@ -61,9 +66,21 @@ def fault_windows(history: pd.DataFrame) -> pd.DataFrame:
                     still.append(fault)
             open_faults = still
         elif f not in INSTANT:
-            open_faults.append({"f": f, "start_ns": time_ns, "node": node})
+            open_faults.append({"f": f, "start_ns": start_ns, "node": node})
     windows += [{**fault, "end_ns": end_of_run} for fault in open_faults]
     return pd.DataFrame(windows, columns=["f", "start_ns", "end_ns", "node"])
+
+
+def _invoked_at(history: pd.DataFrame, done: pd.DataFrame) -> list[int]:
+    """When each confirmed nemesis operation was asked for: the nemesis makes
+    one at a time, so the last invocation before its confirmation."""
+    nemesis = history[history["process"] == -1]
+    invoked = np.sort(nemesis.loc[nemesis["type"] == "invoke", "time_ns"].to_numpy(dtype="int64"))
+    confirmed = done["time_ns"].to_numpy(dtype="int64")
+    if not len(invoked):
+        return confirmed.tolist()
+    before = invoked[np.maximum(np.searchsorted(invoked, confirmed, side="right") - 1, 0)]
+    return np.where(before <= confirmed, before, confirmed).tolist()
 
 
 def _window_codes(times: np.ndarray, windows: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -147,16 +164,17 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
     return found
 
 
-def _node_faults(history: pd.DataFrame) -> pd.DataFrame:
+def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     """The confirmed faults that took nodes down, each with its window:
-    start_ns, end_ns (its recovery, or its own moment for an instant one)
-    and the nodes it touched (a set)."""
-    windows = fault_windows(history)
+    start_ns (when it was asked for: `windows` from `fault_windows(...,
+    from_invoke=True)`), end_ns (its recovery confirmed, or its own
+    confirmation for an instant one) and the nodes it touched (a set)."""
     lasting = windows[~windows["f"].isin(LEAVE_NODES_UP)]
     done = nemesis_done(history)
     instant = done[done["f"].isin(INSTANT - LEAVE_NODES_UP)]
     rows = [(start, end, node) for start, end, node in columns(lasting, "start_ns", "end_ns", "node")]
-    rows += [(time_ns, time_ns, node) for time_ns, node in columns(instant, "time_ns", "node")]
+    rows += [(start, end, node) for start, end, node in zip(_invoked_at(history, instant), instant["time_ns"].tolist(),
+                                                             instant["node"].tolist())]  # fmt: skip
     return pd.DataFrame([{"start_ns": start, "end_ns": end, "nodes": _named_nodes(node)} for start, end, node in rows],
                         columns=["start_ns", "end_ns", "nodes"])  # fmt: skip
 
@@ -181,7 +199,8 @@ def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     windows = fault_windows(history)
     logged = (events["event"] == "transition") & (events["source"] == "log")
     transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values("time_ns", kind="stable")
-    disruptive = disruptive_elections(events, transitions, windows, _node_faults(history))
+    being_made = fault_windows(history, from_invoke=True)
+    disruptive = disruptive_elections(events, transitions, being_made, _node_faults(history, being_made))
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
         "resignations": int((transitions["state"] == "resigned").sum()),

@@ -61,3 +61,17 @@ def test_cells_of_many_runs_add_up():
              {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
     assert add_up([one, other]) == [{"fault": "kill", "role": "leader", "with": "alone", "count": 3},
                                     {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
+
+
+def test_a_fault_that_touched_nothing_is_no_cell():
+    """A "partition" of one node cuts no link (`[]`): it was counted as a cell."""
+    from checkers.coverage import coverage
+    from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+
+    rows = [{"index": 0, "time_ns": 10, "process": -1, "type": "invoke", "f": "partition"},
+            {"index": 1, "time_ns": 20, "process": -1, "type": "ok", "f": "partition", "node": []},
+            {"index": 2, "time_ns": 30, "process": -1, "type": "invoke", "f": "kill"},
+            {"index": 3, "time_ns": 40, "process": -1, "type": "ok", "f": "kill", "node": ["n1"]}]  # fmt: skip
+    events = [{"time_ns": 0, "node": "n1", "event": "status", "state": "leader", "source": "status"}]
+    found = coverage(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))
+    assert found["faults"] == 1 and [c["fault"] for c in found["cells"]] == ["kill"]

@@ -223,3 +223,29 @@ def test_a_crash_leaves_its_traceback_in_the_folder_the_command_wrote_in(tmp_pat
     except RuntimeError:
         elsewhere = crash.log()
     assert renamed.parent == tmp_path / "run" and elsewhere.parent == tmp_path / "state" / "splitbrain"
+
+
+def test_the_links_are_cut_as_the_target_can_take_it():
+    """etcd on Docker was refused unless --net iptables was given."""
+    assert RunConfig(target="etcd", backend="docker").net == "iptables"
+    assert RunConfig(target="kraft", backend="docker").net == "proxy" and RunConfig(target="etcd").net == "proxy"
+    RunConfig(target="etcd", backend="docker", nemesis=["partition", "kill"]).validate()
+    try:
+        RunConfig(target="etcd", backend="docker", net="proxy", nemesis=["partition"]).validate()
+    except ValueError as error:
+        assert str(error).startswith("net: etcd's members dial one advertised peer URL")
+    else:
+        raise AssertionError("--net proxy was taken for etcd on Docker")
+
+
+def test_a_run_in_which_no_fault_was_made_says_so(tmp_path):
+    """`--time-limit 3` leaves no turn for a fault (only heal-all): the verdict
+    and the console say "no fault was made", and no coverage cell is added."""
+    done = splitbrain("run", "--time-limit", "3", "--quiet", "--results", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    [run_dir] = tmp_path.iterdir()
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    assert verdict["faults_made"] == 0 and verdict["note"] == "no fault was made" and verdict["coverage"]["cells"] == []
+    assert "valid: True, no fault was made" in done.stdout
+    checked = splitbrain("check", str(run_dir))
+    assert "no fault was made" in checked.stdout

@@ -151,10 +151,15 @@ def test_etcd_members_removed_and_wiped_come_back_as_new_learners_promoted(tmp_p
 
 
 def test_etcd_on_docker_with_iptables_partitions(tmp_path):
-    done = etcd_run(tmp_path, "--backend", "docker", "--nodes", "3", "--net", "iptables", "--time-limit", "12",
+    """iptables is chosen without being asked (etcd's members dial one
+    advertised peer URL each), and run.json says so; asked, proxies are refused."""
+    refused = etcd_run(tmp_path, "--backend", "docker", "--net", "proxy", "--nemesis", "partition")
+    assert refused.returncode == 2 and "no link proxy can stand in one link's way" in refused.stderr, refused.stderr
+    done = etcd_run(tmp_path, "--backend", "docker", "--nodes", "3", "--time-limit", "12",
                     "--nemesis", "partition", "--nemesis-strategy", "random")  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["config"]["net"] == "iptables"
     nemesis = load_history(run_dir).query("process == -1 and type == 'ok'")
     assert (nemesis["f"] == "partition").sum() >= 2 and (nemesis["f"] == "heal").sum() >= 2
     events = pd.read_parquet(run_dir / "events.parquet")
