@@ -2,13 +2,14 @@
 verdict: it is always `valid: true` and a release gate reads its stats.
 
 Figures: leader elections, resignations and epochs, time without a leader, client success
-rate and latency, and "disruptive elections" as KIP-996 means them: a
-candidacy for a new epoch that unseats a leader that was alive and heard by a
-majority at that moment, as when a healed follower forces an election that
+rate and latency, and "disruptive elections" as KIP-996 means them: an
+election that unseats a leader that was alive and heard by a majority at
+that moment, as when a healed follower's higher epoch forces one that
 Pre-Vote exists to prevent. A leader that the nemesis killed, paused,
-bounced, restarted or powered off since it was elected, or that a partition
-cuts off from a majority (or mutes) at that moment, is none of those: the
-election that replaces it is the one Pre-Vote must let through.
+bounced, restarted or powered off, or that a partition cut off from a
+majority or muted, since it was elected, is none of those: the election that
+replaces it is the one Pre-Vote must let through. So are the candidacies of
+a member cut off on its own: they unseat nobody until it is back.
 """
 
 from __future__ import annotations
@@ -135,33 +136,47 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
 
 def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame,
                          node_faults: pd.DataFrame) -> list[dict]:
-    """Candidacies for a new epoch while the old epoch's leader was alive,
-    leading and heard by a majority (`transitions`: the nodes' logged ones in
-    time order; `windows`: the faults in force, `fault_windows`;
-    `node_faults`: the confirmed faults that took nodes down, `_node_faults`)."""
+    """Leaders unseated while alive and heard by a majority: a leader of
+    epoch E that moves on to a later epoch, though no fault took it down and
+    no partition cut it off from a majority (or muted it) since its election,
+    and no leader of a later epoch had been elected meanwhile (it would have
+    been a stale one). Each names the epoch that unseated it and the node
+    that stood for that epoch (None where no candidacy was logged).
+    `transitions`: the nodes' logged ones in time order; `windows`: the
+    faults in force from their invocation (`fault_windows`); `node_faults`:
+    the faults that took nodes down (`_node_faults`)."""
     polls = events.loc[events["event"] == "status", ["node", "time_ns"]]
     nodes = sorted(events["node"].dropna().unique())
-    majority = len(nodes) // 2 + 1
     partitions = windows[windows["f"] == "partition"]
-    state: dict[str, tuple[str, object, int, int]] = {}
+    state: dict[str, tuple[str, int, int]] = {}  # node -> (state, epoch, since when in that state)
+    stood: dict[int, str] = {}  # epoch -> the first node that stood for it
     found = []
-    for time_ns, node, now, epoch_now, leader_now in columns(transitions, "time_ns", "node", "state", "epoch", "leader"):
+    for time_ns, node, now, epoch_now in columns(transitions, "time_ns", "node", "state", "epoch"):
+        epoch_now = int(epoch_now)
         if now == "candidate":
-            leaders = [(s[2], n, s[3]) for n, s in state.items() if s[0] == "leader" and s[2] < epoch_now]
-            if leaders:
-                epoch, leader, since_ns = max(leaders)
-                alive = polls[(polls["node"] == leader) & (polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns))]
-                downed = _touched(node_faults, leader, since_ns, time_ns)
-                cut = set()
-                for links in partitions.loc[(partitions["start_ns"] <= time_ns) & (partitions["end_ns"] > time_ns), "node"]:
-                    cut |= {tuple(link) for link in json.loads(links or "[]")}
-                heard = [n for n in nodes if n == leader or ((leader, n) not in cut and (n, leader) not in cut)]
-                if len(alive) and not downed and len(heard) >= majority:
-                    found.append({"time_ns": time_ns, "candidate": node, "epoch": int(epoch_now),
-                                  "leader": leader, "leader_epoch": int(epoch)})  # fmt: skip
-        since = state[node][3] if node in state and state[node][0] == now == "leader" else time_ns
-        state[node] = (now, leader_now, int(epoch_now), since)
+            stood.setdefault(epoch_now, node)
+        was, epoch, since_ns = state.get(node, (None, -1, time_ns))
+        if was == "leader" and now != "leader" and epoch_now > epoch:
+            superseded = any(s == "leader" and e > epoch for n, (s, e, _) in state.items() if n != node)
+            alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
+            if not superseded and len(alive) and not _touched(node_faults, node, since_ns, time_ns) \
+                    and not _cut_off(partitions, node, nodes, since_ns, time_ns):
+                found.append({"time_ns": time_ns, "leader": node, "leader_epoch": epoch, "epoch": epoch_now,
+                              "candidate": stood.get(epoch_now)})  # fmt: skip
+        state[node] = (now, epoch_now, since_ns if was == now else time_ns)
     return found
+
+
+def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: int, until_ns: int) -> bool:
+    """Whether a partition in force between `since_ns` and `until_ns` left
+    `node` unheard by a majority (cut off, or muted: nobody hears it)."""
+    overlapping = partitions[(partitions["start_ns"] <= until_ns) & (partitions["end_ns"] >= since_ns)]
+    for links in overlapping["node"]:
+        cut = {tuple(link) for link in json.loads(links or "[]")}
+        heard = [n for n in nodes if n == node or ((node, n) not in cut and (n, node) not in cut)]
+        if len(heard) * 2 <= len(nodes):
+            return True
+    return False
 
 
 def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:

@@ -21,8 +21,8 @@ from harness import crash, limits
 from harness.cluster import DEFAULT_TARGET
 from harness.interrupts import interrupt_on_termination, quiet_exit
 from harness.limits import raise_file_limit, setting_type
-from results.wording import counted
 from nemesis.schedule import FAULTS, TOPOLOGIES
+from results.wording import counted
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2

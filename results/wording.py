@@ -1,4 +1,5 @@
-"""How counts read in what users see: "1 anomaly", "2 anomalies", never "1 anomalies" or "cell(s)"."""
+"""How counts read in what users see: "1 anomaly", "2 anomalies"; never
+"1 anomalies", or a plural hedged with an "s" in brackets."""
 
 from __future__ import annotations
 

@@ -57,3 +57,12 @@ def test_each_pointer_in_readme_points_the_right_way():
             found.append(title)
             assert any(i < number if way == "above" else i > number for i in starts), (number + 1, title, way)
     assert {"Nothing outlives its run", "Campaign and policy files", "Clock faults"} <= set(found), found
+
+
+def test_readme_names_every_model_import_takes():
+    """`import --model` took `workloads`, which README left out."""
+    from checkers.models import MODELS
+
+    text = " ".join((ROOT / "README.md").read_text().split())
+    [listed] = re.findall(r"--model ([a-z|-]+) \[--initial", text)
+    assert set(listed.split("|")) == set(MODELS)

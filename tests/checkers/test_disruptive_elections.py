@@ -1,7 +1,8 @@
-"""`disruptive_elections` as KIP-996 means them: a candidacy that unseats a
+"""`disruptive_elections` as KIP-996 means them: an election that unseats a
 leader alive and heard by a majority at that moment. A leader the nemesis
 took down (killed, paused, bounced, powered off) or cut off is no such
-leader, however recently it answered a status poll."""
+leader, however recently it answered a status poll; a leader that learns of
+a later epoch after another was elected in it was a stale one."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ def nemesis(time_ns: int, f: str, node, index: int, took_ns: int = 1000) -> list
             {"index": index + 1, "time_ns": time_ns, "process": -1, "type": "ok", "f": f, "node": node}]  # fmt: skip
 
 
-def run(faults: list[tuple], candidacy_s: float = 2.5):
+def run(faults: list[tuple], candidacy_s: float = 2.5, later: list[dict] = ()):
     """n1 leads epoch 1 from 0.1 s; `faults` (second, f, node column) are
     confirmed (a fourth item: the seconds it took from its invocation); n2
-    stands for epoch 2 at `candidacy_s`. Every node answers status
-    polls every 0.2 s until 2.4 s (a killed leader's last answer is recent)."""
+    stands for epoch 2 at `candidacy_s`, and n1 steps down to it 10 ms later;
+    `later`: more transitions. Every node answers status polls every 0.2 s
+    until 2.4 s (a killed leader's last answer is recent)."""
     rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
             {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append", "value": "1"}]  # fmt: skip
     for number, (second, f, node, *took) in enumerate(faults):
@@ -33,7 +35,9 @@ def run(faults: list[tuple], candidacy_s: float = 2.5):
     events = [{"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"} for t in range(13) for n in NODES]
     events += [{"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "leader": "n1", "source": "log"},
                {"time_ns": int(0.1 * S), "node": "n2", "event": "transition", "state": "follower", "epoch": 1, "leader": "n1", "source": "log"},
-               {"time_ns": int(candidacy_s * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"}]  # fmt: skip
+               {"time_ns": int(candidacy_s * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
+               {"time_ns": int(candidacy_s * S) + 10**7, "node": "n1", "event": "transition", "state": "follower", "epoch": 2, "source": "log"},
+               *later]  # fmt: skip
     events.sort(key=lambda e: e["time_ns"])
     stats = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]
     return stats["disruptive_elections"]
@@ -89,3 +93,31 @@ def test_disruption_is_counted_exactly_when_no_fault_took_the_leader_down(faults
     made = [(t, f, [["x", "y"]] if f == "partition" else [node]) for t, f, node in faults]
     downed = any(node == "n1" and f in ("kill", "pause", "bounce") for _, f, node in faults)
     assert run(made) == (0 if downed else 1)
+
+
+def test_a_leader_that_hears_of_a_later_epoch_after_another_was_elected_in_it_was_stale():
+    """n3 won epoch 2 before n1 heard of it: n1 was deposed already, not disrupted."""
+    won = {"time_ns": int(2.505 * S), "node": "n3", "event": "transition", "state": "leader", "epoch": 2, "source": "log"}
+    assert run([], later=[won]) == 0
+
+
+def test_a_leader_that_resigns_in_its_own_epoch_is_not_disrupted():
+    """Check-quorum: the leader steps down without a later epoch."""
+    resigned = {"time_ns": int(2.0 * S), "node": "n1", "event": "transition", "state": "resigned", "epoch": 1, "source": "log"}
+    assert run([], later=[resigned]) == 0
+
+
+def test_a_leader_cut_off_earlier_in_its_term_is_not_disrupted():
+    cut_off = [["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]]
+    assert run([(1.0, "partition", cut_off), (1.5, "heal", [])]) == 0
+
+
+def test_the_unseating_names_the_node_that_stood_for_the_epoch():
+    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
+            {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append"}]  # fmt: skip
+    events = [{"time_ns": int(2.4 * S), "node": "n1", "event": "status", "source": "status"},
+              {"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
+              {"time_ns": int(2.5 * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
+              {"time_ns": int(2.6 * S), "node": "n1", "event": "transition", "state": "follower", "epoch": 2, "source": "log"}]  # fmt: skip
+    [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
+    assert found == {"time_ns": int(2.6 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}

@@ -168,6 +168,7 @@ def test_empty_and_repeated_values_are_refused_before_anything_is_made(tmp_path)
     one_line_error(splitbrain("run", "--nemesis", "nosuch", "--results", str(runs)), "unknown faults nosuch")
     assert "--nemesis-strategy random draws" not in splitbrain("run", "--nemesis", "nosuch").stderr
     one_line_error(splitbrain("run", "--toxiproxy", "garbage", "--results", str(runs)), "--toxiproxy: expected")
+    one_line_error(splitbrain("check", str(tmp_path / "nonexistent")), "nonexistent: no such file or folder")
     assert "--toxiproxy: --toxiproxy" not in splitbrain("run", "--toxiproxy", "garbage").stderr
     assert not runs.exists()
 
