@@ -21,7 +21,7 @@ import pandas as pd
 
 from .pairing import pair
 from .result import result
-from .schema import columns, nemesis_done
+from .schema import NEMESIS_PROCESS, columns, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
 # The figures a verdict's stats hold (a release gate bounds them by name):
@@ -75,7 +75,7 @@ def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFr
 def _invoked_at(history: pd.DataFrame, done: pd.DataFrame) -> list[int]:
     """When each confirmed nemesis operation was asked for: the nemesis makes
     one at a time, so the last invocation before its confirmation."""
-    nemesis = history[history["process"] == -1]
+    nemesis = history[history["process"] == NEMESIS_PROCESS]
     invoked = np.sort(nemesis.loc[nemesis["type"] == "invoke", "time_ns"].to_numpy(dtype="int64"))
     confirmed = done["time_ns"].to_numpy(dtype="int64")
     if not len(invoked):

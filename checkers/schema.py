@@ -57,6 +57,8 @@ EVENTS_COLUMNS = {
 }
 # `key`: the list an append went to where appends are keyed (etcd); null for
 # the reference quorum's one log.
+# The history's process of the nemesis (DESIGN.md): its faults and voter changes.
+NEMESIS_PROCESS = -1
 FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT, "key": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")
 
@@ -81,7 +83,7 @@ def nemesis_done(history: pd.DataFrame) -> pd.DataFrame:
     """The faults the nemesis (process -1) confirmed, in history order. Its
     rows are found by the integer process column first: comparing every
     client row's `type` as text cost a checker more than the rest it does."""
-    rows = np.flatnonzero(history["process"].to_numpy(dtype="int64") == -1)
+    rows = np.flatnonzero(history["process"].to_numpy(dtype="int64") == NEMESIS_PROCESS)
     confirmed = holds(history["type"].iloc[rows], ["ok"])
     return history.iloc[rows[confirmed]]
 

@@ -15,13 +15,12 @@ import threading
 import time
 
 from checkers.coverage import CANDIDATE_STATES
+from checkers.schema import NEMESIS_PROCESS
 
 from . import clock, topologies
 from .members import MemberChanges
 from .membership import VoterChanges
 from .schedule import NemesisOp
-
-NEMESIS_PROCESS = -1
 
 
 class Nemesis:

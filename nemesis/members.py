@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 import time
 
-PROCESS = -1
+from checkers.schema import NEMESIS_PROCESS
+
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 20.0
 RETRY_S = 1.0  # etcd refuses changes until every member has been connected 5 s
@@ -44,14 +45,14 @@ class MemberChanges:
     def change(self, leader: str, f: str, node: str, **change) -> dict:
         """Send one change to `leader`; record and return its outcome row."""
         value = {"node": node, **({"id": change["id"]} if "id" in change else {})}
-        self.recorder.record(PROCESS, "invoke", f, value=value, node=leader)
+        self.recorder.record(NEMESIS_PROCESS, "invoke", f, value=value, node=leader)
         answer = self.target.change_members(self.cluster.client[leader], {"op": f.removesuffix("-member"), **change},
                                             ANSWER_TIMEOUT_S)  # fmt: skip
         if answer is None:
-            return self.recorder.record(PROCESS, "info", f, value=value, node=leader, error="no answer")
+            return self.recorder.record(NEMESIS_PROCESS, "info", f, value=value, node=leader, error="no answer")
         if "error" in answer:
-            return self.recorder.record(PROCESS, "fail", f, value=value, node=leader, error=answer["error"])
-        return self.recorder.record(PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=answer["epoch"])
+            return self.recorder.record(NEMESIS_PROCESS, "fail", f, value=value, node=leader, error=answer["error"])
+        return self.recorder.record(NEMESIS_PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=answer["epoch"])
 
     def remove(self, node: str) -> None:
         """Remove `node` from the members (it stops itself), and take it down.

@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 import time
 
-PROCESS = -1
+from checkers.schema import NEMESIS_PROCESS
+
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 10.0
 # Refusals that pass: the leader is busy with a change, new, or the replica has not fetched yet.
@@ -42,7 +43,7 @@ class VoterChanges:
     def change(self, leader: str, changes: list[dict]) -> list[dict]:
         """Send `changes` to `leader` together; record and return each outcome row."""
         for change in changes:
-            self.recorder.record(PROCESS, "invoke", change["op"], value=_value(change), node=leader)
+            self.recorder.record(NEMESIS_PROCESS, "invoke", change["op"], value=_value(change), node=leader)
         try:
             answers = self.cluster.target.change_voters(self.cluster.client[leader], changes, ANSWER_TIMEOUT_S)
         except OSError as error:
@@ -55,7 +56,7 @@ class VoterChanges:
                 kind, fields = "fail", {"error": answer["error"], "epoch": answer.get("epoch")}
             else:
                 kind, fields = "ok", {"offset": answer["offset"], "epoch": answer["epoch"]}
-            rows.append(self.recorder.record(PROCESS, kind, change["op"], value=_value(change), node=leader, **fields))
+            rows.append(self.recorder.record(NEMESIS_PROCESS, kind, change["op"], value=_value(change), node=leader, **fields))
         return rows
 
     def shrink(self, count: int, rng: random.Random) -> list[str]:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from checkers.models import Model
 
-from checkers.schema import HISTORY_COLUMNS, frame
+from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 
 TYPES = ("invoke", "ok", "fail", "info")
@@ -65,7 +65,7 @@ def history_rows(path: Path, fmt: str, records: list[Record], model: Model, inde
                "key": None if record.key is None else str(record.key),
                "value": None if record.value is None else json.dumps(record.value)}  # fmt: skip
         if not isinstance(record.process, int) or isinstance(record.process, bool):
-            rows.append({**row, "process": -1, "type": record.type, "node": None})
+            rows.append({**row, "process": NEMESIS_PROCESS, "type": record.type, "node": None})
             continue
         if record.f not in model.fs:
             raise ImportFormatError(
