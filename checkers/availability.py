@@ -138,10 +138,13 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
                          node_faults: pd.DataFrame) -> list[dict]:
     """Leaders unseated while alive and heard by a majority: a leader of
     epoch E that moves on to a later epoch, though no fault took it down and
-    no partition cut it off from a majority (or muted it) since its election,
-    and no leader of a later epoch had been elected meanwhile (it would have
-    been a stale one). Each names the epoch that unseated it and the node
-    that stood for that epoch (None where no candidacy was logged).
+    no partition cut it off from a majority (or muted it) since its election
+    (a leader cut off or downed meanwhile is a stale one, replaced as it
+    should be). It may learn of the later epoch from the candidate itself (a
+    rejoining member's higher term) or only once another node has won it
+    (KIP-996's flip-flop: a member it cannot reach wins the others' votes).
+    Each names the epoch that unseated it and the node that stood for that
+    epoch (None where no candidacy was logged).
     `transitions`: the nodes' logged ones in time order; `windows`: the
     faults in force from their invocation (`fault_windows`); `node_faults`:
     the faults that took nodes down (`_node_faults`)."""
@@ -157,9 +160,8 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
             stood.setdefault(epoch_now, node)
         was, epoch, since_ns = state.get(node, (None, -1, time_ns))
         if was == "leader" and now != "leader" and epoch_now > epoch:
-            superseded = any(s == "leader" and e > epoch for n, (s, e, _) in state.items() if n != node)
             alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
-            if not superseded and len(alive) and not _touched(node_faults, node, since_ns, time_ns) \
+            if len(alive) and not _touched(node_faults, node, since_ns, time_ns) \
                     and not _cut_off(partitions, node, nodes, since_ns, time_ns):
                 found.append({"time_ns": time_ns, "leader": node, "leader_epoch": epoch, "epoch": epoch_now,
                               "candidate": stood.get(epoch_now)})  # fmt: skip
