@@ -57,10 +57,10 @@ EVENTS_COLUMNS = {
 }
 # `key`: the list an append went to where appends are keyed (etcd); null for
 # the reference quorum's one log.
-# The history's process of the nemesis (DESIGN.md): its faults and voter changes.
-NEMESIS_PROCESS = -1
 FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT, "key": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")
+# The history's process of the nemesis (DESIGN.md): its faults and voter changes.
+NEMESIS_PROCESS = -1
 
 
 def frame(rows: list[dict], columns: dict[str, str]) -> pd.DataFrame:

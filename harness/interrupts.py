@@ -14,6 +14,7 @@ not go through SIGINT's.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 
@@ -23,7 +24,8 @@ TERMINATION = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 def _interrupt(signum, frame) -> None:
     if _shield["stopping"]:
-        print("splitbrain: already stopping: healing and tearing down", file=sys.stderr)
+        # os.write, not print: the handler may run in the middle of a print to stderr.
+        os.write(2, b"splitbrain: already stopping: healing and tearing down\n")
         return
     if _shield["depth"]:
         _shield["pending"] = True
