@@ -22,6 +22,7 @@ from harness.cluster import DEFAULT_TARGET
 from harness.interrupts import interrupt_on_termination, quiet_exit
 from harness.limits import raise_file_limit, setting_type
 from nemesis.schedule import FAULTS, TOPOLOGIES
+from results.versions import splitbrain_version
 from results.wording import counted
 from workloads.generators import WORKLOADS
 
@@ -605,17 +606,6 @@ def one_line(text: object) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
-def version() -> str:
-    """The installed package's version."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("splitbrain")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
-
-
 class DefaultsShown(argparse.HelpFormatter):
     """Help that shows each option's default, where it has one."""
 
@@ -642,7 +632,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="splitbrain", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"splitbrain {version()}")
+    parser.add_argument("--version", action="version", version=f"splitbrain {splitbrain_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     simulate = commands.add_parser("simulate", help="fault schedules over a simulated cluster of the reference quorum")

@@ -32,6 +32,7 @@ from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation,
 from nemesis.schedule import FAULTS, TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
+from results.versions import recorded
 from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 
@@ -318,7 +319,7 @@ class Run:
             "seed": config.seed,
             "target": config.target,
             "capabilities": self.target.capabilities.as_json(),
-            "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0", **self.target.versions()},
+            "versions": {**recorded(), **self.target.versions()},
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             # Offsets from the start of load until it starts; then on the history's clock (see `clock_schedule`).

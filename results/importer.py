@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,6 +41,7 @@ from pathlib import Path
 from checkers.models import Model
 
 from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+from results.versions import recorded
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 
 TYPES = ("invoke", "ok", "fail", "info")
@@ -133,7 +133,7 @@ def import_file(path: Path, fmt: str, model: Model, to: Path, replace: bool = Fa
             "independent": independent,
             "imported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "operations": sum(1 for r in rows if r["process"] >= 0 and r["type"] == "invoke"),
-            "versions": {"python": sys.version.split()[0], "splitbrain": "0.1.0"},
+            "versions": recorded(),
         }
         (staging / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
         if target.exists():

@@ -3,9 +3,11 @@ class is caught, and the legal-but-tricky cases are not flagged."""
 
 from __future__ import annotations
 
+import pytest
+
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
-from checkers.result import merge
+from checkers.result import merge, run_checker
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 
@@ -186,6 +188,20 @@ def test_merge_is_false_over_unknown_over_true():
     assert merge({"a": ok, "b": unknown, "c": bad})["valid"] is False
     assert merge({"a": ok, "b": unknown})["valid"] == "unknown"
     assert merge({"a": ok})["valid"] is True
+
+
+def test_a_checker_answering_neither_true_false_nor_unknown_is_named_not_folded_into_unknown():
+    """A typo in a checker's verdict ("ture") passed as an unseen "unknown"."""
+
+    def typo():
+        return {"valid": "ture", "anomalies": []}
+
+    answered = run_checker(typo)
+    assert answered["valid"] == "unknown" and "typo answered valid='ture'" in answered["error"]
+    with pytest.raises(ValueError, match="'b': 'ture'"):
+        merge({"a": {"valid": True}, "b": {"valid": "ture"}})
+    with pytest.raises(ValueError, match="'b': 1"):
+        merge({"a": {"valid": True}, "b": {"valid": 1}})
 
 
 def test_no_final_log_means_unknown_not_valid():

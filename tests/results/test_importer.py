@@ -131,3 +131,12 @@ def test_the_command_imports_good_files_and_names_the_bad_one(tmp_path):
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["h"]
     checked = splitbrain("check", str(tmp_path / "runs" / "h"))
     assert checked.returncode == 0 and checked.stdout.startswith("true"), checked.stdout + checked.stderr
+
+
+def test_run_json_names_the_splitbrain_installed(tmp_path, monkeypatch):
+    """Not a hard-coded "0.1.0" whatever version made the run."""
+    from results import versions
+
+    monkeypatch.setattr(versions, "version", lambda name: "9.9.9" if name == "splitbrain" else "?")
+    run_dir, _ = imported(edn(tmp_path, "[{:process 0, :type :invoke, :f :read, :value nil}]"))
+    assert json.loads((run_dir / "run.json").read_text())["versions"]["splitbrain"] == "9.9.9"
