@@ -821,6 +821,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("splitbrain: interrupted", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # whoever read our output left (`splitbrain check runs/* | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes nowhere, not into the pipe
+        return EXIT_ERROR
     except Exception as error:  # a bug of ours: exit 2 (never 1, "violation"), the traceback kept
         print(one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash.log()})"),
               file=sys.stderr)  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -250,3 +251,18 @@ def test_a_run_in_which_no_fault_was_made_says_so(tmp_path):
     assert "valid: True, no fault was made" in done.stdout
     checked = splitbrain("check", str(run_dir))
     assert "no fault was made" in checked.stdout
+
+
+def test_output_cut_short_by_its_reader_is_no_internal_error(tmp_path):
+    """`splitbrain check runs/* | head -3` ended in an internal error and a crash log (BrokenPipeError)."""
+    from checkers.models import cas_register
+    from results.importer import import_file
+
+    knossos = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories" / "good"
+    runs = tmp_path / "runs"
+    for history in sorted(knossos.glob("*.edn"))[:30]:
+        import_file(history, "jepsen-edn", cas_register(0), runs)
+    done = subprocess.run(f"{sys.executable} -m harness.cli check --quiet {runs} | head -1", shell=True, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})  # fmt: skip
+    assert len(done.stdout.splitlines()) == 1 and "internal error" not in done.stderr, done.stderr
+    assert "Broken pipe" not in done.stderr and not (tmp_path / "state").exists()
