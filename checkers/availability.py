@@ -137,14 +137,16 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
 def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame,
                          node_faults: pd.DataFrame) -> list[dict]:
     """Leaders unseated while alive and heard by a majority: a leader of
-    epoch E that moves on to a later epoch, though no fault took it down and
-    no partition cut it off from a majority (or muted it) since its election
-    (a leader cut off or downed meanwhile is a stale one, replaced as it
-    should be). It may learn of the later epoch from the candidate itself (a
-    rejoining member's higher term) or only once another node has won it
-    (KIP-996's flip-flop: a member it cannot reach wins the others' votes).
-    Each names the epoch that unseated it and the node that stood for that
-    epoch (None where no candidacy was logged).
+    epoch E that stops leading once a later epoch has begun (it moves on to
+    that epoch, or some node has stood for or won one), though no fault took
+    it down and no partition cut it off from a majority (or muted it) since
+    its election (a leader cut off or downed meanwhile is a stale one,
+    replaced as it should be). It may learn of the later epoch from the
+    candidate itself (a rejoining member's higher term), or only once
+    another node has won it (KIP-996's flip-flop: a member it cannot reach
+    wins the others' votes, and the leader resigns when its followers stop
+    fetching). Each names the epoch that unseated it and the node that stood
+    for that epoch (None where no candidacy was logged).
     `transitions`: the nodes' logged ones in time order; `windows`: the
     faults in force from their invocation (`fault_windows`); `node_faults`:
     the faults that took nodes down (`_node_faults`)."""
@@ -153,18 +155,21 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
     partitions = windows[windows["f"] == "partition"]
     state: dict[str, tuple[str, int, int]] = {}  # node -> (state, epoch, since when in that state)
     stood: dict[int, str] = {}  # epoch -> the first node that stood for it
+    begun = -1  # the latest epoch some node has stood for or won
     found = []
     for time_ns, node, now, epoch_now in columns(transitions, "time_ns", "node", "state", "epoch"):
         epoch_now = int(epoch_now)
-        if now == "candidate":
+        if now in ("candidate", "leader"):
             stood.setdefault(epoch_now, node)
+            begun = max(begun, epoch_now)
         was, epoch, since_ns = state.get(node, (None, -1, time_ns))
-        if was == "leader" and now != "leader" and epoch_now > epoch:
+        later = max(epoch_now, begun)
+        if was == "leader" and now != "leader" and later > epoch:
             alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
             if len(alive) and not _touched(node_faults, node, since_ns, time_ns) \
                     and not _cut_off(partitions, node, nodes, since_ns, time_ns):
-                found.append({"time_ns": time_ns, "leader": node, "leader_epoch": epoch, "epoch": epoch_now,
-                              "candidate": stood.get(epoch_now)})  # fmt: skip
+                found.append({"time_ns": time_ns, "leader": node, "leader_epoch": epoch, "epoch": later,
+                              "candidate": stood.get(later)})  # fmt: skip
         state[node] = (now, epoch_now, since_ns if was == now else time_ns)
     return found
 

@@ -121,3 +121,19 @@ def test_the_unseating_names_the_node_that_stood_for_the_epoch():
               {"time_ns": int(2.6 * S), "node": "n1", "event": "transition", "state": "follower", "epoch": 2, "source": "log"}]  # fmt: skip
     [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
     assert found == {"time_ns": int(2.6 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}
+
+
+def test_a_leader_that_resigns_once_another_has_won_a_later_epoch_was_unseated():
+    """KIP-996's flip-flop on a pull-based quorum: the member cut off from
+    the leader wins epoch 2 with the others' votes; they stop fetching from
+    the leader, which resigns in its own epoch, never told of epoch 2."""
+    events = [{"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"} for t in range(16) for n in NODES]
+    events += [{"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
+               {"time_ns": int(2.5 * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
+               {"time_ns": int(2.51 * S), "node": "n2", "event": "transition", "state": "leader", "epoch": 2, "source": "log"},
+               {"time_ns": int(3.0 * S), "node": "n1", "event": "transition", "state": "resigned", "epoch": 1, "source": "log"}]  # fmt: skip
+    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
+            {"index": 1, "time_ns": int(3.5 * S), "process": 0, "type": "ok", "f": "append"}]  # fmt: skip
+    events.sort(key=lambda e: e["time_ns"])
+    [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
+    assert found == {"time_ns": int(3.0 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}
