@@ -226,7 +226,9 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     try:
         config = RunConfig.from_json(meta["config"])
         start = meta.get("load_start_s", 0.0)
-        schedule = [{**op, "at_s": round(max(0.0, op["at_s"] - start), 6)} for op in meta.get("schedule", [])]
+        # Offsets from the start of load again; rounding may put the last one a microsecond past the time limit.
+        schedule = [{**op, "at_s": min(config.time_limit_s, round(max(0.0, op["at_s"] - start), 6))}
+                    for op in meta.get("schedule", [])]
     except (KeyError, TypeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
     config = dataclasses.replace(config, run_id=None, progress=not quiet, schedule=schedule,

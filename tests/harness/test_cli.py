@@ -266,3 +266,20 @@ def test_output_cut_short_by_its_reader_is_no_internal_error(tmp_path):
                           text=True, timeout=300, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})  # fmt: skip
     assert len(done.stdout.splitlines()) == 1 and "internal error" not in done.stderr, done.stderr
     assert "Broken pipe" not in done.stderr and not (tmp_path / "state").exists()
+
+
+def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
+    """run.json keeps the schedule on the history's clock, rounded to the
+    microsecond; taken back to offsets, the last heal came out at 12.000001
+    of a 12 s run, and replay and shrink refused their own run."""
+    import dataclasses
+
+    from harness.cli import recorded_run
+
+    config = RunConfig(time_limit_s=12.0, nemesis=["partition"], nemesis_strategy="random")
+    meta = {"config": {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()},
+            "load_start_s": 3.123457, "schedule": [{"at_s": 15.123458, "f": "heal-all", "args": {}}]}  # fmt: skip
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    again = recorded_run(tmp_path / "run", tmp_path / "again", quiet=True)
+    assert again.schedule == [{"at_s": 12.0, "f": "heal-all", "args": {}}]
