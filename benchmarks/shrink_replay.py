@@ -27,6 +27,8 @@ import time
 import tomllib
 from pathlib import Path
 
+from results import run_options
+
 ROOT = Path(__file__).resolve().parent.parent
 SPLITBRAIN = [sys.executable, "-m", "harness.cli"]
 REPLAYED = {"ack-before-commit", "stale-read"}
@@ -37,7 +39,7 @@ def failing_run(runs: Path, bug: str) -> Path | None:
     for run_dir in sorted(p for p in runs.iterdir() if (p / "verdict.json").exists()):
         meta = json.loads((run_dir / "run.json").read_text())
         verdict = json.loads((run_dir / "verdict.json").read_text())
-        if meta.get("config", {}).get("bugs") == [bug] and verdict.get("valid") is False:
+        if run_options.recorded(meta).get("bugs") == [bug] and verdict.get("valid") is False:
             return run_dir
     return None
 
@@ -82,7 +84,7 @@ def main() -> int:
         print(f"shrink_replay: --runs {args.runs}: not a folder", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    bugs = args.bugs or sorted({b for p in args.runs.glob("*/run.json") for b in json.loads(p.read_text())["config"]["bugs"]})
+    bugs = args.bugs or sorted({b for p in args.runs.glob("*/run.json") for b in run_options.planted(json.loads(p.read_text()))})
     print("| bug | run | replays reproduced | shrink (min) | groups left | fault ops left | shrunk file fails again |")
     print("|---|---|---|---|---|---|---|")
     for bug in bugs:

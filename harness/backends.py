@@ -22,9 +22,7 @@ def bring_up(
     root: Path,
     run_id: str,
     nodes: int = 3,
-    node_args: tuple[str, ...] = (),
-    election_timeout_ms: int = 300,
-    fetch_timeout_ms: int = 600,
+    options: dict | None = None,
     net: str = "proxy",
     toxiproxy: str | None = None,
     hosts: Path | None = None,
@@ -49,9 +47,7 @@ def bring_up(
     if reaper:
         stack.callback(ownership.watch().release)
     timeouts = dict(
-        node_args=node_args,
-        election_timeout_ms=election_timeout_ms,
-        fetch_timeout_ms=fetch_timeout_ms,
+        options=options,
         initial_voters=initial_voters,
         ownership=ownership,
         target=targets.get(target),

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+import targets
 from harness.limits import Range
 from harness.run import Run, RunConfig
 
@@ -79,7 +80,8 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
         raise CampaignError(f"{path}: empty: a campaign file has a [campaign] table, [targets.NAME] tables, or both")
     campaign = dict(raw.get("campaign", {}))
     targets = raw.get("targets") or {"default": {}}
-    options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS
+    # A run's own settings, and any target's options (each run refuses those its target does not declare).
+    options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS - {"options"} | target_option_names()
     common = {k: v for k, v in campaign.items() if k not in MATRIX_KEYS}
     for where, table, allowed in [("campaign", common, options),
                                   *((f"targets.{name}", t, options | TARGET_MATRIX_KEYS) for name, t in targets.items())]:  # fmt: skip
@@ -111,7 +113,7 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                 kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
                 for seed in matrix.get("seeds", [0]):
                     for repeat in range(matrix.get("repeats", 1)):
-                        settings = {**common, **overrides}
+                        settings = run_settings({**common, **overrides})
                         try:
                             config = RunConfig(**settings, workload=workload, nemesis=kinds, seed=seed, results=folder,
                                                progress=False, option_set=target)  # fmt: skip
@@ -123,6 +125,16 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                             raise CampaignError(f"{path}: targets.{target}: {error}") from None
                         planned.append(PlannedRun(run_id, target, config))
     return folder, planned
+
+
+def target_option_names() -> set[str]:
+    return {option.name for name in targets.names() for option in targets.get(name).options}
+
+
+def run_settings(table: dict) -> dict:
+    """A table's keys as RunConfig takes them: its own settings, and the target's options under `options`."""
+    own = {f.name for f in fields(RunConfig)}
+    return {**{k: v for k, v in table.items() if k in own}, "options": {k: v for k, v in table.items() if k not in own}}
 
 
 def folder_name_problem(name) -> str | None:

@@ -24,6 +24,7 @@ from harness.limits import raise_file_limit, setting_type
 from nemesis.schedule import FAULTS, TOPOLOGIES
 from results.versions import splitbrain_version
 from results.wording import counted
+from targets import options as target_options
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -32,38 +33,67 @@ SPARK_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster
                           r"|(spark|mesos|k8s)://\S+|yarn")
 
 
-def add_quorum_options(parser: argparse.ArgumentParser) -> None:
-    """The target and the options of it that campaigns vary."""
+def add_target_options(parser: argparse.ArgumentParser) -> None:
+    """The target, and every option some target declares (targets/options.py),
+    as it spells it; a run refuses one its target does not declare. An option
+    not given is left out, so the target's default stands."""
     parser.add_argument("--target", default=DEFAULT_TARGET, choices=targets.names(), help="the system under test")
-    parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false", help="disable KIP-996 Pre-Vote")
-    parser.add_argument(
-        "--no-check-quorum", dest="check_quorum", action="store_false", help="leaders never resign on lost fetches"
-    )
-    every_bug = sorted({bug for name in targets.names() for bug in targets.get(name).bugs})
-    parser.add_argument("--bug", action="append", default=[], choices=every_bug, help="plant a bug (repeatable)")
-    parser.add_argument("--auto-join", action="store_true", help="observers ask the leader to make them voters")
-    parser.add_argument(
-        "--ack-when-committed-always",
-        action="store_true",
-        help="auto-join asks with AckWhenCommitted=true, as before KIP-1186",
-    )
-    parser.add_argument("--flush-interval-ms", type=setting_type("flush_interval_ms"), default=0,
-                        help="followers fsync their log every N ms, not per write (kraft; 0: per write)")  # fmt: skip
-    parser.add_argument("--read-lease-ms", type=setting_type("read_lease_ms"), default=0,
-                        help="the leader answers reads from its state while a majority fetched within N ms of its "
-                             "clock; under the fetch timeout (kraft; 0: reads go through the log)")  # fmt: skip
+    for option, names in declared_options().items():
+        defaults = {name: o.default for name in names for o in targets.get(name).options if o.name == option.name}
+        default = "" if isinstance(option.default, (bool, tuple)) else "; default " + (
+            str(option.default) if len(set(defaults.values())) == 1 else ", ".join(f"{v} on {n}" for n, v in defaults.items()))
+        help = f"{option.help} ({', '.join(names)}{default})"
+        common = dict(dest=option.name, default=argparse.SUPPRESS, help=help)
+        if isinstance(option.default, bool):
+            parser.add_argument(option.flag, action="store_false" if option.default else "store_true", **common)
+        elif option.is_list:
+            choices = sorted({c for name in names for o in targets.get(name).options if o.name == option.name for c in o.choices})
+            parser.add_argument(option.flag, action="append", choices=choices, **common)
+        else:
+            parser.add_argument(option.flag, type=whole_number, metavar="N", **common)
+
+
+def declared_options() -> dict:
+    """Each option name's first declaration, with the targets that declare it."""
+    found: dict[str, tuple] = {}
+    for name in targets.names():
+        for option in targets.get(name).options:
+            first, names = found.get(option.name, (option, []))
+            found[option.name] = (first, [*names, name])
+    return {option: names for option, names in found.values()}
+
+
+def whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
 
 
 def target_settings(args: argparse.Namespace) -> dict:
-    """The quorum options of the command line, as RunConfig names them."""
-    names = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "flush_interval_ms", "read_lease_ms")
-    return {"bugs": list(args.bug), **{name: getattr(args, name) for name in names}}
+    """The target options given on the command line, as the target names them."""
+    return {option.name: getattr(args, option.name) for option in declared_options() if hasattr(args, option.name)}
+
+
+def given_options(args: argparse.Namespace) -> dict:
+    """The target options given, each one the chosen target declares with a value it takes; else a one-line UsageError."""
+    target = targets.get(args.target)
+    given = target_settings(args)
+    refused = target_options.refusal(target.name, target.options, given)
+    if refused:
+        raise UsageError(f"{option_flag(refused[0])}: {refused[1]}")
+    return given
+
+
+def option_flag(name: str) -> str:
+    """A setting as the command line spells it, for messages about it."""
+    return OPTIONS.get(name) or next((option.flag for option in declared_options() if option.name == name), name)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """A seeded campaign of random fault schedules over the target's simulation."""
     target = targets.get(args.target)
-    settings = {**target_settings(args), "bugs": frozenset(args.bug), "nodes": args.nodes, "observers": args.observers}
+    settings = {**given_options(args), "nodes": args.nodes, "observers": args.observers}
 
     def bar(items):
         return tqdm(items, desc="schedules", unit="run", disable=args.quiet)
@@ -74,7 +104,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     except ValueError as error:  # settings the simulation cannot take, as RunConfig names them
         name, _, why = str(error).partition(": ")
-        raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
+        raise UsageError(f"{option_flag(name)}: {why}") from None
     json.dump(verdict, sys.stdout, indent=2)
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
@@ -121,15 +151,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         op_timeout_s=args.op_timeout,
         seed=fresh_seed() if args.seed is None else args.seed,
-        bugs=args.bug,
-        pre_vote=args.pre_vote,
-        check_quorum=args.check_quorum,
+        options=given_options(args),
         initial_voters=1 if args.standalone else args.initial_voters,
-        auto_join=args.auto_join,
-        ack_when_committed_always=args.ack_when_committed_always,
-        flush_interval_ms=args.flush_interval_ms,
-        read_lease_ms=args.read_lease_ms,
-        serializable_reads=args.serializable_reads,
         down_at_join=args.down_at_join,
         results=args.results,
         toxiproxy=args.toxiproxy,
@@ -187,7 +210,7 @@ def validated(config) -> None:
         config.validate()
     except ValueError as error:
         name, _, why = str(error).partition(": ")
-        raise UsageError(f"{OPTIONS.get(name, name)}: {why}") from None
+        raise UsageError(f"{option_flag(name)}: {why}") from None
     if config.toxiproxy:
         reachable_toxiproxy(config.toxiproxy)
     writable_folder(config.results, "--results")
@@ -271,8 +294,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 # Run settings as `splitbrain run` spells them, for messages about them.
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
            "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
-           "nemesis_strategy": "--nemesis-strategy", "flush_interval_ms": "--flush-interval-ms",
-           "read_lease_ms": "--read-lease-ms", "bugs": "--bug"}  # fmt: skip
+           "nemesis_strategy": "--nemesis-strategy"}  # fmt: skip
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:
@@ -522,8 +544,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     crash.write_here(args.state_dir)
     try:
         if args.action == "up":
-            node_args = targets.get(args.target).options(target_settings(args))
-            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, node_args, args.target)
+            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
             print(json.dumps(state, indent=2))
             undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
             print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}",
@@ -648,7 +669,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--membership", action="store_true", help="schedules also lose disks and add and remove voters"
     )
     simulate.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_quorum_options(simulate)
+    add_target_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
     run = commands.add_parser("run", help="a nemesis campaign against a real cluster; writes a run directory")
     run.add_argument(
@@ -702,11 +723,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
     )  # fmt: skip
     run.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
-    run.add_argument(
-        "--serializable-reads", action="store_true", help="reads a member answers alone, maybe stale (etcd)"
-    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_quorum_options(run)
+    add_target_options(run)
     run.set_defaults(func=cmd_run)
 
     replay = commands.add_parser("replay", help="run a run again: its settings, seed, fault schedule and operations")
@@ -797,7 +815,7 @@ def build_parser() -> argparse.ArgumentParser:
     scope = cluster.add_mutually_exclusive_group()
     scope.add_argument("--run", metavar="ID", help="down: remove one run's containers, networks and processes")
     scope.add_argument("--all", action="store_true", help="down: remove every splitbrain object on this machine, listed first")
-    add_quorum_options(cluster)
+    add_target_options(cluster)
     cluster.set_defaults(func=cmd_cluster)
 
     commands.add_parser("node", help="run one reference quorum node (see `splitbrain node --help`)", add_help=False)

@@ -24,6 +24,7 @@ import targets
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
+from targets.options import settings
 from targets.interface import NodeSpec, Target
 
 DEFAULT_TARGET = "kraft"
@@ -43,9 +44,7 @@ class ClusterBase:
         self,
         root: Path,
         nodes: int,
-        node_args: tuple[str, ...],
-        election_timeout_ms: int,
-        fetch_timeout_ms: int,
+        options: dict | None,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
@@ -65,8 +64,8 @@ class ClusterBase:
         self.initial_voters = nodes if initial_voters is None else initial_voters
         self.directory_ids = {node: self.target.new_directory_id() for node in self.ids}
         self.formatted: set[str] = set()
-        timing = {"election_timeout_ms": election_timeout_ms, "fetch_timeout_ms": fetch_timeout_ms}
-        self.node_args = (*self.target.options(timing), *node_args)
+        # The target's options as given (the declared defaults for the rest).
+        self.node_args = self.target.node_args(settings(self.target.options, options or {}))
         self.routes: dict[tuple[str, str], tuple[str, int]] = {}
         # Where the others reach a node, where that is not where it listens
         # (a front that attributes its connections: harness/attributed_links.py).

@@ -11,6 +11,7 @@ down` find what this run, and no other, left behind.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -28,6 +29,8 @@ RAFT_PORT = 9000
 CLIENT_PORT = 9100
 TOXIPROXY_PORT = 8474
 STOP_TIMEOUT_S = 5
+# Host ports tried for one container before its start fails.
+PORT_ATTEMPTS = 5
 
 
 def name_prefix(owner: str) -> str:
@@ -44,16 +47,14 @@ class DockerCluster(ClusterBase):
         root: Path,
         run_id: str,
         nodes: int = 3,
-        node_args: tuple[str, ...] = (),
-        election_timeout_ms: int = 300,
-        fetch_timeout_ms: int = 600,
+        options: dict | None = None,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
         lazy_disks: bool = False,
         clock_faults: bool = False,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters,
+        super().__init__(root, nodes, options, initial_voters,
                          ownership or Ownership(root, run_id), target, lazy_disks, clock_faults)  # fmt: skip
         self.image = ensure_image()
         self.docker = docker.from_env()
@@ -86,18 +87,30 @@ class DockerCluster(ClusterBase):
         self.ownership.container(container)
         return container
 
+    def _started(self, make, port: int):
+        """A container made by `make(port)` and started; a host port taken
+        between its choice and Docker's bind (another process of ours chose
+        it meanwhile) is chosen again: returns the container and its port."""
+        for attempt in itertools.count(1):
+            container = make(port)
+            try:
+                container.start()
+                return container, port
+            except APIError as error:
+                if "address already in use" not in str(error) or attempt == PORT_ATTEMPTS:
+                    raise
+                container.remove(force=True)
+                port = free_port()
+                self.ownership.ports([port])
+
     def start_toxiproxy(self) -> str:
         """Run splitbrain's link proxy server in its own container on the
         run's network; returns its API URL on 127.0.0.1."""
-        port = free_port()
-        container = self._create(
-            "toxiproxy",
-            "toxiproxy",
-            ["python3", "-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"],
-            {f"{TOXIPROXY_PORT}/tcp": ("127.0.0.1", port)},
-            {},
+        command = ["python3", "-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"]
+        container, port = self._started(
+            lambda port: self._create("toxiproxy", "toxiproxy", command, {f"{TOXIPROXY_PORT}/tcp": ("127.0.0.1", port)}, {}),
+            free_port(),
         )
-        container.start()
         self.containers["toxiproxy"] = container
         return f"http://127.0.0.1:{port}"
 
@@ -119,17 +132,17 @@ class DockerCluster(ClusterBase):
             data = self.data_dir(node)
             self.mount_disk(node)  # on this machine, before the container binds the node's folder (with its mounts)
             self.prepare(node)
-            container = self._create(
-                node,
-                node,
-                command,
-                {f"{CLIENT_PORT}/tcp": self.client[node]},
-                {str(data.parent): {"bind": "/node", "mode": "rw"}},
-                # The node's folder is /node in its container: so is its clock's control file.
-                self.clock_environment(node, f"/node/{self.clock_control(node).name}"),
+            volumes = {str(data.parent): {"bind": "/node", "mode": "rw"}}
+            # The node's folder is /node in its container: so is its clock's control file.
+            environment = self.clock_environment(node, f"/node/{self.clock_control(node).name}")
+            self.stopped.discard(node)
+            container, port = self._started(
+                lambda port: self._create(node, node, command, {f"{CLIENT_PORT}/tcp": ("127.0.0.1", port)}, volumes, environment),
+                self.client[node][1],
             )
+            self.client[node] = ("127.0.0.1", port)
             self.containers[node] = container
-        if not self.running(node):
+        elif not self.running(node):
             self.stopped.discard(node)
             container.start()
 

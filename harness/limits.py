@@ -67,10 +67,6 @@ RUN_SETTINGS = {
     "seed": Range(int, least=0, most=2**63 - 1),
     "initial_voters": Range(int, least=1, most=MAX_NODES),
     "down_at_join": Range(int, least=0, most=MAX_NODES),
-    "election_timeout_ms": Range(int, least=10, most=600_000),
-    "fetch_timeout_ms": Range(int, least=10, most=600_000),
-    "flush_interval_ms": Range(int, least=0, most=600_000),
-    "read_lease_ms": Range(int, least=0, most=600_000),
     "op_timeout_s": Range(float, above=0, most=3_600),
     "probe_interval_s": Range(float, least=0.01, most=3_600),
 }

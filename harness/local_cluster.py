@@ -29,16 +29,14 @@ class LocalCluster(ClusterBase):
         self,
         root: Path,
         nodes: int = 3,
-        node_args: tuple[str, ...] = (),
-        election_timeout_ms: int = 300,
-        fetch_timeout_ms: int = 600,
+        options: dict | None = None,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
         lazy_disks: bool = False,
         clock_faults: bool = False,
     ) -> None:
-        super().__init__(root, nodes, node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership, target,
+        super().__init__(root, nodes, options, initial_voters, ownership, target,
                          lazy_disks, clock_faults)  # fmt: skip
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}

@@ -27,14 +27,15 @@ class ClusterStateError(ValueError):
     a cluster that did not come up (it names where the nodes' output is)."""
 
 
-def up(state_dir: Path, backend: str, nodes: int, node_args: tuple[str, ...] = (), target: str = DEFAULT_TARGET) -> dict:
+def up(state_dir: Path, backend: str, nodes: int, options: dict | None = None, target: str = DEFAULT_TARGET) -> dict:
+    """A cluster of `target` with its `options` as given, started and left running; its state file's contents."""
     state_dir = Path(state_dir)
     state_file = state_dir / STATE_FILE
     if state_file.exists():
         raise ClusterStateError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
     run_id = f"manual-{uuid.uuid4().hex[:8]}"
     with contextlib.ExitStack() as stack:
-        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, node_args, reaper=False, target=target)
+        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, options, reaper=False, target=target)
         cluster.start_all()
         try:
             leader = cluster.wait_for_leader(30)

@@ -33,6 +33,7 @@ from nemesis.schedule import FAULTS, TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
 from results.versions import recorded
+from targets import options as target_options
 from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 
@@ -58,21 +59,13 @@ class RunConfig:
     rate: float = 50.0
     concurrency: int = 4
     seed: int = 0
-    bugs: list[str] = field(default_factory=list)
-    pre_vote: bool = True
-    check_quorum: bool = True
+    # The target's own options as given (targets/options.py; the declared
+    # defaults stand for the rest): bugs, pre_vote, read_lease_ms, ...
+    options: dict = field(default_factory=dict)
     # Membership: how many nodes bootstrap the voter set (None: all; 1: standalone),
-    # whether observers ask to join, and how many voters are down while they do.
+    # and how many voters are down while the others join.
     initial_voters: int | None = None
-    auto_join: bool = False
-    ack_when_committed_always: bool = False
-    flush_interval_ms: int = 0
-    read_lease_ms: int = 0
     down_at_join: int = 0
-    # Reads a member answers from its own state, without a quorum (etcd's serializable reads).
-    serializable_reads: bool = False
-    election_timeout_ms: int = 300
-    fetch_timeout_ms: int = 600
     op_timeout_s: float = 1.0
     probe_interval_s: float = 0.2
     results: Path = Path("runs")
@@ -129,12 +122,21 @@ class RunConfig:
             taken.append(kind)
         return taken
 
+    def settings(self) -> dict:
+        """Every option of the target: as given, else its declared default."""
+        return target_options.settings(targets.get(self.target).options, self.options)
+
     @classmethod
     def from_json(cls, data: dict) -> RunConfig:
         """The settings run.json recorded (as `asdict` wrote them); names this
-        version does not know are left out."""
+        version does not know are left out. Runs recorded before targets
+        declared their options kept them beside the others: they are the
+        target's options again."""
         known = {f.name for f in fields(cls)}
         values = {name: value for name, value in data.items() if name in known}
+        if "options" not in data and data.get("target", DEFAULT_TARGET) in targets.names():
+            declared = {option.name for option in targets.get(data.get("target", DEFAULT_TARGET)).options}
+            values["options"] = {name: value for name, value in data.items() if name in declared}
         for name in ("results", "hosts", "coverage_file"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
@@ -164,10 +166,9 @@ class RunConfig:
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(choices)}")
-        for name in ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads", "progress"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name}: must be true or false, not {getattr(self, name)!r}")
-        for name in ("nemesis", "bugs", "topologies"):
+        if not isinstance(self.progress, bool):
+            raise ValueError(f"progress: must be true or false, not {self.progress!r}")
+        for name in ("nemesis", "topologies"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
                 raise ValueError(f"{name}: must be a list of names, not {value!r}")
@@ -177,18 +178,17 @@ class RunConfig:
         if self.target not in targets.names():
             raise ValueError(f"target: {self.target!r} is not one of {', '.join(targets.names())}")
         target = targets.get(self.target)
-        wrong = sorted(set(self.bugs) - set(target.bugs))
-        if wrong:
-            raise ValueError(f"bugs: unknown {wrong} for {target.name}; known: {', '.join(target.bugs) or 'none'}")
+        if not isinstance(self.options, dict):
+            raise ValueError(f"options: must be a table of the target's options, not {self.options!r}")
+        refused = target_options.refusal(target.name, target.options, self.options, keys=True)
+        if refused:
+            raise ValueError(": ".join(refused))
         if self.workload not in target.capabilities.workloads:
             raise ValueError(f"workload: {target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
         try:
             self.node_args()
         except ValueError as error:
             raise ValueError(f"{error} ({target.name})") from None
-        if self.read_lease_ms >= self.fetch_timeout_ms:
-            raise ValueError(f"read_lease_ms: {self.read_lease_ms} must be under the fetch timeout ({self.fetch_timeout_ms} ms): "
-                             "a longer lease outlives the followers' promise not to elect another leader")  # fmt: skip
         self._check_capabilities(target)
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
@@ -258,10 +258,8 @@ class RunConfig:
                 raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
 
     def node_args(self) -> tuple[str, ...]:
-        """The target's node options for this run's flags (timing is the cluster's)."""
-        flags = ("bugs", "pre_vote", "check_quorum", "auto_join", "ack_when_committed_always", "serializable_reads",
-                 "flush_interval_ms", "read_lease_ms")  # fmt: skip
-        return targets.get(self.target).options({name: getattr(self, name) for name in flags})
+        """The target's node options for this run's settings."""
+        return targets.get(self.target).node_args(self.settings())
 
 
 def git_revision() -> str | None:
@@ -279,10 +277,11 @@ class Run:
         self.config = config
         self.target = targets.get(config.target)
         self.rng = random.Random(config.seed)
-        # The folder name says what a person looks for: when, the workload, the bugs planted, the seed.
-        bugs = "".join(f"-{bug}" for bug in sorted(config.bugs))
+        # The folder name says what a person looks for: when, the workload, the
+        # names a list option holds (the bugs planted), the seed.
+        named = "".join(f"-{name}" for value in config.settings().values() if isinstance(value, list) for name in sorted(value))
         run_id = config.run_id or (time.strftime("%Y%m%dT%H%M%S")
-                                   + f"-{config.workload}{bugs}-s{config.seed}-{os.urandom(2).hex()}")  # fmt: skip
+                                   + f"-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}")  # fmt: skip
         self.run_id = run_id
         # Written under a temporary name until it has its verdict (results.history.complete).
         if (Path(config.results) / run_id).exists():
@@ -315,7 +314,8 @@ class Run:
                 config.schedule_topologies(),
             )
         self.meta = {
-            "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+            "config": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+                       "options": config.settings()},
             "seed": config.seed,
             "target": config.target,
             "capabilities": self.target.capabilities.as_json(),
@@ -352,9 +352,7 @@ class Run:
                 self.dir,
                 self.run_id,
                 config.nodes,
-                config.node_args(),
-                config.election_timeout_ms,
-                config.fetch_timeout_ms,
+                config.options,
                 config.net,
                 config.toxiproxy,
                 config.hosts,
@@ -530,7 +528,7 @@ class Run:
         if client is None:
             try:
                 client = clients[node] = await self.target.connect(
-                    self.cluster.client[node], self.config.op_timeout_s, {"serializable_reads": self.config.serializable_reads}
+                    self.cluster.client[node], self.config.op_timeout_s, self.config.settings()
                 )
             except (OSError, asyncio.TimeoutError) as exc:
                 # Never sent: definitely did not happen.

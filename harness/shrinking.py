@@ -58,7 +58,8 @@ def shrink_run(run_dir: Path, config: RunConfig, trials: int, to: Path | None,
     shrunk = shrink(schedule, config.time_limit_s, config.interval_s, progress(fails))
     path = to or Path(config.results) / "shrunk.toml"
     settings = {k: v for k, v in asdict(config).items()
-                if k not in OWN_OPTIONS | {"schedule"} and v is not None}  # fmt: skip
+                if k not in OWN_OPTIONS | {"schedule", "options"} and v is not None}  # fmt: skip
+    settings.update(config.options)  # a campaign file names the target's options beside the others
     settings["time_limit_s"] = shrunk.time_limit_s
     text = to_toml(
         "\n".join([f"splitbrain shrink of {run_dir.name}: {counted(shrunk.faults, 'fault')} left; the candidates:", *shrunk.tried]),

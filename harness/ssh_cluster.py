@@ -122,14 +122,12 @@ class SshCluster(ClusterBase):
         self,
         root: Path,
         nodes: dict[str, SshNode],
-        node_args: tuple[str, ...] = (),
-        election_timeout_ms: int = 300,
-        fetch_timeout_ms: int = 600,
+        options: dict | None = None,
         initial_voters: int | None = None,
         ownership: Ownership | None = None,
         target: Target | None = None,
     ) -> None:
-        super().__init__(root, len(nodes), node_args, election_timeout_ms, fetch_timeout_ms, initial_voters, ownership,
+        super().__init__(root, len(nodes), options, initial_voters, ownership,
                          target)  # fmt: skip
         self.ids = tuple(nodes)
         self.specs = nodes

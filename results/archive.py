@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import run_options
 from .history import TABLES, HistoryError, read_table, recover
 
 MANIFEST, INDEX, RUNS = "manifest.json", "index.parquet", "runs"
@@ -185,9 +186,9 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         "option_set": config.get("option_set") or meta.get("target", "import" if "source" in meta else None),
         "ok_proves_leadership": bool((meta.get("capabilities") or {}).get("ok_proves_leadership", True)),
         "transitions_name_vote": bool((meta.get("capabilities") or {}).get("transitions_name_vote", False)),
-        "bugs": ",".join(config.get("bugs", [])),
-        "pre_vote": config.get("pre_vote"),
-        "check_quorum": config.get("check_quorum"),
+        "bugs": ",".join(run_options.planted(meta)),
+        # The target's options that differ from its defaults, as the command line spells them.
+        "options": run_options.changed(meta),
         "workload": config.get("workload", (meta.get("model") or {}).get("name")),
         "nemesis": ",".join(config.get("nemesis", [])),
         "seed": meta.get("seed"),

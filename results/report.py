@@ -19,6 +19,7 @@ from checkers.availability import INSTANT, fault_windows
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
+from results import run_options
 from results.history import PARTIAL, load_history, read_table
 from results.wording import counted
 
@@ -213,8 +214,9 @@ def _times(anomaly: dict) -> list[int]:
 
 def _config(meta: dict) -> str:
     config = meta.get("config") or {}
-    shown = {k: config[k] for k in ("backend", "nodes", "workload", "nemesis", "topologies", "bugs", "pre_vote",
-                                    "check_quorum", "time_limit_s", "rate", "concurrency") if k in config}  # fmt: skip
+    shown = {k: config[k] for k in ("backend", "nodes", "workload", "nemesis", "topologies", "time_limit_s", "rate",
+                                    "concurrency") if k in config}  # fmt: skip
+    shown["options"] = run_options.recorded(meta)
     if "source" in meta:
         shown = {"source": meta["source"].get("file"), "format": meta["source"].get("format"), "model": meta.get("model")}
     shown["seed"] = meta.get("seed")

@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from . import run_options
 from .history import PARTIAL, is_run
 
 # The fields a listing filters on: exact values, except `options`, matched as text.
@@ -48,10 +49,8 @@ def options_of(meta: dict) -> str:
              ",".join(config.get("nemesis") or []) or "no faults", f"{config.get('time_limit_s', '?')} s"]  # fmt: skip
     if config.get("topologies"):
         parts.append("topologies " + ",".join(config["topologies"]))
-    parts += [off for name, off in (("pre_vote", "pre-vote off"), ("check_quorum", "check-quorum off"))
-              if config.get(name) is False]  # fmt: skip
-    parts += [name.replace("_", "-") for name in ("serializable_reads", "auto_join") if config.get(name)]
-    return " · ".join(parts)
+    options = run_options.changed(meta)
+    return " · ".join(parts + ([options] if options else []))
 
 
 def describe(root: Path, run_dir: Path, campaign: str) -> dict:
@@ -69,7 +68,7 @@ def describe(root: Path, run_dir: Path, campaign: str) -> dict:
         # A campaign's [targets.NAME]; a run of its own has none.
         "option_set": config.get("option_set") or "",
         "workload": config.get("workload") or (meta.get("model") or {}).get("name", ""),
-        "bugs": ",".join(config.get("bugs") or []) or "none",
+        "bugs": ",".join(run_options.planted(meta)) or "none",
         "seed": str(meta.get("seed", "")),
         "options": options_of(meta),
         "verdict": _word(verdict),

@@ -43,7 +43,7 @@ from .checking import check_run
 from .history import HistoryError
 
 SAFETY = tuple(name for name in CHECKERS if name != "availability")
-CONFIG_COLUMNS = ["option_set", "target", "bugs", "pre_vote", "check_quorum", "workload", "nemesis", "nodes", "time_limit_s"]
+CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
 VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds"]
 
 
@@ -193,7 +193,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
         F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
     )
     joined = runs.join(per_run, "run_id", "left").cache()
-    options = [c for c in ("option_set", "target", "bugs", "pre_vote", "check_quorum", "nemesis") if c in index]
+    options = [c for c in ("option_set", "target", "bugs", "options", "nemesis") if c in index]
     rates = ["runs", "failed", "failure_rate", "caught_by"]
     spread = [f"{kind}_{c}" for kind in ("mean", "max") for c in figures]
     by_options = joined.groupBy(*options).agg(

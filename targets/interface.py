@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from targets.options import Option
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -105,8 +107,9 @@ class Target(ABC):
 
     name: str
     capabilities: Capabilities
-    # Planted bugs a run may ask for (`--bug`).
-    bugs: tuple[str, ...] = ()
+    # The settings a run may give this target (targets/options.py): the
+    # command line's flags and campaign files' keys come from these.
+    options: tuple[Option, ...] = ()
     # Debian packages the node image must hold for this target.
     image_packages: tuple[str, ...] = ()
     # Folders of this repository an SSH host needs (copied over SFTP).
@@ -121,10 +124,10 @@ class Target(ABC):
     # ------------------------------------------------------------------ options
 
     @abstractmethod
-    def options(self, settings: dict) -> tuple[str, ...]:
-        """The node's options from a run's settings (RunConfig's names: bugs,
-        pre_vote, check_quorum, election_timeout_ms, ...); raises ValueError
-        naming a setting the target cannot honour."""
+    def node_args(self, settings: dict) -> tuple[str, ...]:
+        """The node's command-line options from a run's settings: every
+        option `options` declares, each valid by its declaration. Raises
+        ValueError("name: why") for settings that do not go together."""
 
     def versions(self) -> dict[str, str]:
         """Versions of the target's software, for run.json."""
@@ -155,8 +158,9 @@ class Target(ABC):
 
     @abstractmethod
     async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
-        """A client of the node at `address`; `settings` are the run's
-        (`serializable_reads`, say). Raises OSError when it cannot connect."""
+        """A client of the node at `address`; `settings` are the run's, as
+        for `node_args` (a client option such as reads answered by any
+        member). Raises OSError when it cannot connect."""
 
     @abstractmethod
     def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:

@@ -29,6 +29,7 @@ import uuid
 from pathlib import Path
 
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.options import Option
 
 from . import logs
 from .gateway import Gateway, GatewayError, NotSent, b64, post_once, unb64
@@ -164,27 +165,22 @@ class Etcd(Target):
                                 workloads=("register", "append", "lock"), peer_routes=False,
                                 member_changes=True, lazy_disks=True)  # fmt: skip
     append_keys = 8
+    options = (
+        Option("pre_vote", True, "disable Pre-Vote (etcd 3.4's own default is off; splitbrain turns it on)"),
+        Option("serializable_reads", False, "reads a member answers alone, maybe stale"),
+        Option("election_timeout_ms", 300, "a member that hears no leader for N ms stands for election "
+                                           "(the heartbeat is a tenth of it)", least=10),  # fmt: skip
+    )
     image_packages = ("etcd-server",)
     log_file = "node.log"  # zap JSON on stderr
 
     def __init__(self) -> None:
         self.names: dict[str, str] = {}  # decimal member id -> node name
 
-    def options(self, settings: dict) -> tuple[str, ...]:
-        for name, wanted, why in (("check_quorum", True, "etcd 3.4 always checks quorum"),
-                                  ("auto_join", False, "etcd members join by member add"),
-                                  ("ack_when_committed_always", False, "etcd has no AckWhenCommitted")):  # fmt: skip
-            if settings.get(name, wanted) is not wanted:
-                raise ValueError(f"{name}: {why}")
-        if settings.get("flush_interval_ms"):
-            raise ValueError("flush_interval_ms: etcd fsyncs its WAL per write (its own switch is --unsafe-no-fsync)")
-        if settings.get("read_lease_ms"):
-            raise ValueError("read_lease_ms: etcd 3.4 confirms leadership for every linearizable read (ReadIndex)")
-        args = []
-        if "election_timeout_ms" in settings:
-            election = settings["election_timeout_ms"]
-            args += [f"--election-timeout={election}", f"--heartbeat-interval={max(10, election // 10)}"]
-        if settings.get("pre_vote") is True:  # off by default in 3.4; splitbrain's default is on, for both targets
+    def node_args(self, settings: dict) -> tuple[str, ...]:
+        election = settings["election_timeout_ms"]
+        args = [f"--election-timeout={election}", f"--heartbeat-interval={max(10, election // 10)}"]
+        if settings["pre_vote"]:  # off by default in 3.4; splitbrain's default is on, for every target that has it
             args.append("--pre-vote")
         return tuple(args)
 
@@ -227,7 +223,7 @@ class Etcd(Target):
             await asyncio.to_thread(gateway.connect)
         except NotSent as error:
             raise ConnectionRefusedError(str(error)) from None
-        return EtcdClient(gateway, bool(settings.get("serializable_reads")))
+        return EtcdClient(gateway, settings["serializable_reads"])
 
     def _name(self, address: tuple[str, int], member: str | None) -> str | None:
         if member is None or member == "0":

@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.options import Option
 
 from .client import Client, call, call_many
 from .core import BUGS
@@ -91,31 +92,39 @@ class KRaft(Target):
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
                                 clock_faults=True, log_files="log.bin",
                                 transitions_name_vote=True)  # fmt: skip
-    bugs = tuple(sorted(BUGS))
+    options = (
+        Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),
+        Option("pre_vote", True, "disable KIP-996 Pre-Vote"),
+        Option("check_quorum", True, "leaders never resign on lost fetches"),
+        Option("auto_join", False, "observers ask the leader to make them voters"),
+        Option("ack_when_committed_always", False, "auto-join asks with AckWhenCommitted=true, as before KIP-1186"),
+        Option("flush_interval_ms", 0, "followers fsync their log every N ms, not per write (0: per write)"),
+        Option("read_lease_ms", 0, "the leader answers reads from its state while a majority fetched within N ms "
+                                   "of its clock; under the fetch timeout (0: reads go through the log)"),  # fmt: skip
+        Option("election_timeout_ms", 300, "a follower that hears no leader for N ms (at random up to twice it) "
+                                           "stands for election", least=10),  # fmt: skip
+        Option("fetch_timeout_ms", 600, "a leader that a majority has not fetched from for N ms resigns", least=10),
+    )
     image_packages = ("python3",)
     ssh_sources = ("targets",)
 
-    def options(self, settings: dict) -> tuple[str, ...]:
-        """Only the settings given become options. Requests (votes, fetches)
-        are retried and long polls answered well within an election timeout,
-        as KRaft's request manager does."""
-        if settings.get("serializable_reads"):
-            raise ValueError("serializable_reads: the reference quorum reads through its log only")
-        args = []
-        if "election_timeout_ms" in settings:
-            election = settings["election_timeout_ms"]
-            args += [f"--election-timeout-ms={election}", f"--request-timeout-ms={election // 2}",
-                     f"--fetch-max-wait-ms={election // 3}"]  # fmt: skip
-        if "fetch_timeout_ms" in settings:
-            args.append(f"--fetch-timeout-ms={settings['fetch_timeout_ms']}")
-        if settings.get("flush_interval_ms"):
+    def node_args(self, settings: dict) -> tuple[str, ...]:
+        """Requests (votes, fetches) are retried and long polls answered well
+        within an election timeout, as KRaft's request manager does."""
+        if settings["read_lease_ms"] >= settings["fetch_timeout_ms"]:
+            raise ValueError(f"read_lease_ms: {settings['read_lease_ms']} must be under the fetch timeout "
+                             f"({settings['fetch_timeout_ms']} ms): a longer lease outlives the followers' promise "
+                             "not to elect another leader")  # fmt: skip
+        election = settings["election_timeout_ms"]
+        args = [f"--election-timeout-ms={election}", f"--request-timeout-ms={election // 2}",
+                f"--fetch-max-wait-ms={election // 3}", f"--fetch-timeout-ms={settings['fetch_timeout_ms']}"]  # fmt: skip
+        if settings["flush_interval_ms"]:
             args.append(f"--flush-interval-ms={settings['flush_interval_ms']}")
-        if settings.get("read_lease_ms"):
+        if settings["read_lease_ms"]:
             args.append(f"--read-lease-ms={settings['read_lease_ms']}")
-        args += [f"--bug={bug}" for bug in settings.get("bugs", [])]
-        flags = {"pre_vote": ("--no-pre-vote", False), "check_quorum": ("--no-check-quorum", False),
-                 "auto_join": ("--auto-join", True), "ack_when_committed_always": ("--ack-when-committed-always", True)}  # fmt: skip
-        args += [flag for name, (flag, when) in flags.items() if settings.get(name, not when) is when]
+        args += [f"--bug={bug}" for bug in settings["bugs"]]
+        switches = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
+        args += [option.flag for option in self.options if option.name in switches and settings[option.name] != option.default]
         return tuple(args)
 
     def versions(self) -> dict[str, str]:
@@ -207,8 +216,10 @@ class KRaft(Target):
         from .invariants import InvariantViolation
         from .simulation import SimSettings, random_steps, run_schedule
 
-        if settings.get("read_lease_ms", 0) >= SimSettings.fetch_timeout_ms:
-            raise ValueError(f"read_lease_ms: must be under the simulator's fetch timeout ({SimSettings.fetch_timeout_ms} ms)")
+        settings = {**settings, "bugs": frozenset(settings.get("bugs", ()))}
+        fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
+        if settings.get("read_lease_ms", 0) >= fetch_timeout_ms:
+            raise ValueError(f"read_lease_ms: must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
         anomalies = []
         ran = 0
         for offset in progress(range(schedules)):

@@ -25,10 +25,10 @@ class Rig:
 
 
 @contextlib.contextmanager
-def rig(root, backend: str = "local", nodes: int = 3, net: str = "proxy", node_args: tuple[str, ...] = ()):
+def rig(root, backend: str = "local", nodes: int = 3, net: str = "proxy", options: dict | None = None):
     with contextlib.ExitStack() as stack:
         run_id = f"test-{uuid.uuid4().hex[:8]}"
-        cluster, links = bring_up(stack, backend, root, run_id, nodes, node_args, net=net)
+        cluster, links = bring_up(stack, backend, root, run_id, nodes, options, net=net)
         recorder = HistoryRecorder(root)
         stack.callback(recorder.close)
         nemesis = Nemesis(cluster, links, recorder, random.Random(0))

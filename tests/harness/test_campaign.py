@@ -47,7 +47,7 @@ def test_the_matrix_names_every_run(tmp_path):
     assert folder == tmp_path / "runs" / "c" and len(planned) == 2 * 2 * 2 * 2
     assert planned[0].run_id == "correct-append-partition-s0-r0"
     assert planned[-1].run_id == "ack-before-commit-append-none-s1-r1" and planned[-1].config.nemesis == []
-    assert planned[-1].config.bugs == ["ack-before-commit"] and planned[0].config.bugs == []
+    assert planned[-1].config.options == {"bugs": ["ack-before-commit"]} and planned[0].config.options == {}
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,97 @@
+"""Targets declare their own options (targets/options.py): the command
+line, campaign files and run.json take them from the declarations, an option
+the chosen target does not declare is refused in one line listing the ones
+it does, and runs recorded before the declarations read back the same."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, strategies as st
+
+import targets
+from harness.campaign import CampaignError, load
+from harness.run import RunConfig
+from results import run_options
+from targets.options import Option, changed, refusal, settings
+from tests.harness.test_cli import splitbrain
+
+LEASE = Option("read_lease_ms", 0, "a lease", most=1_000)
+BUGS = Option("bugs", (), "plant a bug", choices=("a", "b"), spelling="--bug")
+PRE_VOTE = Option("pre_vote", True, "disable Pre-Vote")
+DECLARED = (LEASE, BUGS, PRE_VOTE)
+
+
+def test_flags_come_from_names_and_defaults():
+    assert [option.flag for option in DECLARED] == ["--read-lease-ms", "--bug", "--no-pre-vote"]
+    assert settings(DECLARED, {"bugs": ("a",)}) == {"read_lease_ms": 0, "bugs": ["a"], "pre_vote": True}
+    assert changed(DECLARED, {"read_lease_ms": 300, "bugs": ["a", "b"], "pre_vote": False}) == [
+        "--read-lease-ms 300", "--bug a --bug b", "--no-pre-vote"]  # fmt: skip
+    assert changed(DECLARED, settings(DECLARED, {})) == []
+
+
+@given(st.one_of(st.integers(), st.text(), st.booleans(), st.none(), st.lists(st.text(max_size=3), max_size=3)))
+def test_a_value_is_taken_exactly_when_its_kind_and_range_fit(value):
+    lease_ok = type(value) is int and 0 <= value <= 1_000
+    assert (LEASE.problem(value) is None) == lease_ok
+    assert (PRE_VOTE.problem(value) is None) == isinstance(value, bool)
+    bugs_ok = isinstance(value, list) and set(value) <= {"a", "b"} and len(set(value)) == len(value)
+    assert (BUGS.problem(value) is None) == bugs_ok
+
+
+def test_an_option_not_declared_is_refused_naming_the_declared_ones():
+    assert refusal("t", DECLARED, {"pre_vote": False, "flush_interval_ms": 5}) == (
+        "flush_interval_ms", "t does not take it; its options: --read-lease-ms, --bug, --no-pre-vote")
+    assert refusal("t", DECLARED, {"nope": 1}, keys=True)[1].endswith("its options: read_lease_ms, bugs, pre_vote")
+    assert refusal("t", DECLARED, {"read_lease_ms": 2_000}) == ("read_lease_ms", "must be between 0 and 1000, not 2000")
+
+
+def test_every_target_declares_sound_options():
+    for name in targets.names():
+        declared = targets.get(name).options
+        assert len({option.name for option in declared}) == len(declared), name
+        for option in declared:
+            assert option.help and option.problem(option.normal(option.default)) is None, (name, option)
+        assert targets.get(name).node_args(settings(declared, {})), name
+
+
+def test_the_command_line_refuses_another_targets_option_in_one_line():
+    result = splitbrain("run", "--target", "etcd", "--read-lease-ms", "300")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("splitbrain: --read-lease-ms: etcd does not take it; its options: --no-pre-vote")
+    result = splitbrain("cluster", "up", "--target", "etcd", "--bug", "stale-read")
+    assert result.returncode == 2 and "--bug: etcd does not take it" in result.stderr
+
+
+def test_existing_flags_keep_their_spelling():
+    config = RunConfig(options={"read_lease_ms": 300, "check_quorum": False, "bugs": ["stale-read"]})
+    config.validate()
+    assert {"--read-lease-ms=300", "--no-check-quorum", "--bug=stale-read", "--election-timeout-ms=300"} <= set(config.node_args())
+    assert RunConfig(target="etcd", options={"serializable_reads": True}).settings() == {
+        "pre_vote": True, "serializable_reads": True, "election_timeout_ms": 300}
+
+
+def test_a_campaign_key_its_target_does_not_declare_is_named(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[campaign]\ntarget = "etcd"\n[targets.lease]\nread_lease_ms = 300\n')
+    try:
+        load(path)
+    except CampaignError as error:
+        assert str(error) == (f"{path}: targets.lease: read_lease_ms: etcd does not take it; "
+                              "its options: pre_vote, serializable_reads, election_timeout_ms")  # fmt: skip
+    else:
+        raise AssertionError("an etcd campaign took a lease")
+    path.write_text('[targets.lease]\nread_lease_ms = 300\nbugs = ["stale-read"]\n')
+    (_, planned), = [load(path)]
+    assert planned[0].config.options == {"read_lease_ms": 300, "bugs": ["stale-read"]}
+
+
+def test_a_run_recorded_before_the_declarations_reads_back_the_same():
+    old = {"target": "kraft", "backend": "local", "bugs": ["stale-read"], "pre_vote": False, "check_quorum": True,
+           "serializable_reads": False, "election_timeout_ms": 300}  # fmt: skip
+    config = RunConfig.from_json(old)
+    assert config.options == {"bugs": ["stale-read"], "pre_vote": False, "check_quorum": True, "election_timeout_ms": 300}
+    meta = {"target": "kraft", "config": old}
+    assert run_options.changed(meta) == "--bug stale-read --no-pre-vote" and run_options.planted(meta) == ["stale-read"]
+    assert run_options.recorded({"target": "kraft", "config": {"options": config.settings()}}) == config.settings()
+    assert json.loads(json.dumps(config.settings())) == config.settings()
