@@ -33,10 +33,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from checkers.coverage import FAULT_KINDS  # noqa: E402
+from checkers.faults import CATALOGUE  # noqa: E402
 
 # What counts as a fault in the table: each one made (etcd's member changes one by one).
-FAULTS = [*FAULT_KINDS, "remove-member", "add-learner", "promote"]
+FAULTS = [fault.name for fault in CATALOGUE if not fault.makes]
 
 
 def run(results: Path, workload: str, seed: int, args: argparse.Namespace) -> tuple[Path, int]:

@@ -21,28 +21,18 @@ import pandas as pd
 
 from .pairing import pair
 from .result import result
-from .schema import NEMESIS_PROCESS, columns, nemesis_done
+from .faults import CATALOGUE, INSTANT, RECOVERIES
+from .schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
 # The figures a verdict's stats hold (a release gate bounds them by name):
 # the run's, and each window's under `clients.<window>`.
 FIGURES = ("leader_elections", "resignations", "epochs", "leaderless_ms", "disruptive_elections", "fault_windows")
 CLIENT_FIGURES = ("operations", "ok_rate", "latency_p50_ms", "latency_p99_ms")
-RECOVERIES = {
-    "heal": ("partition", "latency"),
-    "resume": ("pause",),
-    "start": ("kill",),
-    "rejoin": ("wipe", "shrink"),
-    "clock-reset": ("clock",),
-    "disk-space": ("disk-full",),
-    "heal-all": None,
-}
-# Operations over once confirmed: they open no window.
-INSTANT = {"restart", "bounce", "lose-unfsynced", "corrupt", "add-voter", "remove-voter", "start-observers"}
 # Faults that leave the nodes they touch up and heard (links are judged by
 # the cut in force; a moved clock does not silence a node); any other fault
 # that touched a leader since its election took it out of the leadership.
-LEAVE_NODES_UP = {"partition", "latency", "churn", "clock", "add-voter", "start-observers"}
+LEAVE_NODES_UP = {fault.name for fault in CATALOGUE if fault.leaves_nodes_up}
 
 
 def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFrame:
@@ -197,17 +187,8 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     rows = [(start, end, node) for start, end, node in columns(lasting, "start_ns", "end_ns", "node")]
     rows += [(start, end, node) for start, end, node in zip(_invoked_at(history, instant), instant["time_ns"].tolist(),
                                                              instant["node"].tolist())]  # fmt: skip
-    return pd.DataFrame([{"start_ns": start, "end_ns": end, "nodes": _named_nodes(node)} for start, end, node in rows],
+    return pd.DataFrame([{"start_ns": start, "end_ns": end, "nodes": {n for n in named_nodes(node) if isinstance(n, str)}} for start, end, node in rows],
                         columns=["start_ns", "end_ns", "nodes"])  # fmt: skip
-
-
-def _named_nodes(node) -> set[str]:
-    """The nodes a nemesis row names (a JSON list of them)."""
-    try:
-        named = json.loads(node) if isinstance(node, str) else []
-    except ValueError:
-        return set()
-    return {n for n in named if isinstance(n, str)} if isinstance(named, list) else set()
 
 
 def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:

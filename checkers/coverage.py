@@ -18,20 +18,16 @@ Pure: a function of the history and events tables.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pandas as pd
 
 from .availability import fault_windows
+from .faults import BY_NAME, COUNTED
 from .latest import Latest
-from .schema import columns, nemesis_done
+from .schema import columns, named_nodes, nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
-LINK_FAULTS = {"partition", "latency"}
-# Faults whose cells are counted; recoveries and bookkeeping are not faults.
-FAULT_KINDS = ("partition", "pause", "kill", "bounce", "restart", "latency", "wipe", "shrink", "lose-unfsynced", "clock",
-               "disk-full", "corrupt")
 
 
 def role_of(state) -> str:
@@ -48,16 +44,6 @@ def _states(events: pd.DataFrame) -> Latest:
     """Each node's last known state (status polls and transitions) at any moment."""
     known = events.loc[events["state"].notna() & events["node"].notna(), ["time_ns", "node", "state"]]
     return Latest(known, known["state"].tolist())
-
-
-def _touched(node_json) -> list:
-    if node_json is None or pd.isna(node_json):
-        return []
-    try:
-        value = json.loads(node_json)
-    except (TypeError, ValueError):
-        return []
-    return value if isinstance(value, list) else []
 
 
 def _partition_role(links: list, states: dict[str, str]) -> str:
@@ -85,7 +71,7 @@ def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str])
     """The coverage cell of one fault at its moment."""
     if fault == "partition":
         role = _partition_role(touched, states)
-    elif fault in LINK_FAULTS:
+    elif fault in BY_NAME and BY_NAME[fault].hits == "link":
         role = "links"
     else:
         roles = {role_of(states.get(node)) for node in touched if isinstance(node, str)}
@@ -105,13 +91,13 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     """The cells this run's faults hit, with how often, sorted; `hit` counts
     them and `faults` the faults made (a fault that touched no node or link is none)."""
     nemesis = nemesis_done(history)
-    nemesis = nemesis[nemesis["f"].isin(FAULT_KINDS)]
+    nemesis = nemesis[nemesis["f"].isin(COUNTED)]
     windows = fault_windows(history)
     found = []
     spans = list(columns(windows, "f", "start_ns", "end_ns"))
     states = _states(events) if len(nemesis) else None
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
-        touched = _touched(node)
+        touched = named_nodes(node)
         if not touched:  # confirmed, but it touched nothing (a partition that cut no link): no fault was made
             continue
         others = [other for other, start, end in spans if start < t < end and other != f]

@@ -109,3 +109,15 @@ def holds(column: pd.Series, values) -> np.ndarray:
     a small history is more than the comparing."""
     found = pc.is_in(arrow(column), value_set=pa.array(list(values), type=pa.large_string()))
     return pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+
+
+def named_nodes(node) -> list:
+    """What a nemesis row's `node` names (a JSON list: nodes, links, or a
+    damaged file's description); empty for anything else."""
+    if not isinstance(node, str):
+        return []
+    try:
+        value = json.loads(node)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []

@@ -21,7 +21,8 @@ from harness import crash, limits
 from harness.cluster import DEFAULT_TARGET
 from harness.interrupts import interrupt_on_termination, quiet_exit
 from harness.limits import raise_file_limit, setting_type
-from nemesis.schedule import FAULTS, TOPOLOGIES
+from checkers.faults import KINDS
+from nemesis.schedule import TOPOLOGIES
 from results.versions import splitbrain_version
 from results.wording import counted
 from targets import options as target_options
@@ -536,6 +537,18 @@ def parse_initial(text: str | None):
         raise UsageError(f"--initial: {text!r} is not a JSON value (or nil)") from None
 
 
+def cmd_targets(args: argparse.Namespace) -> int:
+    """Each target (or the one named): version, options, workloads, capabilities, faults."""
+    from harness.target_listing import describe, text
+
+    described = [describe(name) for name in ([args.name] if args.name else targets.names())]
+    if args.json:
+        print(json.dumps(described, indent=2))
+    else:
+        print("\n\n".join(text(d) for d in described))
+    return EXIT_VALID
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     from harness import manual_cluster
 
@@ -696,7 +709,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
     run.add_argument(
-        "--nemesis", help=f"comma-separated faults: {','.join(FAULTS)} (or none); default: every fault the guided strategy "
+        "--nemesis", help=f"comma-separated faults: {','.join(KINDS)} (or none); default: every fault the guided strategy "
         "aims that the target and backend take, but wipe and membership; partition,kill,pause with --nemesis-strategy random"
     )
     run.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
@@ -803,6 +816,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=limits.PORT.parse, default=8080, help="the port (0: any free one)")
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (another exposes your runs)")
     serve.set_defaults(func=cmd_serve)
+
+    listing = commands.add_parser("targets", help="each target's version, options, workloads, capabilities and faults")
+    listing.add_argument("name", nargs="?", choices=targets.names(), help="only this target")
+    listing.add_argument("--json", action="store_true", help="as JSON, one object per target")
+    listing.set_defaults(func=cmd_targets)
 
     cluster = commands.add_parser("cluster", help="a cluster by hand: up, status, down")
     cluster.add_argument("action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it")

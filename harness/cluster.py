@@ -104,14 +104,14 @@ class ClusterBase:
         return self.routes.get((src, dst), self.raft[dst])
 
     def node_command(self, python: str, node: str, data_dir: str, raft_listen: str, client_listen: str,
-                     event_log: str | None = None) -> list[str]:  # fmt: skip
-        """The node's command line, by its target."""
+                     event_log: str | None = None, listen: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+        """The node's command line, by its target (`listen`: where its further listeners listen)."""
         peers = {peer: ":".join(map(str, self.peer_address(node, peer))) for peer in self.ids if peer != node}
         raft_host, _ = self.raft[node]
         client_port = client_listen.rpartition(":")[2]
         client_address = client_listen if not client_listen.startswith("0.0.0.0:") else f"{raft_host}:{client_port}"
         spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers,
-                        self.raft_address(node), client_address, self.joining.get(node))  # fmt: skip
+                        self.raft_address(node), client_address, self.joining.get(node), listen or {})  # fmt: skip
         return self.target.command(python, spec, self.node_args)
 
     @property

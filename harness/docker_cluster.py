@@ -22,12 +22,14 @@ from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
 from harness.ownership import Ownership
 from harness.ports import free_port
-from targets.interface import Target
+from targets.interface import Address, Target
 
 SOURCE_MOUNT = "/opt/splitbrain"
 RAFT_PORT = 9000
 CLIENT_PORT = 9100
 TOXIPROXY_PORT = 8474
+# A target's further listeners (Target.listeners) take the ports from here on in the container.
+LISTENER_PORT = 9200
 STOP_TIMEOUT_S = 5
 # Host ports tried for one container before its start fails.
 PORT_ATTEMPTS = 5
@@ -65,7 +67,8 @@ class DockerCluster(ClusterBase):
         self.network = self.docker.networks.create(self.prefix, driver="bridge", labels=self.labels)
         self.ownership.network(self.network)
         self.raft = {node: (node, RAFT_PORT) for node in self.ids}
-        self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
+        self.client = {node: self._address({CLIENT_PORT: free_port(), **{port: free_port() for port in self.listener_ports}})
+                       for node in self.ids}  # fmt: skip
         self.containers: dict[str, object] = {}
         self.earlier_logs: dict[str, bytes] = {}  # output of containers a node had before its current one
 
@@ -87,32 +90,42 @@ class DockerCluster(ClusterBase):
         self.ownership.container(container)
         return container
 
-    def _started(self, make, port: int):
-        """A container made by `make(port)` and started; a host port taken
-        between its choice and Docker's bind (another process of ours chose
-        it meanwhile) is chosen again: returns the container and its port."""
+    @property
+    def listener_ports(self) -> dict[int, str]:
+        """The container port of each further listener the target declares."""
+        return {LISTENER_PORT + i: name for i, name in enumerate(self.target.listeners)}
+
+    def _address(self, published: dict[int, int]) -> Address:
+        """A node's address from its published host ports (by container port)."""
+        listeners = {name: ("127.0.0.1", published[port]) for port, name in self.listener_ports.items()}
+        return Address("127.0.0.1", published[CLIENT_PORT], listeners)
+
+    def _started(self, make, published: dict[int, int]):
+        """A container made by `make(published)` (host port by container
+        port) and started; host ports taken between their choice and
+        Docker's bind (another process of ours chose one meanwhile) are
+        chosen again: returns the container and the ports it has."""
         for attempt in itertools.count(1):
-            container = make(port)
+            container = make(published)
             try:
                 container.start()
-                return container, port
+                return container, published
             except APIError as error:
                 if "address already in use" not in str(error) or attempt == PORT_ATTEMPTS:
                     raise
                 container.remove(force=True)
-                port = free_port()
-                self.ownership.ports([port])
+                published = {inside: free_port() for inside in published}
+                self.ownership.ports(list(published.values()))
 
     def start_toxiproxy(self) -> str:
         """Run splitbrain's link proxy server in its own container on the
         run's network; returns its API URL on 127.0.0.1."""
         command = ["python3", "-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"]
-        container, port = self._started(
-            lambda port: self._create("toxiproxy", "toxiproxy", command, {f"{TOXIPROXY_PORT}/tcp": ("127.0.0.1", port)}, {}),
-            free_port(),
+        container, published = self._started(
+            lambda ports: self._create("toxiproxy", "toxiproxy", command, _bindings(ports), {}), {TOXIPROXY_PORT: free_port()}
         )
         self.containers["toxiproxy"] = container
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{published[TOXIPROXY_PORT]}"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -121,8 +134,9 @@ class DockerCluster(ClusterBase):
         command line has changed since (a member added back, which joins the
         cluster as it is now) gets a new container, its earlier one's output kept."""
         container = self.containers.get(node)
+        listen = {name: f"0.0.0.0:{port}" for port, name in self.listener_ports.items()}
         command = self.node_command(
-            "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl"
+            "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl", listen
         )
         if container is not None and container.attrs["Config"]["Cmd"] != command:
             self.earlier_logs[node] = self.earlier_logs.get(node, b"") + container.logs()
@@ -136,11 +150,12 @@ class DockerCluster(ClusterBase):
             # The node's folder is /node in its container: so is its clock's control file.
             environment = self.clock_environment(node, f"/node/{self.clock_control(node).name}")
             self.stopped.discard(node)
-            container, port = self._started(
-                lambda port: self._create(node, node, command, {f"{CLIENT_PORT}/tcp": ("127.0.0.1", port)}, volumes, environment),
-                self.client[node][1],
+            published = {CLIENT_PORT: self.client[node][1],
+                         **{port: self.client[node].listeners[name][1] for port, name in self.listener_ports.items()}}  # fmt: skip
+            container, published = self._started(
+                lambda ports: self._create(node, node, command, _bindings(ports), volumes, environment), published
             )
-            self.client[node] = ("127.0.0.1", port)
+            self.client[node] = self._address(published)
             self.containers[node] = container
         elif not self.running(node):
             self.stopped.discard(node)
@@ -229,3 +244,7 @@ class DockerCluster(ClusterBase):
         except NotFound:
             pass
 
+
+def _bindings(published: dict[int, int]) -> dict:
+    """Docker's port bindings: each container port published on 127.0.0.1 at its host port."""
+    return {f"{inside}/tcp": ("127.0.0.1", port) for inside, port in published.items()}

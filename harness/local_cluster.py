@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from harness.ports import free_port
-from targets.interface import Target
+from targets.interface import Address, Target
 
 STOP_TIMEOUT_S = 5.0
 
@@ -39,13 +39,15 @@ class LocalCluster(ClusterBase):
         super().__init__(root, nodes, options, initial_voters, ownership, target,
                          lazy_disks, clock_faults)  # fmt: skip
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
-        self.client = {node: ("127.0.0.1", free_port()) for node in self.ids}
+        listeners = {node: {name: ("127.0.0.1", free_port()) for name in self.target.listeners} for node in self.ids}
+        self.client = {node: Address("127.0.0.1", free_port(), listeners[node]) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
 
     def command(self, node: str) -> list[str]:
         raft = "{}:{}".format(*self.raft[node])
         client = "{}:{}".format(*self.client[node])
-        return self.node_command(sys.executable, node, str(self.data_dir(node)), raft, client)
+        listen = {name: "{}:{}".format(*address) for name, address in self.client[node].listeners.items()}
+        return self.node_command(sys.executable, node, str(self.data_dir(node)), raft, client, listen=listen)
 
     # ------------------------------------------------------------------ lifecycle
 

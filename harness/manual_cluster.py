@@ -18,6 +18,7 @@ import targets
 from harness import ownership
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
+from targets.interface import Address
 
 STATE_FILE = "cluster.json"
 
@@ -51,6 +52,8 @@ def up(state_dir: Path, backend: str, nodes: int, options: dict | None = None, t
         "owner": cluster.ownership.owner,
         "toxiproxy": url,
         "clients": {node: list(cluster.client[node]) for node in cluster.ids},
+        # The target's further listeners (an HTTP monitor), where it has them.
+        "listeners": {node: {name: list(a) for name, a in cluster.client[node].listeners.items()} for node in cluster.ids},
         "leader": leader,
     }
     state_file.write_text(json.dumps(state, indent=2) + "\n")
@@ -63,7 +66,9 @@ def read_state(state_dir: Path) -> dict:
         raise ClusterStateError(f"{state_file}: no cluster is up")
     try:
         state = json.loads(state_file.read_text())
-        clients = {str(node): (str(host), int(port)) for node, (host, port) in state["clients"].items()}
+        listeners = state.get("listeners") or {}
+        clients = {str(node): Address(str(host), int(port), {str(name): (str(h), int(p)) for name, (h, p) in listeners.get(node, {}).items()})
+                   for node, (host, port) in state["clients"].items()}  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ClusterStateError(f"{state_file}: not a cluster state file ({type(error).__name__}: {error})") from None
     return {**state, "clients": clients}

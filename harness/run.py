@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
+from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
 from harness.backends import bring_up
@@ -29,7 +30,7 @@ from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation, read_tried
-from nemesis.schedule import FAULTS, TOPOLOGIES, NemesisOp, generate
+from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from results.history import HistoryRecorder, partial, recover
 from results.versions import recorded
@@ -38,10 +39,9 @@ from targets.interface import TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
-LINK_FAULTS = {"partition", "latency", "churn"}
-MEMBERSHIP_FAULTS = {"wipe", "membership"}
+LINK_FAULTS = set(of_kind("link"))
 RANDOM_DEFAULT = ("partition", "kill", "pause")
-GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if f not in MEMBERSHIP_FAULTS)
+GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if not BY_NAME[f].reshapes)
 CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS),
            "nemesis_strategy": ("random", "guided")}  # fmt: skip
 
@@ -177,6 +177,9 @@ class RunConfig:
                 raise ValueError(f"{name}: {', '.join(twice)} named more than once")
         if self.target not in targets.names():
             raise ValueError(f"target: {self.target!r} is not one of {', '.join(targets.names())}")
+        unknown = sorted(set(self.nemesis) - set(KINDS))
+        if unknown:
+            raise ValueError(f"nemesis: unknown faults {', '.join(unknown)}; known: {', '.join(KINDS)}")
         target = targets.get(self.target)
         if not isinstance(self.options, dict):
             raise ValueError(f"options: must be a table of the target's options, not {self.options!r}")
@@ -199,9 +202,6 @@ class RunConfig:
             if not (isinstance(op, dict) and isinstance(op.get("f"), str) and isinstance(op.get("at_s"), (int, float))
                     and 0 <= op["at_s"] <= self.time_limit_s and isinstance(op.get("args", {}), dict)):  # fmt: skip
                 raise ValueError(f"schedule: every operation needs f, args and at_s within the time limit, not {op!r}")
-        unknown = sorted(set(self.nemesis) - set(FAULTS))
-        if unknown:
-            raise ValueError(f"nemesis: unknown faults {', '.join(unknown)}; known: {', '.join(FAULTS)}")
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy == "guided" and unguided:
             raise ValueError(f"nemesis: the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
@@ -236,26 +236,17 @@ class RunConfig:
             if self.backend == "local" and "partition" in self.nemesis and one_way:
                 raise ValueError(f"topologies: {', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
-        for fault in ("lose-unfsynced", "disk-full"):
-            if fault in self.nemesis and not capabilities.lazy_disks:
-                raise ValueError(f"nemesis: {target.name}'s data directory cannot sit on the lose-unfsynced filesystem")
-        if "corrupt" in self.nemesis and not capabilities.log_files:
-            raise ValueError(f"nemesis: {target.name} names no log file whose tail corrupt could damage")
-        on_this_machine = sorted({"lose-unfsynced", "disk-full", "corrupt", "clock"} & set(self.nemesis))
+        for fault in (BY_NAME[kind] for kind in self.nemesis):
+            if fault.needs and not any(getattr(capabilities, need) for need in fault.needs):
+                raise ValueError(f"nemesis: {target.name}{fault.refused}")
+        on_this_machine = [kind for kind in self.nemesis if BY_NAME[kind].on_this_machine]
         if on_this_machine and self.backend == "ssh":
             raise ValueError(f"nemesis: {', '.join(on_this_machine)}: only on the local and docker backends")
-        if "clock" in self.nemesis:
-            if not capabilities.clock_faults:
-                raise ValueError(f"nemesis: {target.name} takes no clock faults: libfaketime moves only clocks read "
-                                 "through libc, and Go programs such as etcd read theirs through the vDSO")  # fmt: skip
-            if self.backend == "local" and not faketime.LIBRARY.exists():
-                raise ValueError(f"nemesis: clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
-                                 "scripts/bootstrap.sh installs it)")  # fmt: skip
-        if not capabilities.voter_changes:
-            if MEMBERSHIP_FAULTS & set(self.nemesis) and not capabilities.member_changes:
-                raise ValueError(f"nemesis: {target.name} takes no voter changes: no wipe or membership faults")
-            if self.initial_voters not in (None, self.nodes):
-                raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
+        if "clock" in self.nemesis and self.backend == "local" and not faketime.LIBRARY.exists():
+            raise ValueError(f"nemesis: clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
+                             "scripts/bootstrap.sh installs it)")  # fmt: skip
+        if not capabilities.voter_changes and self.initial_voters not in (None, self.nodes):
+            raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
 
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's settings."""
@@ -358,8 +349,8 @@ class Run:
                 config.hosts,
                 config.initial_voters,
                 target=config.target,
-                lazy_disks=bool({"lose-unfsynced", "disk-full"} & set(config.nemesis)),
-                clock_faults="clock" in config.nemesis,
+                lazy_disks=any("lazy_disks" in BY_NAME[kind].needs for kind in config.nemesis),
+                clock_faults=any("clock_faults" in BY_NAME[kind].needs for kind in config.nemesis),
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed), config.concurrency)

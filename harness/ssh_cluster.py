@@ -15,7 +15,7 @@ import paramiko
 
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
-from targets.interface import Target
+from targets.interface import Address, Target
 from harness.docker_image import ROOT
 
 REMOTE_DIR = "splitbrain"  # under the remote user's home
@@ -132,7 +132,11 @@ class SshCluster(ClusterBase):
         self.ids = tuple(nodes)
         self.specs = nodes
         self.raft = {node: spec.raft for node, spec in nodes.items()}
-        self.client = {node: spec.client for node, spec in nodes.items()}
+        # A target's further listeners take the ports after the client port.
+        self.listen = {node: {name: spec.client_port + 1 + i for i, name in enumerate(self.target.listeners)}
+                       for node, spec in nodes.items()}  # fmt: skip
+        self.client = {node: Address(*spec.client, {name: (spec.client[0], port) for name, port in self.listen[node].items()})
+                       for node, spec in nodes.items()}  # fmt: skip
         self.connections = {node: SshConnection(spec.ssh) for node, spec in nodes.items()}
         self.pids: dict[str, int] = {}
         self.base: dict[str, str] = {}
@@ -152,7 +156,9 @@ class SshCluster(ClusterBase):
         self.prepare(node)
         raft = f"0.0.0.0:{self.raft[node][1]}"
         client = f"0.0.0.0:{self.specs[node].client_port}"
-        command = self.node_command("python3", node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"))
+        listen = {name: f"0.0.0.0:{port}" for name, port in self.listen[node].items()}
+        command = self.node_command("python3", node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"),
+                                    listen)  # fmt: skip
         line = " ".join(shlex.quote(word) for word in command)
         log = shlex.quote(self._remote(node, "node.log"))
         script = f"cd {shlex.quote(self.base[node])} || exit 1; nohup {line} >> {log} 2>&1 < /dev/null & echo $!"

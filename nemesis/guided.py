@@ -32,12 +32,16 @@ from functools import partial
 from pathlib import Path
 
 from checkers.coverage import context as context_of, role_of
+from checkers.faults import CATALOGUE, of_kind
 
 from . import clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
-NODE_FAULTS = ("pause", "kill", "bounce", "restart", "wipe", "lose-unfsynced", "disk-full", "corrupt")
-GUIDED_FAULTS = ("partition", "latency", *NODE_FAULTS, "clock", "membership")
+# The kinds the guided nemesis aims (checkers/faults.py); a node fault is
+# aimed at a role, where a clock fault also draws how the clock moves and a
+# voter change is a recipe of its own.
+GUIDED_FAULTS = tuple(fault.name for fault in CATALOGUE if fault.guided and not fault.bookkeeping)
+NODE_FAULTS = tuple(kind for kind in of_kind("node", guided=True) if kind not in ("clock", "membership"))
 
 
 def wipe_then_elect(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:

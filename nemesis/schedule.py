@@ -10,34 +10,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from checkers.faults import BY_NAME, KINDS
+
 from . import clock
 
-FAULTS = {
-    "partition": ("partition", "heal"),
-    "pause": ("pause", "resume"),
-    "kill": ("kill", "start"),
-    "restart": ("restart", None),
-    "bounce": ("bounce", None),
-    # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
-    "lose-unfsynced": ("lose-unfsynced", None),
-    # A disk lost: the node returns as an observer and is added again under its new directory id.
-    "wipe": ("wipe", "rejoin"),
-    "latency": ("latency", "heal"),
-    # A full disk (writes that add a byte fail with ENOSPC), then room again
-    # (and a node that stopped on it started again).
-    "disk-full": ("disk-full", "disk-space"),
-    # The tail of a stopped node's log damaged (bytes cut off or a bit flipped), and the node started.
-    "corrupt": ("corrupt", None),
-    # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
-    "clock": ("clock", "clock-reset"),
-    # Elections under stress: slow links, the leader killed, then nodes
-    # bounced every few hundred milliseconds until the interval ends.
-    "churn": ("latency", "heal-all"),
-    # Voter changes among faults: a follower's disk lost and the leader killed
-    # before it is added again (its vote must not count under the old
-    # identity), or one or two followers removed at once; then all rejoin.
-    "membership": ("shrink", "rejoin"),
-}
+# Each kind `--nemesis` names: the operation it makes, and what undoes it
+# (None: instant). What each one is: the catalogue, checkers/faults.py.
+FAULTS = {kind: (BY_NAME[kind].operation, BY_NAME[kind].recovery) for kind in KINDS}
 CHURN_BOUNCE_S = (0.05, 0.25)
 TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop", "mute-leader",
               "orphan")

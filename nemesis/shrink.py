@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from checkers.faults import INSTANT
+
 from .schedule import NemesisOp
 
-INSTANT = {"bounce", "restart"}
 
 
 def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp | None]:

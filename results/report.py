@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from checkers.availability import INSTANT, fault_windows
+from checkers.availability import fault_windows
+from checkers.faults import BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
@@ -36,8 +37,6 @@ TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
                  "unattached": "#d9d9d9", "resigned": "#7b4fa0"}  # fmt: skip
-FAULT_COLOURS = {"partition": "#d62f2f", "pause": "#7b4fa0", "kill": "#333333", "latency": "#e08a1e"}
-INSTANT_COLOUR = "#6a1b9a"
 
 STYLE = """
 body { font: 14px/1.4 sans-serif; margin: 24px; color: #222; max-width: 1240px; }
@@ -91,7 +90,7 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies)
           if checker == "linearizable"][:MAX_FOCUSED],
         "<h2>Timeline</h2>",
-        _legend(),
+        _legend(set(nemesis_done(history)["f"])),
         drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
         "<h2>Latency</h2>",
         drawing.latency,
@@ -280,10 +279,14 @@ def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:
             f"<table class='coverage'><tr><th>fault</th>{head}</tr>{''.join(rows)}</table>")
 
 
-def _legend() -> str:
+def _legend(shown: set[str]) -> str:
+    """What the colours mean: the operations', the states', and those of the faults `shown`."""
     items = [(c, f"op {t}") for t, c in OP_COLOURS.items() if t != "open"]
-    items += [(c, s) for s, c in STATE_COLOURS.items()] + [(c, f"{f} (shaded)") for f, c in FAULT_COLOURS.items()]
-    items.append((INSTANT_COLOUR, "bounce, restart, voter change (a line at its moment)"))
+    items += [(c, s) for s, c in STATE_COLOURS.items()]
+    items += [(f.colour, f"{f.name} (shaded)") for f in CATALOGUE if f.name in shown and not f.instant]
+    instants = [f.name for f in CATALOGUE if f.name in shown and f.instant]
+    if instants:
+        items.append((INSTANT_COLOUR, f"{', '.join(instants)} (a line at its moment)"))
     items.append(("#c62828", "outlined: an operation an anomaly names (dashed line: its moment)"))
     spans = "".join(f"<span><i class='swatch' style='background:{c}'></i>{html.escape(t)}</span>" for c, t in items)
     return f"<div class='legend'>{spans}</div>"
@@ -293,7 +296,7 @@ def _shade(scale: _Scale, windows: pd.DataFrame, top: float, height: float) -> s
     shades = []
     for w in windows.itertuples(index=False):
         x0, x1 = scale.x(w.start_ns), scale.x(w.end_ns)
-        colour = FAULT_COLOURS.get(w.f, "#555555")
+        colour = BY_NAME[w.f].colour if w.f in BY_NAME else "#555555"
         shades.append(f"<rect class='fault' x='{x0:.1f}' y='{top}' width='{max(x1 - x0, 1):.1f}' height='{height}' "
                       f"fill='{colour}' fill-opacity='0.12'><title>{html.escape(str(w.f))} "
                       f"{html.escape(str(w.node or ''))} {w.start_ns / 1e9:.2f}-{w.end_ns / 1e9:.2f} s</title></rect>"

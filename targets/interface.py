@@ -12,7 +12,7 @@ by its own package outside `targets/`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from targets.options import Option
@@ -85,6 +85,22 @@ class NodeSpec:
     # A node joining a running cluster (added as a member first): every
     # member's raft address, itself included. None: it starts with the cluster.
     members: dict[str, str] | None = None
+    # Where the node listens for each further listener its target declares
+    # (`Target.listeners`: an HTTP monitor, say), as HOST:PORT.
+    listen: dict[str, str] = field(default_factory=dict)
+
+
+class Address(tuple):
+    """Where the harness reaches a node: its client (host, port), used as
+    that tuple, with `listeners`, the (host, port) at which the harness
+    reaches each further listener the target declares."""
+
+    listeners: dict[str, tuple[str, int]]
+
+    def __new__(cls, host: str, port: int, listeners: dict[str, tuple[str, int]] | None = None) -> Address:
+        address = super().__new__(cls, (host, port))
+        address.listeners = dict(listeners or {})
+        return address
 
 
 class TargetClient(ABC):
@@ -114,6 +130,10 @@ class Target(ABC):
     image_packages: tuple[str, ...] = ()
     # Folders of this repository an SSH host needs (copied over SFTP).
     ssh_sources: tuple[str, ...] = ()
+    # Ports a node listens on besides its raft and client ones (an HTTP
+    # monitor): each backend gives every node one per name, passes it in
+    # `NodeSpec.listen`, and hands the target its address in `Address.listeners`.
+    listeners: tuple[str, ...] = ()
     # The file of `nodes/<node>/` that `log_events` reads: the node's own
     # event log, or `node.log` (its output) where the target logs there.
     log_file: str = "events.jsonl"

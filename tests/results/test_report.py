@@ -86,7 +86,7 @@ def test_instant_faults_are_marked_on_the_timeline(tmp_path):
     (tmp_path / "verdict.json").write_text('{"valid": true, "checkers": {}}')
     page = write_report(tmp_path).read_text()
     assert page.count("<g class='instant'>") == 1 and 'bounce [&quot;n2&quot;] at 2.00 s' in page
-    assert "bounce, restart, voter change" in page
+    assert "bounce (a line at its moment)" in page
 
 
 def test_a_report_is_drawn_without_pandas_warnings(tmp_path):

@@ -95,3 +95,18 @@ def test_a_run_recorded_before_the_declarations_reads_back_the_same():
     assert run_options.changed(meta) == "--bug stale-read --no-pre-vote" and run_options.planted(meta) == ["stale-read"]
     assert run_options.recorded({"target": "kraft", "config": {"options": config.settings()}}) == config.settings()
     assert json.loads(json.dumps(config.settings())) == config.settings()
+
+
+def test_targets_lists_each_targets_options_workloads_capabilities_and_faults():
+    result = splitbrain("targets", "--json")
+    assert result.returncode == 0, result.stderr
+    listed = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    assert set(listed) == set(targets.names())
+    for name, entry in listed.items():
+        assert [o["flag"] for o in entry["options"]] == [o.flag for o in targets.get(name).options]
+        assert entry["workloads"] == list(targets.get(name).capabilities.workloads)
+    assert "clock" in listed["kraft"]["faults"]["local"] and "clock" not in listed["etcd"]["faults"]["docker"]
+    assert "latency" not in listed["etcd"]["faults"]["local"] and "latency" in listed["kraft"]["faults"]["local"]
+    shown = splitbrain("targets", "etcd")
+    assert shown.returncode == 0 and shown.stdout.startswith("etcd: etcd ")
+    assert "--serializable-reads" in shown.stdout and "--read-lease-ms" not in shown.stdout

@@ -96,9 +96,9 @@ def test_etcd_locks_granted_after_their_lease_are_caught_holding_beside_another(
 
 def test_what_etcd_cannot_take_is_refused_before_the_run(tmp_path):
     for extra, words in [(["--nemesis", "partition", "--topologies", "halves,one-way"], "one-way cut links one way"),
-                         (["--nemesis", "latency"], "take no latency"), (["--bug", "stale-read"], "unknown"),
-                         (["--no-check-quorum"], "always checks quorum"), (["--nemesis", "clock"], "vDSO"),
-                         (["--read-lease-ms", "100"], "ReadIndex")]:  # fmt: skip
+                         (["--nemesis", "latency"], "take no latency"), (["--bug", "stale-read"], "--bug: etcd does not take it"),
+                         (["--no-check-quorum"], "--no-check-quorum: etcd does not take it"), (["--nemesis", "clock"], "vDSO"),
+                         (["--read-lease-ms", "100"], "its options: --no-pre-vote, --serializable-reads")]:  # fmt: skip
         done = etcd_run(tmp_path, *extra)
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert list(tmp_path.iterdir()) == []

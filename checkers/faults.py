@@ -1,0 +1,119 @@
+"""The fault catalogue: every fault the nemesis makes, declared once. The
+schedule, the guided nemesis, coverage, availability, the report and a
+run's validation all read it, so a new fault is one entry here (and its
+making in nemesis/executor.py), not a name in six modules.
+
+It sits beside the history schema, below the checkers, because a fault is
+history vocabulary: the `f` of a nemesis row. Two kinds of entry:
+
+- an operation the nemesis makes and records (`partition`, `kill`, a voter
+  removal `shrink`): lasting until its `recovery` is made, or instant (over
+  once it is made: a bounce, a power loss);
+- a recipe that `--nemesis` names and that makes other operations (`churn`:
+  slow links, a leader killed, bounces; `membership`: voter changes among
+  faults), with `makes` the operation its schedule opens with.
+
+A fault hits nodes or links. `needs` names the target capabilities
+(targets/interface.py's `Capabilities`) any one of which it takes, and
+`refused` says why a target without them cannot have it; a fault made on
+the harness machine (the node's filesystem, its clock's file) is for the
+local and Docker backends only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    hits: str  # "node" or "link"
+    # The operation that ends it; None: instant, or (a recipe) healed by heal-all.
+    recovery: str | None
+    colour: str
+    # Aimed by the guided nemesis (else only drawn by the random strategy).
+    guided: bool = True
+    # A node it touches stays up and heard (a link fault is judged by the cut in force).
+    leaves_nodes_up: bool = False
+    needs: tuple[str, ...] = ()
+    refused: str = ""
+    on_this_machine: bool = False
+    # A recipe: the operation its schedule opens with.
+    makes: str | None = None
+    # Changes the cluster's shape (a lost disk, voters removed): made only when named.
+    reshapes: bool = False
+    # Made by the nemesis in the course of others, never named by `--nemesis`.
+    bookkeeping: bool = False
+
+    @property
+    def operation(self) -> str:
+        """The history's `f` of its first operation."""
+        return self.makes or self.name
+
+    @property
+    def instant(self) -> bool:
+        return self.recovery is None and self.makes is None
+
+
+LINK_COLOUR, NODE_COLOUR, INSTANT_COLOUR = "#d62f2f", "#333333", "#6a1b9a"
+LAZY = "'s data directory cannot sit on the lose-unfsynced filesystem"
+VOTERS = " takes no voter changes: no wipe or membership faults"
+CATALOGUE = (
+    Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
+    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True),
+    Fault("pause", "node", "resume", "#7b4fa0"),
+    Fault("kill", "node", "start", NODE_COLOUR),
+    Fault("bounce", "node", None, INSTANT_COLOUR),
+    Fault("restart", "node", None, INSTANT_COLOUR),
+    # A disk lost: the node returns as an observer and is added again under its new directory id.
+    Fault("wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True),
+    # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
+    Fault("lose-unfsynced", "node", None, INSTANT_COLOUR, needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
+    # A full disk (writes that add a byte fail with ENOSPC), then room again
+    # (and a node that stopped on it started again).
+    Fault("disk-full", "node", "disk-space", "#00796b", needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
+    # The tail of a stopped node's log damaged (bytes cut off or a bit flipped), and the node started.
+    Fault("corrupt", "node", None, INSTANT_COLOUR, needs=("log_files",),
+          refused=" names no log file whose tail corrupt could damage", on_this_machine=True),  # fmt: skip
+    # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
+    Fault("clock", "node", "clock-reset", "#1565c0", leaves_nodes_up=True, needs=("clock_faults",),
+          refused=" takes no clock faults: libfaketime moves only clocks read through libc, and Go programs "
+                  "such as etcd read theirs through the vDSO", on_this_machine=True),  # fmt: skip
+    # Voter changes among faults: a follower's disk lost and the leader killed
+    # before it is added again (its vote must not count under the old
+    # identity), or one or two followers removed at once; then all rejoin.
+    Fault("membership", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS,
+          makes="shrink", reshapes=True),  # fmt: skip
+    # Elections under stress: slow links, the leader killed, then nodes
+    # bounced every few hundred milliseconds until the interval ends.
+    Fault("churn", "link", "heal-all", LINK_COLOUR, guided=False, leaves_nodes_up=True, makes="latency"),
+    # Voters removed (membership's own operation), and the changes the nemesis
+    # makes in passing: voters (the reference quorum) or members (etcd: a
+    # learner added, then promoted) added and removed, observers started.
+    Fault("shrink", "node", "rejoin", "#5d4037", bookkeeping=True),
+    Fault("add-voter", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+    Fault("remove-voter", "node", None, INSTANT_COLOUR, bookkeeping=True),
+    Fault("add-learner", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+    Fault("promote", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+    Fault("remove-member", "node", None, INSTANT_COLOUR, bookkeeping=True),
+    Fault("start-observers", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+)
+BY_NAME = {fault.name: fault for fault in CATALOGUE}
+# What `--nemesis` names, in the catalogue's order.
+KINDS = tuple(fault.name for fault in CATALOGUE if not fault.bookkeeping)
+# Operations over once made (they open no window in force).
+INSTANT = frozenset(fault.name for fault in CATALOGUE if fault.instant)
+# Each recovery and the operations it ends (heal-all: every one).
+RECOVERIES = {
+    **{recovery: tuple(f.name for f in CATALOGUE if f.recovery == recovery and not f.makes)
+       for recovery in dict.fromkeys(f.recovery for f in CATALOGUE if f.recovery and f.recovery != "heal-all")},
+    "heal-all": None,
+}  # fmt: skip
+# Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
+COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))
+
+
+def of_kind(hits: str, guided: bool | None = None) -> tuple[str, ...]:
+    """The `--nemesis` kinds that hit `hits` (and are guided or not, when given)."""
+    return tuple(f.name for f in CATALOGUE if f.hits == hits and not f.bookkeeping and (guided is None or f.guided == guided))

@@ -1,0 +1,60 @@
+"""`splitbrain targets`: what each target is and takes, read off its
+declarations (targets/options.py, its capabilities) and the fault catalogue
+(checkers/faults.py): its detected version, its options with their defaults,
+its workloads, its capabilities, and the faults it takes on each backend, as
+a run's validation decides them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import targets
+from checkers.faults import KINDS
+from harness.run import CHOICES, RunConfig
+
+
+def describe(name: str) -> dict:
+    """One target as data (what `splitbrain targets --json` prints)."""
+    target = targets.get(name)
+    capabilities = target.capabilities.as_json()
+    return {
+        "name": name,
+        "versions": target.versions(),
+        "workloads": capabilities.pop("workloads"),
+        "capabilities": {k: v for k, v in capabilities.items() if v not in (False, None)},
+        "options": [{"name": o.name, "flag": o.flag, "default": o.normal(o.default), "help": o.help,
+                     **({"choices": list(o.choices)} if o.is_list else {}),
+                     **({"least": o.least, "most": o.most} if type(o.default) is int else {})} for o in target.options],  # fmt: skip
+        "faults": {backend: taken(name, backend) for backend in CHOICES["backend"]},
+    }
+
+
+def taken(name: str, backend: str) -> list[str]:
+    """The fault kinds a run of target `name` on `backend` takes (the random strategy draws them all)."""
+    base = RunConfig(target=name, backend=backend, nodes=3, nemesis=[], nemesis_strategy="random")
+    found = []
+    for kind in KINDS:
+        try:
+            replace(base, nemesis=[kind], net=None)._check_capabilities(targets.get(name))
+        except ValueError:
+            continue
+        found.append(kind)
+    return found
+
+
+def text(described: dict) -> str:
+    """One target as a person reads it."""
+    capabilities = ", ".join(k if v is True else f"{k}={v}" for k, v in described["capabilities"].items())
+    lines = [f"{described['name']}: " + ", ".join(f"{k} {v}" for k, v in described["versions"].items()),
+             f"  workloads: {', '.join(described['workloads'])}", f"  capabilities: {capabilities or 'none'}", "  options:"]  # fmt: skip
+    for option in described["options"]:
+        default = option["default"]
+        shown = ", ".join(default) or "none" if isinstance(default, list) else str(default).lower()
+        limits = f"; {option['least']} to {option['most']}" if "least" in option else ""
+        names = f"; one of {', '.join(option['choices'])}" if option.get("choices") else ""
+        lines.append(f"    {option['flag']:<28} {option['help']} (campaign key {option['name']}, default {shown}{limits}{names})")
+    if not described["options"]:
+        lines.append("    none")
+    lines.append("  faults:")
+    lines += [f"    {backend}: {', '.join(kinds) or 'none'}" for backend, kinds in described["faults"].items()]
+    return "\n".join(lines)

@@ -1,0 +1,64 @@
+"""The fault catalogue (checkers/faults.py) is the one list of faults: what
+the executor makes is in it, what reads faults takes them from it, and each
+entry's recovery is one the executor makes."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import targets
+from checkers import availability, coverage, faults
+from checkers.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
+from harness.run import RunConfig
+from nemesis import guided, schedule
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def performed() -> set[str]:
+    """Every operation name `Nemesis.perform` compares `f` with."""
+    tree = ast.parse((ROOT / "nemesis/executor.py").read_text())
+    perform = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "perform")
+    names = set()
+    for node in ast.walk(perform):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == "f":
+            for right in node.comparators:
+                names |= {c.value for c in ast.walk(right) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return names
+
+
+def test_every_operation_the_executor_makes_is_a_catalogued_fault_or_a_recovery():
+    made = performed()
+    assert made, "no operation found in Nemesis.perform"
+    assert made - set(BY_NAME) - set(RECOVERIES) == set()
+    operations = {f.operation for f in CATALOGUE if not f.bookkeeping or f.name == "shrink"} | {"start-observers"}
+    assert operations <= made, operations - made
+
+
+def test_every_recovery_ends_what_names_it_and_instants_have_none():
+    for fault in CATALOGUE:
+        if fault.recovery and fault.recovery != "heal-all" and not fault.makes:
+            assert fault.name in RECOVERIES[fault.recovery]
+        assert (fault.name in INSTANT) == (fault.recovery is None and fault.makes is None)
+        assert fault.hits in ("node", "link") and fault.colour.startswith("#")
+        assert bool(fault.needs) == bool(fault.refused), fault.name
+
+
+def test_the_readers_take_their_faults_from_the_catalogue():
+    assert list(schedule.FAULTS) == list(KINDS)
+    assert {k: v[1] for k, v in schedule.FAULTS.items()} == {k: BY_NAME[k].recovery for k in KINDS}
+    assert set(guided.GUIDED_FAULTS) == {f.name for f in CATALOGUE if f.guided and not f.bookkeeping}
+    assert availability.INSTANT is INSTANT and availability.RECOVERIES is RECOVERIES
+    assert set(faults.COUNTED) >= set(guided.NODE_FAULTS) and "start-observers" not in faults.COUNTED
+    assert coverage.cell("latency", [["n1", "n2"]], {"n1": "leader"}, [])["role"] == "links"
+
+
+def test_a_fault_the_target_lacks_the_capability_for_is_refused_with_its_reason():
+    for fault in (f for f in CATALOGUE if f.needs and not f.bookkeeping):
+        try:
+            RunConfig(target="etcd", nemesis=[fault.name], nemesis_strategy="random").validate()
+        except ValueError as error:
+            assert str(error) == f"nemesis: etcd{fault.refused}", fault.name
+        else:
+            assert any(getattr(targets.get("etcd").capabilities, need) for need in fault.needs), fault.name
