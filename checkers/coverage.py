@@ -74,8 +74,11 @@ def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str])
     elif fault in BY_NAME and BY_NAME[fault].hits == "link":
         role = "links"
     else:
-        roles = {role_of(states.get(node)) for node in touched if isinstance(node, str)}
+        hit = {node for node in touched if isinstance(node, str)}
+        roles = {role_of(states.get(node)) for node in hit}
         role = next((r for r in ("leader", "candidate", "follower", "other") if r in roles), "other")
+        if len(hit) > 1 and len(hit) * 2 > len(states):  # many nodes at one instant (a power loss)
+            role = "all" if hit >= set(states) else "majority"
     return {"fault": fault, "role": role, "with": context(in_force, states)}
 
 

@@ -45,6 +45,9 @@ class Fault:
     reshapes: bool = False
     # Made by the nemesis in the course of others, never named by `--nemesis`.
     bookkeeping: bool = False
+    # May hit a majority, or every node, at the same instant (a power loss of
+    # nodes sharing a feed), besides one node or a minority.
+    at_once: bool = False
 
     @property
     def operation(self) -> str:
@@ -69,13 +72,16 @@ CATALOGUE = (
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     Fault("wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True),
     # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
-    Fault("lose-unfsynced", "node", None, INSTANT_COLOUR, needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
+    Fault("lose-unfsynced", "node", None, INSTANT_COLOUR, needs=("lazy_disks",), refused=LAZY, on_this_machine=True,
+          at_once=True),
     # A full disk (writes that add a byte fail with ENOSPC), then room again
     # (and a node that stopped on it started again).
     Fault("disk-full", "node", "disk-space", "#00796b", needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
-    # The tail of a stopped node's log damaged (bytes cut off or a bit flipped), and the node started.
-    Fault("corrupt", "node", None, INSTANT_COLOUR, needs=("log_files",),
-          refused=" names no log file whose tail corrupt could damage", on_this_machine=True),  # fmt: skip
+    # One of a stopped node's data files damaged (a bit flipped, or bytes cut
+    # off: at its log's tail, anywhere in blocks, snapshots or metadata), and
+    # the node started.
+    Fault("corrupt", "node", None, INSTANT_COLOUR, needs=("data_files",),
+          refused=" names no data files that corrupt could damage", on_this_machine=True),  # fmt: skip
     # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
     Fault("clock", "node", "clock-reset", "#1565c0", leaves_nodes_up=True, needs=("clock_faults",),
           refused=" takes no clock faults: libfaketime moves only clocks read through libc, and Go programs "
@@ -112,6 +118,10 @@ RECOVERIES = {
 }  # fmt: skip
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
 COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))
+
+
+# Where a fault that may hit many nodes at once is aimed, besides the roles.
+AT_ONCE = ("majority", "all")
 
 
 def of_kind(hits: str, guided: bool | None = None) -> tuple[str, ...]:

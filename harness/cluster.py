@@ -187,33 +187,41 @@ class ClusterBase:
             raise RuntimeError(f"{fault} {node}: its data directory is not on the lose-unfsynced filesystem")
         (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(command)
 
-    def corrupt(self, node: str, rng) -> dict:
-        """Damage the tail of the node's log (it must be stopped), durably:
-        1 to 64 bytes cut off its end, or one bit flipped among its last 64
-        bytes. Returns what was damaged."""
+    def corrupt(self, node: str, rng, kind: str | None = None) -> dict:
+        """Damage one of the node's data files (it must be stopped), durably:
+        of `kind`, or of a kind drawn among those the target names that have
+        a file with data. A log loses 1 to 64 bytes off its end or has one
+        bit flipped among its last 64 (a torn write); any other file is cut,
+        or has a bit flipped, anywhere. Returns what was damaged: the kind,
+        the file, the mode and the byte offset."""
         if self.running(node):
             raise RuntimeError(f"corrupt {node}: the node is running")
-        logs = sorted(path for path in self.data_dir(node).glob(self.target.capabilities.log_files or "") if path.is_file())
-        size = logs[-1].stat().st_size if logs else 0
-        if not size:
-            raise RuntimeError(f"corrupt {node}: no log written yet")
-        path = logs[-1]
-        span = min(64, size)
-        with open(path, "r+b") as log:
+        found = {}
+        for name, pattern in self.target.capabilities.data_files:
+            files = sorted(p for p in self.data_dir(node).glob(pattern) if p.is_file() and p.stat().st_size)
+            if files and kind in (None, name):
+                found[name] = files
+        if not found:
+            raise RuntimeError(f"corrupt {node}: no {kind or 'data'} file written yet")
+        kind = rng.choice(sorted(found)) if len(found) > 1 else next(iter(found))
+        path = found[kind][-1] if kind == "log" else rng.choice(found[kind])
+        size = path.stat().st_size
+        start = size - min(64, size) if kind == "log" else 0
+        with open(path, "r+b") as damaged:
             if rng.random() < 0.5:
-                cut = rng.randint(1, span)
-                log.truncate(size - cut)
-                damage = {"mode": "truncate", "at": size - cut, "bytes": cut}
+                at = rng.randrange(start, size)
+                damaged.truncate(at)
+                damage = {"mode": "truncate", "at": at, "bytes": size - at}
             else:
-                at = size - rng.randint(1, span)
-                log.seek(at)
-                byte = log.read(1)[0] ^ (1 << rng.randrange(8))
-                log.seek(at)
-                log.write(bytes([byte]))
+                at = rng.randrange(start, size)
+                damaged.seek(at)
+                byte = damaged.read(1)[0] ^ (1 << rng.randrange(8))
+                damaged.seek(at)
+                damaged.write(bytes([byte]))
                 damage = {"mode": "flip", "at": at, "bytes": 1}
-            log.flush()
-            os.fsync(log.fileno())
-        return {"file": str(path.relative_to(self.data_dir(node))), **damage}
+            damaged.flush()
+            os.fsync(damaged.fileno())
+        return {"kind": kind, "file": str(path.relative_to(self.data_dir(node))), **damage}
 
     def unmount_disks(self) -> None:
         for node, process in self.disks.items():

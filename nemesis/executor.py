@@ -100,7 +100,7 @@ class Nemesis:
             touched: list = []
             for node in self.aimed(args, rng):
                 self.cluster.kill(node)
-                touched += [node, self.cluster.corrupt(node, rng)]  # what was damaged, for the history
+                touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
                 self.cluster.start(node)
                 self.paused.discard(node)
                 self.down.discard(node)
@@ -109,6 +109,8 @@ class Nemesis:
             nodes = self.aimed(args)
             if f == "wipe" and self.member_changes:
                 return MemberChanges(self).wipe(nodes)
+            if f == "lose-unfsynced" and len(nodes) > 1:
+                return self.power_loss(nodes)
             for node in nodes:
                 self.fault_node(f, node)
             return nodes
@@ -157,6 +159,20 @@ class Nemesis:
             cluster.start(node)
             self.paused.discard(node)
             self.down.discard(node)
+
+    def power_loss(self, nodes: list[str]) -> list[str]:
+        """Several nodes' power lost at one instant: all killed first, then
+        each one's unfsynced writes dropped, then all started, so none comes
+        back while another still holds what it had not made durable."""
+        for node in nodes:
+            self.cluster.kill(node)
+        for node in nodes:
+            self.cluster.lose(node)
+        for node in nodes:
+            self.cluster.start(node)
+            self.paused.discard(node)
+            self.down.discard(node)
+        return nodes
 
     @property
     def member_changes(self) -> bool:
@@ -274,7 +290,10 @@ class Nemesis:
         if target == "candidate":  # a node mid-election, if there is one
             running = [n for n in live if (self.cluster.status(n) or {}).get("state") in CANDIDATE_STATES]
             return [rng.choice(running)] if running else [rng.choice(live)]
-        if target == "minority":
-            count = min(len(live), (len(self.cluster.ids) - 1) // 2)
+        if target in ("minority", "majority"):
+            size = len(self.cluster.ids)
+            count = min(len(live), (size - 1) // 2 if target == "minority" else size // 2 + 1)
             return sorted(rng.sample(live, count))
+        if target == "all":
+            return sorted(live)
         return [rng.choice(live)]

@@ -32,7 +32,7 @@ from functools import partial
 from pathlib import Path
 
 from checkers.coverage import context as context_of, role_of
-from checkers.faults import CATALOGUE, of_kind
+from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
 
 from . import clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
@@ -189,8 +189,10 @@ class Guide:
         found = []
         for kind in self.kinds:
             if kind in NODE_FAULTS:
+                # A fault that may hit many at once (a power loss) is also aimed at a majority, and at all.
+                many = AT_ONCE if BY_NAME[kind].at_once and len(seen.states) > 1 else ()
                 found += [Choice((kind, role, context), kind, {"target": role, "seed": self.rng.randrange(2**31)})
-                          for role in roles]  # fmt: skip
+                          for role in (*roles, *many)]  # fmt: skip
             elif kind == "clock":
                 found += [Choice(("clock", role, context), "clock",
                                  {"target": role, "seed": self.rng.randrange(2**31), **clock.draw(self.rng)}) for role in roles]  # fmt: skip

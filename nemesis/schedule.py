@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from checkers.faults import BY_NAME, KINDS
+from checkers.faults import AT_ONCE, BY_NAME, KINDS
 
 from . import clock
 
@@ -108,7 +108,9 @@ def generate(
             at += 2 * interval_s
             continue
         else:
-            args = {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31)}
+            # A fault that may hit many nodes at once (a power loss) may also hit a majority, or all.
+            aims = (*TARGETS, *AT_ONCE) if BY_NAME[kind].at_once else TARGETS
+            args = {"target": rng.choice(aims), "seed": rng.randrange(2**31)}
         ops.append(NemesisOp(at, fault, args))
         if recovery is not None:
             ops.append(NemesisOp(at + interval_s, recovery, {"of": fault}))

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from checkers.availability import fault_windows
-from checkers.faults import BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
+from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
@@ -31,8 +31,8 @@ MAX_ROWS = 400
 # The rows an anomaly is about (a linearizable prefix is context, not blame: it is not outlined).
 ROW_FIELDS = ("index", "window")
 MAX_FOCUSED = 3
-ROLE_ORDER = ("leader", "follower", "candidate", "other", "leader-cut-off", "leader-mute", "follower-orphaned",
-              "followers-cut-off", "links")
+ROLE_ORDER = ("leader", "follower", "candidate", "other", "majority", "all", "leader-cut-off", "leader-mute",
+              "follower-orphaned", "followers-cut-off", "links")
 TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
 STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
@@ -250,8 +250,9 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
     partition = ("leader-cut-off", "leader-mute", "follower-orphaned", "followers-cut-off")
+    many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
     return {"partition": partition, "latency": ("links",)}.get(
-        fault, ("leader", "follower", "candidate", "other"))
+        fault, ("leader", "follower", "candidate", "other", *many))
 
 
 def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:

@@ -42,10 +42,13 @@ class Capabilities:
     - `clock_faults`: the node reads the clock through libc, so libfaketime
       (harness/faketime.py) can move it. Go programs (etcd) read it through
       the vDSO, out of libfaketime's reach.
-    - `log_files`: where in its data directory the node keeps its log (a
-      glob; the last match is the newest), whose tail `corrupt` damages;
-      what the node then does (refuse to start, or cut the log back) is the
-      target's to document.
+    - `data_files`: the node's files by kind, each a glob in its data
+      directory (the last match is the newest): `log` (its replicated log,
+      whose tail `corrupt` damages, as a torn write would), and any of
+      `blocks` (stored data), `snapshots` and `metadata` (term, vote, peers),
+      where `corrupt` flips a bit or cuts the file anywhere. What the node
+      then does (refuse to start, cut the log back, lose data) is the
+      target's to document, and the checkers' to judge.
     - `transitions_name_vote`: the node's logged state transitions name its
       vote in their epoch (null: none), from its start on, so a vote that
       vanishes in the same epoch (a restart that forgot it) is seen. etcd's
@@ -60,11 +63,11 @@ class Capabilities:
     member_changes: bool = False
     lazy_disks: bool = False
     clock_faults: bool = False
-    log_files: str | None = None
+    data_files: tuple[tuple[str, str], ...] = ()
     transitions_name_vote: bool = False
 
     def as_json(self) -> dict:
-        return {**asdict(self), "workloads": list(self.workloads)}
+        return {**asdict(self), "workloads": list(self.workloads), "data_files": dict(self.data_files)}
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ class KRaft(Target):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
-                                clock_faults=True, log_files="log.bin",
+                                clock_faults=True, data_files=(("log", "log.bin"),),
                                 transitions_name_vote=True)  # fmt: skip
     options = (
         Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),

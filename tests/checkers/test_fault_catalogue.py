@@ -5,6 +5,7 @@ entry's recovery is one the executor makes."""
 from __future__ import annotations
 
 import ast
+import random
 from pathlib import Path
 
 import targets
@@ -62,3 +63,16 @@ def test_a_fault_the_target_lacks_the_capability_for_is_refused_with_its_reason(
             assert str(error) == f"nemesis: etcd{fault.refused}", fault.name
         else:
             assert any(getattr(targets.get("etcd").capabilities, need) for need in fault.needs), fault.name
+
+
+def test_a_fault_that_hits_many_at_once_is_aimed_and_counted_as_a_majority_or_all():
+    states = {"n1": "leader", "n2": "follower", "n3": "follower", "n4": "follower", "n5": "follower"}
+    assert coverage.cell("lose-unfsynced", ["n1", "n2", "n3"], states, [])["role"] == "majority"
+    assert coverage.cell("lose-unfsynced", sorted(states), states, [])["role"] == "all"
+    assert coverage.cell("kill", ["n2", "n3"], states, [])["role"] == "follower"
+    guide = guided.Guide(random.Random(0), ["lose-unfsynced", "kill"])
+    aims = {(c.f, c.args["target"]) for c in guide.choices(guided.Observation(states))}
+    assert {("lose-unfsynced", "majority"), ("lose-unfsynced", "all")} <= aims
+    assert not {("kill", "majority"), ("kill", "all")} & aims
+    drawn = schedule.generate(random.Random(3), ["lose-unfsynced"], 600, 3, 5)
+    assert {op.args["target"] for op in drawn if op.f == "lose-unfsynced"} >= {"majority", "all"}
