@@ -11,14 +11,12 @@ import re
 import subprocess
 from pathlib import Path
 
-import targets
+from targets import packages
 
 # What every node container needs (the link proxy server, iptables cuts, sshd
 # for the SSH backend's tests), then what each registered target needs.
 BASE_PACKAGES = ("python3", "iproute2", "iptables", "procps", "openssh-server", "libfaketime")
-PACKAGES = BASE_PACKAGES + tuple(
-    dict.fromkeys(p for name in targets.names() for p in targets.get(name).image_packages if p not in BASE_PACKAGES)
-)
+PACKAGES = BASE_PACKAGES + tuple(p for p in packages.listed("debian") if p not in BASE_PACKAGES)
 # Bump when scripts/build-image.sh changes what goes into the image.
 RECIPE = 2
 IMAGE = "splitbrain-node:bookworm-" + hashlib.sha256(f"{RECIPE}:{','.join(PACKAGES)}".encode()).hexdigest()[:8]

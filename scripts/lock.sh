@@ -10,6 +10,10 @@ scripts/bootstrap.sh
 if ! .venv/bin/python -m piptools --version >/dev/null 2>&1; then
     .venv/bin/python -m pip install --quiet pip-tools
 fi
+# Each target's client packages (Target.python_packages) are locked with the rest.
+clients=$(mktemp --suffix=.in)
+trap 'rm -f "$clients"' EXIT
+.venv/bin/python -m targets.packages python > "$clients"
 CUSTOM_COMPILE_COMMAND=scripts/lock.sh .venv/bin/python -m piptools compile --quiet --upgrade --extra dev --strip-extras --no-emit-index-url \
-    --no-emit-find-links --output-file constraints.txt pyproject.toml
+    --no-emit-find-links --output-file constraints.txt pyproject.toml "$clients"
 echo "lock: constraints.txt written; scripts/bootstrap.sh installs from it"

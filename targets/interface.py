@@ -129,8 +129,12 @@ class Target(ABC):
     # The settings a run may give this target (targets/options.py): the
     # command line's flags and campaign files' keys come from these.
     options: tuple[Option, ...] = ()
-    # Debian packages the node image must hold for this target.
+    # Debian packages the node image must hold for this target (the set-up
+    # installs them on this machine too, for the local backend).
     image_packages: tuple[str, ...] = ()
+    # Python packages the harness needs to talk to it (its client library),
+    # as pip requirements; the set-up installs them at constraints.txt's versions.
+    python_packages: tuple[str, ...] = ()
     # Folders of this repository an SSH host needs (copied over SFTP).
     ssh_sources: tuple[str, ...] = ()
     # Ports a node listens on besides its raft and client ones (an HTTP

@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {"targets", "targets.interface", "targets.options"}
+ALLOWED = {"targets", "targets.interface", "targets.options", "targets.packages"}
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
