@@ -257,14 +257,16 @@ class Nemesis:
 
     def leader(self) -> str | None:
         """The node that says it leads in the highest epoch, among those that
-        can answer (asking a paused or dead node only waits out a timeout)."""
+        can answer (asking a paused or dead node only waits out a timeout);
+        where the target's status names no epoch, the first that says it leads."""
         best = None
         for node in self.cluster.ids:
             if node in self.down | self.paused:
                 continue
             status = self.cluster.status(node)
-            if status and status.get("state") == "leader" and (best is None or status["epoch"] > best[0]):
-                best = (status["epoch"], node)
+            epoch = status.get("epoch") if status else None
+            if status and status.get("state") == "leader" and (best is None or (epoch or -1) > best[0]):
+                best = (epoch or -1, node)
         return best[1] if best else None
 
     def aimed(self, args: dict, rng: random.Random | None = None) -> list[str]:
