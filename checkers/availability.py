@@ -148,7 +148,8 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
     begun = -1  # the latest epoch some node has stood for or won
     found = []
     for time_ns, node, now, epoch_now in columns(transitions, "time_ns", "node", "state", "epoch"):
-        epoch_now = int(epoch_now)
+        # A transition that names no epoch (NATS logs none with a follower's) stays in the node's last known one.
+        epoch_now = int(epoch_now) if pd.notna(epoch_now) else state.get(node, (None, -1, time_ns))[1]
         if now in ("candidate", "leader"):
             stood.setdefault(epoch_now, node)
             begun = max(begun, epoch_now)

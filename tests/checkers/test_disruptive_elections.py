@@ -137,3 +137,12 @@ def test_a_leader_that_resigns_once_another_has_won_a_later_epoch_was_unseated()
     events.sort(key=lambda e: e["time_ns"])
     [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
     assert found == {"time_ns": int(3.0 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}
+
+
+def test_a_step_down_that_names_no_epoch_is_judged_by_the_later_epoch_begun():
+    """NATS logs no term with a switch to follower: a leader that steps down
+    once another stood for a later epoch is unseated all the same."""
+    assert run([], later=[{"time_ns": int(2.6 * S), "node": "n3", "event": "transition", "state": "follower",
+                           "epoch": None, "source": "log"}]) == 1  # fmt: skip
+    assert run([(2.2, "kill", ["n1"])], later=[{"time_ns": int(2.6 * S), "node": "n1", "event": "transition",
+                                                "state": "follower", "epoch": None, "source": "log"}]) == 0  # fmt: skip
