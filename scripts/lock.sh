@@ -10,9 +10,9 @@ scripts/bootstrap.sh
 if ! .venv/bin/python -m piptools --version >/dev/null 2>&1; then
     .venv/bin/python -m pip install --quiet pip-tools
 fi
-# Each target's client packages (Target.python_packages) are locked with the rest.
-clients=$(mktemp --suffix=.in)
-trap 'rm -f "$clients"' EXIT
+# Each target's client packages (Target.python_packages) are locked with the rest
+# (listed in a file of the virtualenv's, so constraints.txt names the same source each time).
+clients=.venv/target-clients.in
 .venv/bin/python -m targets.packages python > "$clients"
 CUSTOM_COMPILE_COMMAND=scripts/lock.sh .venv/bin/python -m piptools compile --quiet --upgrade --extra dev --strip-extras --no-emit-index-url \
     --no-emit-find-links --output-file constraints.txt pyproject.toml "$clients"
