@@ -52,7 +52,8 @@ def test_every_target_declares_sound_options():
         assert len({option.name for option in declared}) == len(declared), name
         for option in declared:
             assert option.help and option.problem(option.normal(option.default)) is None, (name, option)
-        assert targets.get(name).node_args(settings(declared, {})), name
+        args = targets.get(name).node_args(settings(declared, {}))
+        assert isinstance(args, tuple) and all(isinstance(a, str) for a in args), name
 
 
 def test_the_command_line_refuses_another_targets_option_in_one_line():
