@@ -9,7 +9,7 @@ import importlib
 from targets.interface import Target
 
 # name -> the module whose TARGET implements targets.interface.Target
-REGISTRY = {"kraft": "targets.kraft.target", "etcd": "targets.etcd.target"}
+REGISTRY = {"kraft": "targets.kraft.target", "etcd": "targets.etcd.target", "nats": "targets.nats.target"}
 
 
 def names() -> tuple[str, ...]:

@@ -1,0 +1,128 @@
+"""One nats-py connection to one server, turning workload operations into
+completions.
+
+- `append`: the stream `LOG` (subject `log`). The client reads the stream's
+  last sequence, then publishes expecting it (`Nats-Expected-Last-Sequence`):
+  the record lands right after what was read, or not at all (a rejected
+  expectation, err_code 10071, is definite). The offset is where the ack
+  says it landed (sequence - 1, so offsets start at 0 as in a log), and an
+  ack naming another place than the one expected is recorded as such.
+- `register`: the bucket `reg` (stream `KV_reg`, history 1). A read is a
+  get (the stream leader answers, or with `serializable_reads` any replica:
+  a direct get); a write a put; a cas reads the key's entry and, when it
+  holds the expected value, updates it expecting that entry's revision.
+
+Errors: a timeout or a lost connection raises (the harness records the
+operation as indeterminate); a rejected expectation or a read that
+found another value is a definite failure; "no responders" (503: no server
+had the stream's API subscribed, so nothing took the request) is a definite
+failure the checkers can contradict (a failed append found in a final log
+is named by committed-data-loss); any other API error is indeterminate.
+"""
+
+from __future__ import annotations
+
+import json
+
+import nats
+from nats.errors import NoRespondersError
+from nats.js.api import KeyValueConfig, StorageType, StreamConfig
+from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError, NotFoundError
+
+from targets.interface import TargetClient
+
+STREAM, SUBJECT, BUCKET = "LOG", "log", "reg"
+WRONG_LAST_SEQUENCE = 10071
+
+
+class NatsClient(TargetClient):
+    def __init__(self, connection, replicas: int, serializable_reads: bool, timeout_s: float) -> None:
+        self.connection = connection
+        self.js = connection.jetstream(timeout=timeout_s)
+        self.replicas = replicas
+        self.serializable_reads = serializable_reads
+        self.kv = None
+        self.stream_ready = False
+
+    @classmethod
+    async def connect(cls, address: tuple[str, int], timeout_s: float, settings: dict) -> NatsClient:
+        connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s,
+                                        allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)  # fmt: skip
+        return cls(connection, settings["replicas"], settings["serializable_reads"], timeout_s)
+
+    async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+        if self.connection.is_closed:  # the harness makes a new client for the next operation
+            raise ConnectionError("the connection closed")
+        try:
+            await self._ready(f, timeout_s)
+        except (nats.errors.Error, OSError) as error:  # nothing of the operation was sent
+            return {"type": "fail", "value": value, "error": f"not ready: {_described(error)}"}
+        try:
+            if f == "append":
+                return await self._append(value, timeout_s)
+            if f == "read":
+                entry = await self._entry(key, timeout_s)
+                return {"type": "ok", "value": None if entry is None else json.loads(entry.value)}
+            if f == "write":
+                await self.kv.put(key, json.dumps(value).encode())
+                return {"type": "ok", "value": value}
+            if f == "cas":
+                return await self._cas(key, value, timeout_s)
+        except KeyWrongLastSequenceError as error:
+            return {"type": "fail", "value": value, "error": f"wrong last sequence: {error}"}
+        except (NoRespondersError, NoStreamResponseError) as error:
+            return {"type": "fail", "value": value, "error": f"no responders: {_described(error)}"}
+        except APIError as error:  # a read that errs changed nothing
+            definite = f == "read" or error.err_code == WRONG_LAST_SEQUENCE
+            return {"type": "fail" if definite else "info", "value": value, "error": _described(error)}
+        except nats.errors.Error as error:  # the connection closed or broke: the harness records it indeterminate
+            raise ConnectionError(_described(error)) from None
+        raise ValueError(f"nats: no operation {f!r}")
+
+    async def _ready(self, f: str, timeout_s: float) -> None:
+        """The workload's stream or bucket, made on first use (the same
+        configuration from every client: making it again is no change)."""
+        if f == "append" and not self.stream_ready:
+            await self.js.add_stream(StreamConfig(name=STREAM, subjects=[SUBJECT], num_replicas=self.replicas,
+                                                  storage=StorageType.FILE, allow_direct=True))  # fmt: skip
+            self.stream_ready = True
+        elif f != "append" and self.kv is None:
+            self.kv = await self.js.create_key_value(KeyValueConfig(bucket=BUCKET, history=1, replicas=self.replicas,
+                                                                    direct=self.serializable_reads))  # fmt: skip
+
+    async def _append(self, value: object, timeout_s: float) -> dict:
+        try:
+            last = (await self.js.stream_info(STREAM)).state.last_seq
+        except (NoRespondersError, NoStreamResponseError, APIError, TimeoutError) as error:  # nothing was written
+            return {"type": "fail", "value": value, "error": f"read: {_described(error)}"}
+        ack = await self.js.publish(SUBJECT, json.dumps(value).encode(), timeout=timeout_s,
+                                    headers={"Nats-Expected-Last-Sequence": str(last)})  # fmt: skip
+        done = {"type": "ok", "value": value, "offset": ack.seq - 1}
+        if ack.seq != last + 1:
+            done["error"] = f"acknowledged at sequence {ack.seq}, expected {last + 1}"
+        return done
+
+    async def _entry(self, key: str, timeout_s: float):
+        try:
+            return await self.kv.get(key)
+        except (KeyNotFoundError, NotFoundError):
+            return None
+
+    async def _cas(self, key: str, value: list, timeout_s: float) -> dict:
+        expected, new = value
+        entry = await self._entry(key, timeout_s)
+        if entry is None or json.loads(entry.value) != expected:
+            return {"type": "fail", "value": value, "error": "cas-mismatch"}
+        await self.kv.update(key, json.dumps(new).encode(), last=entry.revision)
+        return {"type": "ok", "value": value}
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+
+def _described(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+async def quiet(error: Exception) -> None:
+    """nats-py reports a broken connection here as well as to the caller; the caller's is recorded."""

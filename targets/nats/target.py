@@ -1,0 +1,170 @@
+"""NATS JetStream 2.9.10 behind the target interface (`targets/interface.py`):
+nats-server from Debian's package, run with flags (no config file: the
+harness needs no system account), JetStream on, debug logging for the Raft
+lines, its HTTP monitor as a further listener for each server's own view
+(`/jsz`), nats-py as the client (client.py), the log as events (logs.py).
+
+A server dials its routes at the addresses the harness gives and
+advertises the one the harness chooses (`--cluster_advertise`), so the
+gossip of routes never bypasses what cuts a link; one route carries a
+pair's traffic both ways, so links are cut per pair (no `peer_routes`).
+Go reads the clock through the vDSO: no clock faults. Acks carry no term,
+so an `ok` proves no leadership.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import nats
+
+from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.options import Option
+
+from . import logs
+from .client import STREAM, NatsClient, quiet
+from .logs import WORKLOAD_STREAMS
+
+CLUSTER = "splitbrain"
+STORE = "jetstream/$G/streams"
+
+
+class Nats(Target):
+    name = "nats"
+    capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
+                                workloads=("register", "append"), peer_routes=False, lazy_disks=True,
+                                data_files=(("log", "jetstream/$SYS/_js_/*/msgs/*.blk"),
+                                            ("blocks", f"{STORE}/*/msgs/*.blk"),
+                                            ("snapshots", "jetstream/$SYS/_js_/*/snapshots/*"),
+                                            ("metadata", f"{STORE}/*/meta.inf")))  # fmt: skip
+    options = (
+        Option("serializable_reads", False, "reads any replica answers from its own state (a direct get)"),
+        Option("replicas", 3, "replicas of the workload's stream or bucket", least=1, most=5),
+    )
+    image_packages = ("nats-server",)
+    python_packages = ("nats-py",)
+    listeners = ("monitor",)
+    log_file = "node.log"
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[str, int], str] = {}  # monitor address -> server name
+
+    def node_args(self, settings: dict) -> tuple[str, ...]:
+        return ()
+
+    def versions(self) -> dict[str, str]:
+        binary = shutil.which("nats-server")
+        if binary is None:
+            return {"nats-server": "not installed on the harness machine"}
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        return {"nats-server": out.removeprefix("nats-server: ")}
+
+    def new_directory_id(self) -> str:
+        return ""
+
+    def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
+        Path(data_dir).mkdir(parents=True, exist_ok=True)
+
+    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
+                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+        return ["mkdir", "-p", data_dir]
+
+    def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
+        """`env` execs the server, so signals reach nats-server's own pid. A
+        single node runs JetStream on its own (a cluster needs routes)."""
+        host, _, port = spec.client_listen.rpartition(":")
+        monitor = spec.listen["monitor"].rpartition(":")[2]
+        routes = ",".join(f"nats://{address}" for _, address in sorted(spec.peers.items()))
+        cluster = [f"--cluster_name={CLUSTER}", f"--cluster=nats://{spec.raft_listen}",
+                   f"--cluster_advertise={spec.raft_address}", f"--routes={routes}"] if routes else []  # fmt: skip
+        return ["env", "TZ=UTC", "nats-server", f"--server_name={spec.node}", f"--addr={host}", f"--port={port}",
+                f"--http_port={monitor}", "--jetstream", f"--store_dir={spec.data_dir}", *cluster, "--debug", *options]  # fmt: skip
+
+    async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
+        try:
+            return await NatsClient.connect(address, timeout_s, settings)
+        except Exception as error:  # nats-py raises its own errors for a refused or lost connection
+            raise ConnectionRefusedError(f"{type(error).__name__}: {error}") from None
+
+    def status(self, address, timeout_s: float) -> dict | None:
+        """The server's own view (`/jsz`): of the workload's stream where it
+        exists (its leader, and the last sequence this server holds as
+        `hwm`), else of the metadata group."""
+        try:
+            me = self._name(address, timeout_s)
+            jsz = _monitor(address, "jsz?accounts=true&streams=true", timeout_s)
+        except (OSError, ValueError):
+            return None
+        streams = _workload_streams(jsz)
+        hwm = int((streams[0].get("state") or {}).get("last_seq", 0)) if streams else 0
+        if "meta_cluster" not in jsz:  # a server on its own leads what it holds
+            leader = me
+        elif streams:
+            leader = (streams[0].get("cluster") or {}).get("leader") or None
+        else:
+            leader = jsz["meta_cluster"].get("leader") or None
+        state = "leader" if leader is not None and leader == me else "follower" if leader else "no-leader"
+        return {"node": me, "state": state, "epoch": None, "leader": leader, "hwm": hwm, "log_end_offset": hwm}
+
+    def _name(self, address, timeout_s: float) -> str:
+        """The server's name (`/varz`), asked once per address."""
+        monitor = address.listeners["monitor"]
+        if monitor not in self.names:
+            self.names[monitor] = _monitor(address, "varz", timeout_s)["server_name"]
+        return self.names[monitor]
+
+    def status_event(self, status: dict, time_ns: int) -> dict:
+        """A poll's view: the leader it names, with no term (NATS shows none)."""
+        return {"time_ns": time_ns, "node": status["node"], "event": "status", "state": status.get("state"),
+                "epoch": None, "leader": status.get("leader"), "offset": status.get("log_end_offset"),
+                "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
+
+    def log_events(self, path: Path, to_run_ns) -> list[dict]:
+        return logs.events(path, Path(path).parent.name, to_run_ns)
+
+    def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
+        """The append stream as this server holds it: every sequence read
+        back with a direct get sent to this server, which answers from its
+        own replica; a register run has no stream to read."""
+        try:
+            held = [s for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0)) if s["name"] == STREAM]
+        except (OSError, ValueError) as error:
+            raise RuntimeError(f"{node}: its stream could not be listed: {error}") from None
+        return asyncio.run(_own_copy(node, address)) if held else []
+
+
+def _monitor(address, path: str, timeout_s: float) -> dict:
+    """One answer of the server's HTTP monitor."""
+    host, port = address.listeners["monitor"]
+    with urllib.request.urlopen(f"http://{host}:{port}/{path}", timeout=timeout_s) as answer:
+        return json.loads(answer.read())
+
+
+def _workload_streams(jsz: dict) -> list[dict]:
+    return [s for account in jsz.get("account_details") or [] for s in account.get("stream_detail") or []
+            if s.get("name") in WORKLOAD_STREAMS]  # fmt: skip
+
+
+async def _own_copy(node: str, address: tuple[str, int]) -> list[dict]:
+    connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False,
+                                    error_cb=quiet)  # fmt: skip
+    rows = []
+    try:
+        sequence = 1
+        while True:
+            answer = await connection.request(f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5)
+            if (answer.headers or {}).get("Status") == "404":
+                break
+            rows.append({"node": node, "offset": sequence - 1, "epoch": None, "value": json.loads(answer.data)})
+            sequence += 1
+    finally:
+        await connection.close()
+    return rows
+
+
+TARGET = Nats()

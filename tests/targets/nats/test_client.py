@@ -1,0 +1,120 @@
+"""The NATS client's answers against a real nats-server 2.9.10 (one node,
+JetStream on, started by the target's own command line): appends racing
+for the same place land exactly where their acks say, and the ones whose
+expectation was rejected are definite failures, in no replica's copy; a
+server that does not answer in time leaves the operation indeterminate (the
+client raises); a server without JetStream is a definite failure before
+anything is sent; reads, writes and compare-and-set by revision."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+import targets
+from harness.ports import free_port
+from targets.interface import Address, NodeSpec
+from targets.options import settings
+
+NATS = targets.get("nats")
+SETTINGS = settings(NATS.options, {"replicas": 1})
+
+
+@pytest.fixture
+def server(tmp_path):
+    """One real server; its address (with the monitor) and its process."""
+    client, raft, monitor = free_port(), free_port(), free_port()
+    spec = NodeSpec("n1", str(tmp_path / "data"), "", f"127.0.0.1:{raft}", f"127.0.0.1:{client}", {},
+                    f"127.0.0.1:{raft}", f"127.0.0.1:{client}", listen={"monitor": f"127.0.0.1:{monitor}"})  # fmt: skip
+    with open(tmp_path / "node.log", "wb") as log:
+        process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
+    address = Address("127.0.0.1", client, {"monitor": ("127.0.0.1", monitor)})
+    deadline = time.monotonic() + 10
+    while NATS.status(address, 0.5) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    yield address, process
+    os.kill(process.pid, signal.SIGCONT)
+    process.kill()
+    process.wait()
+
+
+async def racing_appends(address, count: int) -> list[dict]:
+    clients = [await NATS.connect(address, 2.0, SETTINGS) for _ in range(4)]
+    try:
+        done = await asyncio.gather(*(clients[i % 4].invoke("append", None, i, 2.0) for i in range(count)))
+    finally:
+        for client in clients:
+            await client.close()
+    return done
+
+
+def test_racing_appends_land_where_acked_and_rejected_ones_nowhere(server):
+    address, _ = server
+    done = asyncio.run(racing_appends(address, 40))
+    ok = {d["value"]: d["offset"] for d in done if d["type"] == "ok"}
+    failed = [d for d in done if d["type"] == "fail"]
+    assert ok and failed and all("wrong last sequence" in d["error"] for d in failed)
+    assert {d["type"] for d in done} == {"ok", "fail"} and not any("error" in d for d in done if d["type"] == "ok")
+    copy = {row["value"]: row["offset"] for row in NATS.final_rows("n1", address)}
+    assert copy == ok and sorted(copy.values()) == list(range(len(ok)))
+
+
+def test_registers_read_write_and_compare_by_revision(server):
+    address, _ = server
+
+    async def script():
+        client = await NATS.connect(address, 2.0, SETTINGS)
+        try:
+            return [await client.invoke(f, "k", value, 2.0) for f, value in
+                    [("read", None), ("write", 3), ("read", None), ("cas", [3, 4]), ("cas", [3, 5]), ("read", None)]]
+        finally:
+            await client.close()
+
+    answers = asyncio.run(script())
+    assert [(a["type"], a["value"]) for a in answers] == [("ok", None), ("ok", 3), ("ok", 3), ("ok", [3, 4]),
+                                                          ("fail", [3, 5]), ("ok", 4)]  # fmt: skip
+    assert answers[4]["error"] == "cas-mismatch"
+    assert NATS.final_rows("n1", address) == []  # a register run has no stream to read back
+
+
+def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server):
+    address, process = server
+
+    async def script():
+        client = await NATS.connect(address, 2.0, SETTINGS)
+        await client.invoke("write", "k", 1, 2.0)
+        os.kill(process.pid, signal.SIGSTOP)
+        try:
+            return await client.invoke("write", "k", 2, 0.5)
+        finally:
+            os.kill(process.pid, signal.SIGCONT)
+            await client.close()
+
+    with pytest.raises(OSError):
+        asyncio.run(script())
+
+
+def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
+    port = free_port()
+    process = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        time.sleep(0.5)
+
+        async def script():
+            client = await NATS.connect(Address("127.0.0.1", port), 2.0, SETTINGS)
+            try:
+                return await client.invoke("append", None, 1, 1.0)
+            finally:
+                await client.close()
+
+        done = asyncio.run(script())
+        assert done["type"] == "fail" and done["error"].startswith("not ready: ")
+    finally:
+        process.kill()
+        process.wait()
