@@ -54,18 +54,32 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
 
 
+def _last_named(codes: np.ndarray, order: np.ndarray, sources: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """Each row's directory id code, or where it has none (-1) the last one
+    before it, in `order`, from the same source and node (-1 if none yet)."""
+    ordered = codes[order]
+    starts = np.r_[True, (sources[order][1:] != sources[order][:-1]) | (nodes[order][1:] != nodes[order][:-1])]
+    last = np.maximum.accumulate(np.where((ordered >= 0) | starts, np.arange(len(order)), 0))
+    filled = np.empty_like(codes)
+    filled[order] = ordered[last]
+    return filled
+
+
 def _epochs_gone_back(events: pd.DataFrame) -> list[dict]:
     """Within one source (the node's log, or the status polls) and one
     replica, in time order, no epoch below the one before it. A wiped disk
     starts again from epoch 0 under a new directory id: epochs are compared
-    within one (node, directory id). Sorted on integer codes (a sort on the
-    node names cost most of the checker)."""
+    within one (node, directory id), and a row that names no directory id
+    (a commit, a refusal) belongs to the last one its node's source named
+    before it. Sorted on integer codes (a sort on the node names cost most
+    of the checker)."""
     known = events.loc[events["epoch"].notna() & events["source"].notna() & events["node"].notna(),
                        ["time_ns", "node", "epoch", "source", "directory_id"]]  # fmt: skip
     sources, source_names = pd.factorize(known["source"], sort=True)
     nodes, _ = pd.factorize(known["node"], sort=True)
-    replicas, _ = pd.factorize(known["directory_id"].fillna(""))
     times, epochs = known["time_ns"].to_numpy(dtype="int64"), known["epoch"].to_numpy(dtype="int64")
+    replicas = _last_named(pd.factorize(known["directory_id"])[0], np.lexsort((np.arange(len(known)), times, nodes, sources)),
+                           sources, nodes)  # fmt: skip
     order = np.lexsort((np.arange(len(known)), times, replicas, nodes, sources))
     same = (sources[order][1:] == sources[order][:-1]) & (nodes[order][1:] == nodes[order][:-1]) & (replicas[order][1:] == replicas[order][:-1])
     back = np.flatnonzero(same & (epochs[order][1:] < epochs[order][:-1])) + 1
