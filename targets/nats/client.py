@@ -31,7 +31,8 @@ from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 
 from targets.interface import TargetClient
 
-STREAM, SUBJECT, BUCKET = "LOG", "log", "reg"
+from .streams import BUCKET, STREAM, SUBJECT
+
 WRONG_LAST_SEQUENCE = 10071
 
 
@@ -126,3 +127,22 @@ def _described(error: Exception) -> str:
 
 async def quiet(error: Exception) -> None:
     """nats-py reports a broken connection here as well as to the caller; the caller's is recorded."""
+
+
+async def own_copy(node: str, address: tuple[str, int]) -> list[dict]:
+    """The stream as the server at `address` holds it: every sequence read back
+    with a direct get sent to it, which it answers from its own replica."""
+    connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False,
+                                    error_cb=quiet)  # fmt: skip
+    rows = []
+    try:
+        sequence = 1
+        while True:
+            answer = await connection.request(f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5)
+            if (answer.headers or {}).get("Status") == "404":
+                break
+            rows.append({"node": node, "offset": sequence - 1, "epoch": None, "value": json.loads(answer.data)})
+            sequence += 1
+    finally:
+        await connection.close()
+    return rows

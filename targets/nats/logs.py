@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .peers import names
+from .streams import WORKLOAD_STREAMS
 
 LINE = re.compile(r"^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) \[DBG\] RAFT \[(\w+) - ([\w-]+)\] (.*)$")
 MONITOR = re.compile(r"Starting stream monitor for '\$G > (\w+)' \[([\w-]+)\]")
@@ -36,8 +37,6 @@ SENT_REQUEST = re.compile(r"^Sending out voteRequest \{term:(\d+) .*candidate:(\
 GOT_REQUEST = re.compile(r"^Received a voteRequest &\{term:(\d+) .*candidate:(\w+) reply:(\S+)\}")
 GRANTED = re.compile(r'^Sending a voteResponse &\{term:\d+ peer:\w+ granted:true\} -> "(\S+)"')
 UPDATING = re.compile(r'^AppendEntry updating leader to "(\w+)"')
-# The streams the workloads use (targets/nats/client.py).
-WORKLOAD_STREAMS = ("LOG", "KV_reg")
 KNOWN_NODES = [f"n{i}" for i in range(1, 100)]
 
 

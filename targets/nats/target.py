@@ -21,14 +21,11 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
-import nats
-
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
 from . import logs
-from .client import STREAM, NatsClient, quiet
-from .logs import WORKLOAD_STREAMS
+from .streams import STREAM, WORKLOAD_STREAMS
 
 CLUSTER = "splitbrain"
 STORE = "jetstream/$G/streams"
@@ -86,6 +83,8 @@ class Nats(Target):
                 f"--http_port={monitor}", "--jetstream", f"--store_dir={spec.data_dir}", *cluster, "--debug", *options]  # fmt: skip
 
     async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
+        from .client import NatsClient  # nats-py: installed by the set-up, which reads this module first
+
         try:
             return await NatsClient.connect(address, timeout_s, settings)
         except Exception as error:  # nats-py raises its own errors for a refused or lost connection
@@ -135,7 +134,9 @@ class Nats(Target):
             held = [s for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0)) if s["name"] == STREAM]
         except (OSError, ValueError) as error:
             raise RuntimeError(f"{node}: its stream could not be listed: {error}") from None
-        return asyncio.run(_own_copy(node, address)) if held else []
+        from .client import own_copy
+
+        return asyncio.run(own_copy(node, address)) if held else []
 
 
 def _monitor(address, path: str, timeout_s: float) -> dict:
@@ -148,23 +149,6 @@ def _monitor(address, path: str, timeout_s: float) -> dict:
 def _workload_streams(jsz: dict) -> list[dict]:
     return [s for account in jsz.get("account_details") or [] for s in account.get("stream_detail") or []
             if s.get("name") in WORKLOAD_STREAMS]  # fmt: skip
-
-
-async def _own_copy(node: str, address: tuple[str, int]) -> list[dict]:
-    connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False,
-                                    error_cb=quiet)  # fmt: skip
-    rows = []
-    try:
-        sequence = 1
-        while True:
-            answer = await connection.request(f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5)
-            if (answer.headers or {}).get("Status") == "404":
-                break
-            rows.append({"node": node, "offset": sequence - 1, "epoch": None, "value": json.loads(answer.data)})
-            sequence += 1
-    finally:
-        await connection.close()
-    return rows
 
 
 TARGET = Nats()
