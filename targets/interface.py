@@ -6,7 +6,9 @@ backend (local processes, Docker, SSH) says where the node runs; so N
 backends and M targets cost N + M.
 
 A target is found by name in the registry (`targets.get`), never imported
-by its own package outside `targets/`.
+by its own package outside `targets/`. Its module must import without its
+client's packages (`Target.python_packages`): the set-up reads the
+declarations to learn what to install.
 """
 
 from __future__ import annotations

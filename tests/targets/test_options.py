@@ -111,3 +111,19 @@ def test_targets_lists_each_targets_options_workloads_capabilities_and_faults():
     shown = splitbrain("targets", "etcd")
     assert shown.returncode == 0 and shown.stdout.startswith("etcd: etcd ")
     assert "--serializable-reads" in shown.stdout and "--read-lease-ms" not in shown.stdout
+
+
+def test_the_declarations_need_only_the_standard_library():
+    """The set-up lists what to install by reading every target's declarations
+    before anything is installed (a clean clone's first bootstrap): no
+    target's module may import its client's packages at import time."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for kind in ("debian", "python"):
+        listed = subprocess.run([sys.executable, "-S", "-m", "targets.packages", kind], cwd=root, capture_output=True,
+                                text=True, timeout=60)  # fmt: skip
+        assert listed.returncode == 0, listed.stderr
+    assert "nats-py" in listed.stdout.split()
