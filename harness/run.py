@@ -367,7 +367,9 @@ class Run:
         scenario when the observers auto-join."""
         for node in cluster.voters:
             cluster.start(node)
-        cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+        leader = cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+        # What the workload writes to, made once before load (a stream, a bucket), where the target needs it.
+        self.target.prepare_workload(self.config.workload, cluster.client[leader], self.config.settings(), QUIESCE_TIMEOUT_S)
         if self.config.down_at_join:
             leader = self.nemesis.leader()
             victims = [node for node in cluster.voters if node != leader][: self.config.down_at_join]

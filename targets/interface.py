@@ -209,6 +209,13 @@ class Target(ABC):
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """The node's committed log at the end, as rows of the final table."""
 
+    def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
+        """Make what `workload` writes to (a stream, a bucket), once, through
+        the node at `address`, after the cluster has a leader and before load;
+        clients never make it again, so one that vanishes under faults shows
+        as operations on nothing. Raises RuntimeError when it cannot within
+        `timeout_s`. Most targets need nothing made."""
+
     # ------------------------------------------------------------------ membership (optional)
 
     def change_voters(self, address: tuple[str, int], changes: list[dict], timeout_s: float) -> list[dict | None]:
