@@ -12,6 +12,10 @@ completions.
   a direct get); a write a put; a cas reads the key's entry and, when it
   holds the expected value, updates it expecting that entry's revision.
 
+The stream and the bucket are made once, before load (`make_workload`);
+a client never makes them again, so one that vanishes under faults (a
+stream whose files did not survive) shows as operations that find nothing.
+
 Errors: a timeout or a lost connection raises (the harness records the
 operation as indeterminate); a rejected expectation or a read that
 found another value is a definite failure; "no responders" (503: no server
@@ -22,6 +26,7 @@ is named by committed-data-loss); any other API error is indeterminate.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import nats
@@ -37,19 +42,16 @@ WRONG_LAST_SEQUENCE = 10071
 
 
 class NatsClient(TargetClient):
-    def __init__(self, connection, replicas: int, serializable_reads: bool, timeout_s: float) -> None:
+    def __init__(self, connection, timeout_s: float) -> None:
         self.connection = connection
         self.js = connection.jetstream(timeout=timeout_s)
-        self.replicas = replicas
-        self.serializable_reads = serializable_reads
         self.kv = None
-        self.stream_ready = False
 
     @classmethod
     async def connect(cls, address: tuple[str, int], timeout_s: float, settings: dict) -> NatsClient:
         connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s,
                                         allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)  # fmt: skip
-        return cls(connection, settings["replicas"], settings["serializable_reads"], timeout_s)
+        return cls(connection, timeout_s)
 
     async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
         if self.connection.is_closed:  # the harness makes a new client for the next operation
@@ -81,15 +83,10 @@ class NatsClient(TargetClient):
         raise ValueError(f"nats: no operation {f!r}")
 
     async def _ready(self, f: str, timeout_s: float) -> None:
-        """The workload's stream or bucket, made on first use (the same
-        configuration from every client: making it again is no change)."""
-        if f == "append" and not self.stream_ready:
-            await self.js.add_stream(StreamConfig(name=STREAM, subjects=[SUBJECT], num_replicas=self.replicas,
-                                                  storage=StorageType.FILE, allow_direct=True))  # fmt: skip
-            self.stream_ready = True
-        elif f != "append" and self.kv is None:
-            self.kv = await self.js.create_key_value(KeyValueConfig(bucket=BUCKET, history=1, replicas=self.replicas,
-                                                                    direct=self.serializable_reads))  # fmt: skip
+        """The register's bucket, bound on first use (it was made before load:
+        `make_workload`; a bucket that vanished is not made again)."""
+        if f != "append" and self.kv is None:
+            self.kv = await self.js.key_value(BUCKET)
 
     async def _append(self, value: object, timeout_s: float) -> dict:
         try:
@@ -146,3 +143,33 @@ async def own_copy(node: str, address: tuple[str, int]) -> list[dict]:
     finally:
         await connection.close()
     return rows
+
+
+async def make_workload(workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
+    """The append workload's stream, or the register's bucket, made once
+    through the server at `address` (retried until `timeout_s`: a new
+    cluster's metadata leader may not take requests at once). Direct gets
+    are allowed on the stream, so each replica's copy can be read back; on
+    the bucket only with `serializable_reads`, whose reads they are."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while True:
+        connection = None
+        try:
+            connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=2, allow_reconnect=False,
+                                            error_cb=quiet)  # fmt: skip
+            js = connection.jetstream(timeout=2)
+            if workload == "append":
+                await js.add_stream(StreamConfig(name=STREAM, subjects=[SUBJECT], num_replicas=settings["replicas"],
+                                                 storage=StorageType.FILE, allow_direct=True))  # fmt: skip
+            else:
+                await js.create_key_value(KeyValueConfig(bucket=BUCKET, history=1, replicas=settings["replicas"],
+                                                         direct=settings["serializable_reads"]))  # fmt: skip
+            return
+        except (nats.errors.Error, OSError) as error:
+            if loop.time() > deadline:
+                raise RuntimeError(f"nats: the {workload} workload's stream was not made: {_described(error)}") from None
+            await asyncio.sleep(0.5)
+        finally:
+            if connection is not None:
+                await connection.close()

@@ -90,6 +90,11 @@ class Nats(Target):
         except Exception as error:  # nats-py raises its own errors for a refused or lost connection
             raise ConnectionRefusedError(f"{type(error).__name__}: {error}") from None
 
+    def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
+        from .client import make_workload
+
+        asyncio.run(make_workload(workload, address, settings, timeout_s))
+
     def status(self, address, timeout_s: float) -> dict | None:
         """The server's own view (`/jsz`): of the workload's stream where it
         exists (its leader, and the last sequence this server holds as

@@ -43,7 +43,12 @@ def server(tmp_path):
     process.wait()
 
 
-async def racing_appends(address, count: int) -> list[dict]:
+def racing_appends(address, count: int) -> list[dict]:
+    NATS.prepare_workload("append", address, SETTINGS, 10.0)
+    return asyncio.run(appended(address, count))
+
+
+async def appended(address, count: int) -> list[dict]:
     clients = [await NATS.connect(address, 2.0, SETTINGS) for _ in range(4)]
     try:
         done = await asyncio.gather(*(clients[i % 4].invoke("append", None, i, 2.0) for i in range(count)))
@@ -55,7 +60,7 @@ async def racing_appends(address, count: int) -> list[dict]:
 
 def test_racing_appends_land_where_acked_and_rejected_ones_nowhere(server):
     address, _ = server
-    done = asyncio.run(racing_appends(address, 40))
+    done = racing_appends(address, 40)
     ok = {d["value"]: d["offset"] for d in done if d["type"] == "ok"}
     failed = [d for d in done if d["type"] == "fail"]
     assert ok and failed and all("wrong last sequence" in d["error"] for d in failed)
@@ -75,6 +80,7 @@ def test_registers_read_write_and_compare_by_revision(server):
         finally:
             await client.close()
 
+    NATS.prepare_workload("register", address, SETTINGS, 10.0)
     answers = asyncio.run(script())
     assert [(a["type"], a["value"]) for a in answers] == [("ok", None), ("ok", 3), ("ok", 3), ("ok", [3, 4]),
                                                           ("fail", [3, 5]), ("ok", 4)]  # fmt: skip
@@ -95,8 +101,26 @@ def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server
             os.kill(process.pid, signal.SIGCONT)
             await client.close()
 
+    NATS.prepare_workload("register", address, SETTINGS, 10.0)
     with pytest.raises(OSError):
         asyncio.run(script())
+
+
+def test_a_stream_that_vanished_is_not_made_again(server):
+    address, _ = server
+    racing_appends(address, 4)
+
+    async def script():
+        client = await NATS.connect(address, 2.0, SETTINGS)
+        try:
+            await client.js.delete_stream("LOG")
+            return await client.invoke("append", None, 99, 2.0)
+        finally:
+            await client.close()
+
+    done = asyncio.run(script())
+    assert done["type"] == "fail" and done["error"].startswith("read: ")
+    assert NATS.final_rows("n1", address) == []
 
 
 def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
@@ -114,7 +138,9 @@ def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
                 await client.close()
 
         done = asyncio.run(script())
-        assert done["type"] == "fail" and done["error"].startswith("not ready: ")
+        assert done["type"] == "fail" and done["error"].startswith("read: "), done
+        with pytest.raises(RuntimeError, match="stream was not made"):
+            NATS.prepare_workload("append", Address("127.0.0.1", port), SETTINGS, 1.0)
     finally:
         process.kill()
         process.wait()
