@@ -1,7 +1,8 @@
 """`committed-data-loss`: what was acknowledged stays, where it was acknowledged.
 
-Reads the append history, each node's final committed log (`final`) and the
-nodes' truncation events. `info` appends may or may not be in the log;
+Reads the append history, each node's final committed log (`final`; a
+node read back as holding nothing at all, its log or stream gone, is a row
+with no offset) and the nodes' truncation events. `info` appends may or may not be in the log;
 `fail` appends must not be. A node that started on a damaged log and cut it
 back (`log-truncated`, as the `corrupt` fault makes) is named in the stats
 (`cut_back`), with the committed records it lost until it caught up: no
@@ -66,6 +67,10 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
         missing[node] = ~same
     for copy, node in copy_of.items():
         found_at[copy], missing[copy] = found_at[node], missing[node]
+    # A node read back as holding nothing (a final row with no offset: its stream is gone) lacks every record.
+    for node in sorted(set(final.loc[~placed, "node"].dropna()) - set(nodes)):
+        found_at[node], missing[node] = np.full(len(acked), -1, dtype="int64"), np.ones(len(acked), dtype=bool)
+        nodes.append(node)
     lost_anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
     for position in np.flatnonzero(lost_anywhere)[:20]:
         row = acked.iloc[position]

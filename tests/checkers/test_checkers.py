@@ -145,6 +145,18 @@ def test_one_lost_append_is_one_anomaly_naming_every_node():
     assert verdict["stats"]["lost_appends"] == 1
 
 
+def test_a_node_read_back_holding_nothing_lacks_every_acknowledged_append():
+    """A row with no offset: the node was read and holds nothing (its stream is gone), not that it was never read."""
+    gone = frame([{"node": "n1"}, {"node": "n2"}], FINAL_COLUMNS)
+    verdict = committed_data_loss(APPENDS, gone, events())
+    [lost] = verdict["anomalies"]
+    assert verdict["valid"] is False and lost["nodes"] == ["n1", "n2"] and lost["found"] == {"n1": None, "n2": None}
+    partly = frame([{"node": "n1", "offset": o, "epoch": 1, "value": v} for o, v in enumerate([LEADER, "1"])] + [{"node": "n2"}],
+                   FINAL_COLUMNS)  # fmt: skip
+    assert committed_data_loss(APPENDS, partly, events())["anomalies"][0]["nodes"] == ["n2"]
+    assert committed_data_loss(APPENDS, gone.iloc[:0], events())["valid"] == "unknown"  # nothing read at all
+
+
 def test_a_pre_vote_granted_while_following_a_fetched_leader_is_caught():
     verdict = election_safety(
         events(
