@@ -134,14 +134,18 @@ class Nats(Target):
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """The append stream as this server holds it: every sequence read
         back with a direct get sent to this server, which answers from its
-        own replica; a register run has no stream to read."""
+        own replica. A register run's bucket holds no list (no rows); a
+        server that holds neither the stream nor the bucket has lost it,
+        which one row with no offset says."""
         try:
-            held = [s for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0)) if s["name"] == STREAM]
+            held = {s["name"] for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0))}
         except (OSError, ValueError) as error:
-            raise RuntimeError(f"{node}: its stream could not be listed: {error}") from None
+            raise RuntimeError(f"{node}: its streams could not be listed: {error}") from None
+        if STREAM not in held:
+            return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
         from .client import own_copy
 
-        return asyncio.run(own_copy(node, address)) if held else []
+        return asyncio.run(own_copy(node, address))
 
 
 def _monitor(address, path: str, timeout_s: float) -> dict:
