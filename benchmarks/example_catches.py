@@ -47,24 +47,34 @@ def main() -> int:
         text = TARGET_TABLE.sub(lambda table: table[0] if table[1] in args.targets else "", text)
     text = text.replace("seeds = [1, 2, 3]", f"seeds = {args.seeds}")
     text = text.replace('backend = "local"', f'backend = "{args.backend}"')
-    config.write_text(text.replace('results = "results"', f'results = "{work / "runs"}"'))
-    subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)], cwd=ROOT, check=False)
-    print(f"| target | seed | {args.checker} | anomalies | verdict |")
-    print("|---|---|---|---|---|")
+    config.write_text(text)
+    subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(work / "runs"), str(config)],
+                   cwd=ROOT, check=False)  # fmt: skip
+    summarize(work / "runs", args.checker)
+    return 0
+
+
+def summarize(runs: Path, checker: str) -> None:
+    """A row per run (the checker's verdict, its anomalies' kinds, and for
+    committed-data-loss how many acknowledged appends were lost), then per
+    option set how many runs it caught."""
+    print(f"| target | seed | {checker} | anomalies | lost of acknowledged | verdict |")
+    print("|---|---|---|---|---|---|")
     caught: dict[str, list[bool]] = {}
-    for verdict_path in sorted((work / "runs").glob("*/*/verdict.json")):
+    for verdict_path in sorted(runs.glob("*/*/verdict.json")):
         verdict = json.loads(verdict_path.read_text())
         run = json.loads((verdict_path.parent / "run.json").read_text())
         target = run["config"]["option_set"]
-        result = verdict["checkers"][args.checker]
+        result = verdict["checkers"][checker]
         valid = result["valid"]
         kinds = sorted({anomaly.get("kind", "?") for anomaly in result.get("anomalies", [])})
+        stats = result.get("stats", {})
+        lost = f"{stats['lost_appends']} of {stats['acknowledged']}" if "lost_appends" in stats else "-"
         caught.setdefault(target, []).append(valid is False)
-        print(f"| {target} | {run['seed']} | {valid} | {', '.join(kinds) or '-'} | {verdict['valid']} |")
+        print(f"| {target} | {run['seed']} | {valid} | {', '.join(kinds) or '-'} | {lost} | {verdict['valid']} |")
     print()
     for target, found in caught.items():
-        print(f"{target}: {args.checker} caught it in {sum(found)} of {len(found)} runs")
-    return 0
+        print(f"{target}: {checker} caught it in {sum(found)} of {len(found)} runs")
 
 
 if __name__ == "__main__":
