@@ -18,10 +18,11 @@ import pandas as pd
 from checkers.availability import fault_windows
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
-from checkers.schema import EVENTS_COLUMNS, TEXT, frame, nemesis_done
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
 from results import run_options
 from results.history import PARTIAL, load_history, read_table
+from results.replica_view import MAX_SHOWN, render_copies
 from results.wording import counted
 
 WIDTH, LEFT, LANE = 1100, 110, 14
@@ -63,14 +64,17 @@ def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.
         events = read_table(events_path, EVENTS_COLUMNS) if events_path.exists() else frame([], EVENTS_COLUMNS)
     verdict = json.loads((run_dir / "verdict.json").read_text())
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing)
+    placed = [a for a in verdict.get("checkers", {}).get("committed-data-loss", {}).get("anomalies", []) if "offset" in a]
+    final = read_table(run_dir / "final.parquet", FINAL_COLUMNS) if placed and (run_dir / "final.parquet").exists() else None
+    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing, final)
     path = run_dir / "report.html"
     path.write_text(page)
     return path
 
 
 def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict,
-           drawing: Drawing | None = None) -> str:
+           drawing: Drawing | None = None, final: pd.DataFrame | None = None) -> str:
+    """The report page; `final` (the replicas' copies) where committed-data-loss named places."""
     drawing = drawing or Drawing(history, events)
     ops = drawing.ops
     anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
@@ -89,6 +93,8 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         _verdict(verdict, anomalies),
         *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies)
           if checker == "linearizable"][:MAX_FOCUSED],
+        *([render_copies(final, a, k) for k, (checker, a) in enumerate(anomalies)
+           if checker == "committed-data-loss" and "offset" in a][:MAX_SHOWN] if final is not None else []),
         "<h2>Timeline</h2>",
         _legend(set(nemesis_done(history)["f"])),
         drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
