@@ -35,9 +35,9 @@ class Nats(Target):
     name = "nats"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
                                 workloads=("register", "append"), peer_routes=False, lazy_disks=True,
-                                data_files=(("log", "jetstream/$SYS/_js_/*/msgs/*.blk"),
+                                data_files=(("log", "jetstream/$SYS/_js_/S-*/msgs/*.blk"),  # the streams' Raft logs
                                             ("blocks", f"{STORE}/*/msgs/*.blk"),
-                                            ("snapshots", "jetstream/$SYS/_js_/*/snapshots/*"),
+                                            ("snapshots", "jetstream/$SYS/_js_/S-*/snapshots/*"),
                                             ("metadata", f"{STORE}/*/meta.inf")))  # fmt: skip
     options = (
         Option("serializable_reads", False, "reads any replica answers from its own state (a direct get)"),
