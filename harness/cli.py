@@ -295,7 +295,9 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 # Run settings as `splitbrain run` spells them, for messages about them.
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
            "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
-           "nemesis_strategy": "--nemesis-strategy"}  # fmt: skip
+           "nemesis_strategy": "--nemesis-strategy", "workload": "--workload", "backend": "--backend", "net": "--net",
+           "nodes": "--nodes", "rate": "--rate", "concurrency": "--concurrency", "op_timeout_s": "--op-timeout",
+           "seed": "--seed"}  # fmt: skip
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:

@@ -62,6 +62,8 @@ def test_the_command_line_refuses_another_targets_option_in_one_line():
     assert result.stderr.startswith("splitbrain: --read-lease-ms: etcd does not take it; its options: --no-pre-vote")
     result = splitbrain("cluster", "up", "--target", "etcd", "--bug", "stale-read")
     assert result.returncode == 2 and "--bug: etcd does not take it" in result.stderr
+    result = splitbrain("run", "--target", "nats", "--workload", "lock")
+    assert result.returncode == 2 and result.stderr == "splitbrain: --workload: nats runs register, append, not lock\n"
 
 
 def test_existing_flags_keep_their_spelling():
