@@ -383,7 +383,7 @@ class Run:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
         final: list[dict] = []
         try:
-            cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+            cluster.wait_for_leader(max(QUIESCE_TIMEOUT_S, self.target.settle_s))
             self._wait_converged(cluster)
             final = self.final_logs(cluster)
         except (TimeoutError, RuntimeError) as error:
@@ -394,7 +394,7 @@ class Run:
         frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
     def _wait_converged(self, cluster) -> None:
-        deadline = time.monotonic() + QUIESCE_TIMEOUT_S
+        deadline = time.monotonic() + max(QUIESCE_TIMEOUT_S, self.target.settle_s)
         while time.monotonic() < deadline:
             statuses = [cluster.status(node) for node in cluster.ids]
             if all(statuses) and len({s["hwm"] for s in statuses}) == 1:

@@ -139,6 +139,9 @@ class Target(ABC):
     python_packages: tuple[str, ...] = ()
     # Folders of this repository an SSH host needs (copied over SFTP).
     ssh_sources: tuple[str, ...] = ()
+    # Seconds a healed cluster may take to agree on a leader and converge
+    # (a target whose elections take seconds, as NATS's 4-9 s do, says more).
+    settle_s: float = 20.0
     # Ports a node listens on besides its raft and client ones (an HTTP
     # monitor): each backend gives every node one per name, passes it in
     # `NodeSpec.listen`, and hands the target its address in `Address.listeners`.
