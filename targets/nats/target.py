@@ -46,6 +46,8 @@ class Nats(Target):
     image_packages = ("nats-server",)
     python_packages = ("nats-py",)
     listeners = ("monitor",)
+    # Elections wait 4-9 s, and a stream's leader follows its metadata's.
+    settle_s = 60.0
     log_file = "node.log"
 
     def __init__(self) -> None:
