@@ -14,8 +14,6 @@ a member cut off on its own: they unseat nobody until it is back.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
@@ -148,7 +146,7 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
     begun = -1  # the latest epoch some node has stood for or won
     found = []
     for time_ns, node, now, epoch_now in columns(transitions, "time_ns", "node", "state", "epoch"):
-        # A transition that names no epoch (NATS logs none with a follower's) stays in the node's last known one.
+        # A transition that names no epoch (a target may log none with a step-down) stays in the node's last known one.
         epoch_now = int(epoch_now) if pd.notna(epoch_now) else state.get(node, (None, -1, time_ns))[1]
         if now in ("candidate", "leader"):
             stood.setdefault(epoch_now, node)
@@ -170,7 +168,7 @@ def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: in
     `node` unheard by a majority (cut off, or muted: nobody hears it)."""
     overlapping = partitions[(partitions["start_ns"] <= until_ns) & (partitions["end_ns"] >= since_ns)]
     for links in overlapping["node"]:
-        cut = {tuple(link) for link in json.loads(links or "[]")}
+        cut = {tuple(link) for link in named_nodes(links)}
         heard = [n for n in nodes if n == node or ((node, n) not in cut and (n, node) not in cut)]
         if len(heard) * 2 <= len(nodes):
             return True

@@ -39,29 +39,29 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     as it spells it; a run refuses one its target does not declare. An option
     not given is left out, so the target's default stands."""
     parser.add_argument("--target", default=DEFAULT_TARGET, choices=targets.names(), help="the system under test")
-    for option, names in declared_options().items():
-        defaults = {name: o.default for name in names for o in targets.get(name).options if o.name == option.name}
+    for declared in declarations().values():
+        option, names = declared[0][1], [name for name, _ in declared]
+        defaults = {str(o.default) for _, o in declared}
         default = "" if isinstance(option.default, (bool, tuple)) else "; default " + (
-            str(option.default) if len(set(defaults.values())) == 1 else ", ".join(f"{v} on {n}" for n, v in defaults.items()))
+            defaults.pop() if len(defaults) == 1 else ", ".join(f"{o.default} on {name}" for name, o in declared))
         help = f"{option.help} ({', '.join(names)}{default})"
         common = dict(dest=option.name, default=argparse.SUPPRESS, help=help)
         if isinstance(option.default, bool):
             parser.add_argument(option.flag, action="store_false" if option.default else "store_true", **common)
         elif option.is_list:
-            choices = sorted({c for name in names for o in targets.get(name).options if o.name == option.name for c in o.choices})
+            choices = sorted({c for _, o in declared for c in o.choices})
             parser.add_argument(option.flag, action="append", choices=choices, **common)
         else:
             parser.add_argument(option.flag, type=whole_number, metavar="N", **common)
 
 
-def declared_options() -> dict:
-    """Each option name's first declaration, with the targets that declare it."""
-    found: dict[str, tuple] = {}
+def declarations() -> dict[str, list]:
+    """Each option name's declarations, as (target, Option), in the registry's order."""
+    found: dict[str, list] = {}
     for name in targets.names():
         for option in targets.get(name).options:
-            first, names = found.get(option.name, (option, []))
-            found[option.name] = (first, [*names, name])
-    return {option: names for option, names in found.values()}
+            found.setdefault(option.name, []).append((name, option))
+    return found
 
 
 def whole_number(text: str) -> int:
@@ -73,7 +73,7 @@ def whole_number(text: str) -> int:
 
 def target_settings(args: argparse.Namespace) -> dict:
     """The target options given on the command line, as the target names them."""
-    return {option.name: getattr(args, option.name) for option in declared_options() if hasattr(args, option.name)}
+    return {name: getattr(args, name) for name in declarations() if hasattr(args, name)}
 
 
 def given_options(args: argparse.Namespace) -> dict:
@@ -88,7 +88,7 @@ def given_options(args: argparse.Namespace) -> dict:
 
 def option_flag(name: str) -> str:
     """A setting as the command line spells it, for messages about it."""
-    return OPTIONS.get(name) or next((option.flag for option in declared_options() if option.name == name), name)
+    return OPTIONS.get(name) or (declarations()[name][0][1].flag if name in declarations() else name)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

@@ -208,12 +208,12 @@ class ClusterBase:
         size = path.stat().st_size
         start = size - min(64, size) if kind == "log" else 0
         with open(path, "r+b") as damaged:
-            if rng.random() < 0.5:
-                at = rng.randrange(start, size)
+            truncate = rng.random() < 0.5
+            at = rng.randrange(start, size)
+            if truncate:
                 damaged.truncate(at)
                 damage = {"mode": "truncate", "at": at, "bytes": size - at}
             else:
-                at = rng.randrange(start, size)
                 damaged.seek(at)
                 byte = damaged.read(1)[0] ^ (1 << rng.randrange(8))
                 damaged.seek(at)

@@ -112,15 +112,15 @@ class RunConfig:
         are named when wanted."""
         if self.nemesis_strategy != "guided" or self.target not in targets.names():
             return list(RANDOM_DEFAULT)
-        target = targets.get(self.target)
-        taken = []
-        for kind in GUIDED_DEFAULT:
-            try:
-                replace(self, nemesis=[kind])._check_capabilities(target)
-            except ValueError:
-                continue
-            taken.append(kind)
-        return taken
+        return [kind for kind in GUIDED_DEFAULT if self.takes(kind)]
+
+    def takes(self, kind: str) -> bool:
+        """Whether this run's target, on its backend, takes the fault `kind`."""
+        try:
+            replace(self, nemesis=[kind])._check_capabilities(targets.get(self.target))
+        except ValueError:
+            return False
+        return True
 
     def settings(self) -> dict:
         """Every option of the target: as given, else its declared default."""

@@ -6,8 +6,6 @@ a run's validation decides them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import targets
 from checkers.faults import KINDS
 from harness.run import CHOICES, RunConfig
@@ -32,14 +30,7 @@ def describe(name: str) -> dict:
 def taken(name: str, backend: str) -> list[str]:
     """The fault kinds a run of target `name` on `backend` takes (the random strategy draws them all)."""
     base = RunConfig(target=name, backend=backend, nodes=3, nemesis=[], nemesis_strategy="random")
-    found = []
-    for kind in KINDS:
-        try:
-            replace(base, nemesis=[kind], net=None)._check_capabilities(targets.get(name))
-        except ValueError:
-            continue
-        found.append(kind)
-    return found
+    return [kind for kind in KINDS if base.takes(kind)]
 
 
 def text(described: dict) -> str:

@@ -22,7 +22,6 @@ from checkers.faults import INSTANT
 from .schedule import NemesisOp
 
 
-
 def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp | None]:
     """(the removable groups in order, the final heal-all)."""
     ops = list(schedule)
