@@ -313,6 +313,8 @@ class Run:
             "versions": {**recorded(), **self.target.versions()},
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            # The wall clock when the history's clock read 0: places the nodes' log lines on it (report.html).
+            "wall_start_ns": self.recorder.wall_start_ns,
             # Offsets from the start of load until it starts; then on the history's clock (see `clock_schedule`).
             "schedule": [asdict(op) for op in self.schedule],
         }

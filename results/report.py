@@ -15,11 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import targets
+
 from checkers.availability import fault_windows
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, nemesis_done
 from results.anomaly_view import render_focus
+from results import log_view
 from results import run_options
 from results.history import PARTIAL, load_history, read_table
 from results.replica_view import MAX_SHOWN, render_copies
@@ -66,18 +69,21 @@ def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
     placed = [a for a in verdict.get("checkers", {}).get("committed-data-loss", {}).get("anomalies", []) if "offset" in a]
     final = read_table(run_dir / "final.parquet", FINAL_COLUMNS) if placed and (run_dir / "final.parquet").exists() else None
-    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing, final)
+    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing, final, _logs(run_dir, meta, verdict))
     path = run_dir / "report.html"
     path.write_text(page)
     return path
 
 
 def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict,
-           drawing: Drawing | None = None, final: pd.DataFrame | None = None) -> str:
-    """The report page; `final` (the replicas' copies) where committed-data-loss named places."""
+           drawing: Drawing | None = None, final: pd.DataFrame | None = None,
+           logs: dict[str, list[tuple[int, str]]] | None = None) -> str:
+    """The report page; `final` (the replicas' copies) where committed-data-loss
+    named places, and `logs` (each node's timed lines) where there are anomalies."""
     drawing = drawing or Drawing(history, events)
     ops = drawing.ops
     anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
+    shown: dict[tuple[str, int], int] = {}  # the log lines' moments, each under the first anomaly it is one of
     marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
     flagged = {i for _, a in anomalies for i in _rows(a)}
     # A row an anomaly names, invocation or completion, belongs to one drawn operation.
@@ -86,15 +92,17 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
     op_of = dict(zip(named["invoke"], named["invoke"])) | {c: i for c, i in zip(named["index"], named["invoke"]) if c >= 0}
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>splitbrain report: {html.escape(name)}</title>",
-        f"<style>{STYLE}</style></head><body>",
+        f"<style>{STYLE}{log_view.STYLE}</style></head><body>",
         f"<h1>Run {html.escape(name)}: <span class='valid-{str(verdict.get('valid')).lower()}'>"
         f"valid: {html.escape(str(verdict.get('valid')))}</span></h1>",
         _config(meta),
-        _verdict(verdict, anomalies),
+        _verdict(verdict, anomalies, bool(logs)),
         *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies)
           if checker == "linearizable"][:MAX_FOCUSED],
         *([render_copies(final, a, k) for k, (checker, a) in enumerate(anomalies)
            if checker == "committed-data-loss" and "offset" in a][:MAX_SHOWN] if final is not None else []),
+        *([log_view.render_log_lines(logs, history, a, k, shown) for k, (_, a) in enumerate(anomalies[:MAX_SHOWN])]
+          if logs else []),
         "<h2>Timeline</h2>",
         _legend(set(nemesis_done(history)["f"])),
         drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
@@ -212,6 +220,17 @@ def _rows(anomaly: dict) -> list[int]:
     return found
 
 
+def _logs(run_dir: Path, meta: dict, verdict: dict) -> dict[str, list[tuple[int, str]]] | None:
+    """Each node's log on the history's clock, for a run with anomalies whose
+    run.json says when that clock started (runs recorded before it did, and
+    imported histories, have no logs shown)."""
+    anomalous = any(r.get("anomalies") for r in verdict.get("checkers", {}).values())
+    if not anomalous or not isinstance(meta.get("wall_start_ns"), int) or meta.get("target") not in targets.names():
+        return None
+    target = targets.get(meta["target"])
+    return log_view.read_logs(run_dir, target.log_file, target.line_wall_ns, meta["wall_start_ns"]) or None
+
+
 def _times(anomaly: dict) -> list[int]:
     times = [anomaly["time_ns"]] if isinstance(anomaly.get("time_ns"), int) else list(anomaly.get("times_ns") or [])
     return times + [c["time_ns"] for c in anomaly.get("claims") or [] if isinstance(c.get("time_ns"), int)]
@@ -229,7 +248,7 @@ def _config(meta: dict) -> str:
     return f"<table>{cells}</table>"
 
 
-def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
+def _verdict(verdict: dict, anomalies: list[tuple[str, dict]], logs: bool) -> str:
     lines = ["<h2>Verdict</h2><table><tr><th>checker</th><th>valid</th><th>anomalies</th></tr>"]
     for name, result in verdict.get("checkers", {}).items():
         valid = str(result.get("valid")).lower()
@@ -247,6 +266,7 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]]) -> str:
             elif len(rows) > 6:
                 links.append(f"(and {len(rows) - 6} more rows below)")
             links += [f"<a href='#mark-{k}'>at {t / 1e9:.3f} s</a>" for t in _times(anomaly)[:5]]
+            links += [f"<a href='#logs-{k}'>the nodes' logs</a>"] if logs and k < MAX_SHOWN else []
             lines.append(f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
                          f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip
         lines.append("</ol>")

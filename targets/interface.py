@@ -208,6 +208,12 @@ class Target(ABC):
         """A node's log, collected into the run directory, as events rows
         (`to_run_ns` turns the log's wall-clock nanoseconds into the run's clock)."""
 
+    def line_wall_ns(self, line: str) -> int | None:
+        """When a line of the node's log (`log_file`) was written, in
+        wall-clock nanoseconds, or None for a line that carries no time (a
+        continuation); the report shows the lines of an anomaly's moment."""
+        return None
+
     @abstractmethod
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """The node's committed log at the end, as rows of the final table."""

@@ -73,6 +73,16 @@ def wall_ns(timestamp: str) -> int:
     return int(datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000) * 1_000_000
 
 
+def line_wall_ns(line: str) -> int | None:
+    """A zap line's `ts`; None for a line that is not one (a torn last line)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    stamp = record.get("ts") if isinstance(record, dict) else None
+    return wall_ns(stamp) if isinstance(stamp, str) else None
+
+
 def events(path: Path, node: str, to_run_ns) -> list[dict]:
     """The node's log as events rows (DESIGN.md's events table)."""
     records = read_records(path)

@@ -290,6 +290,9 @@ class Etcd(Target):
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)
 
+    def line_wall_ns(self, line: str) -> int | None:
+        return logs.line_wall_ns(line)
+
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """Every list (the append workload's, the lock's guarded one) as this
         member holds it (a serializable range: its own copy, not the

@@ -192,6 +192,14 @@ class KRaft(Target):
             rows.append(log_event(record, to_run_ns(record["ts_ns"])))
         return rows
 
+    def line_wall_ns(self, line: str) -> int | None:
+        """An events.jsonl record's `ts_ns`."""
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        return record.get("ts_ns") if isinstance(record, dict) and isinstance(record.get("ts_ns"), int) else None
+
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         rows, start = [], 0
         while batch := call(address, "log", 5.0, **{"from": start})["records"]:
