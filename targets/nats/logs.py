@@ -32,6 +32,7 @@ from .peers import names
 from .streams import WORKLOAD_STREAMS
 
 LINE = re.compile(r"^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) \[DBG\] RAFT \[(\w+) - ([\w-]+)\] (.*)$")
+STAMPED = re.compile(r"^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) ")
 MONITOR = re.compile(r"Starting stream monitor for '\$G > (\w+)' \[([\w-]+)\]")
 SENT_REQUEST = re.compile(r"^Sending out voteRequest \{term:(\d+) .*candidate:(\w+)")
 GOT_REQUEST = re.compile(r"^Received a voteRequest &\{term:(\d+) .*candidate:(\w+) reply:(\S+)\}")
@@ -43,6 +44,12 @@ KNOWN_NODES = [f"n{i}" for i in range(1, 100)]
 def wall_ns(stamp: str) -> int:
     moment = datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+
+
+def line_wall_ns(line: str) -> int | None:
+    """Any line's time (every line of the log starts `[pid] stamp`)."""
+    match = STAMPED.match(line)
+    return wall_ns(match.group(1)) if match else None
 
 
 def workload_groups(text: str) -> set[str]:

@@ -133,6 +133,9 @@ class Nats(Target):
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)
 
+    def line_wall_ns(self, line: str) -> int | None:
+        return logs.line_wall_ns(line)
+
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """The append stream as this server holds it: every sequence read
         back with a direct get sent to this server, which answers from its
