@@ -172,9 +172,16 @@ class LazyFS(mfusepy.Operations):
         return os.open(self._path(path), os.O_CREAT | os.O_RDWR, mode)
 
     def open(self, path: str, flags: int) -> int:
+        """The backing file, opened to read and write where it may be; an
+        open with O_TRUNC cuts the file to nothing as a truncation does (the
+        kernel leaves O_TRUNC to the filesystem: libfuse asks for that), so
+        a file rewritten whole (Go's os.WriteFile) keeps no tail of before."""
         if path == CONTROL:
             return 0
-        return os.open(self._path(path), os.O_RDWR if os.access(self._path(path), os.W_OK) else os.O_RDONLY)
+        fh = os.open(self._path(path), os.O_RDWR if os.access(self._path(path), os.W_OK) else os.O_RDONLY)
+        if flags & os.O_TRUNC:
+            self.truncate(path, 0, fh)
+        return fh
 
     def release(self, path: str, fh) -> int:
         if path != CONTROL:
