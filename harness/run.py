@@ -46,6 +46,10 @@ CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), 
            "nemesis_strategy": ("random", "guided")}  # fmt: skip
 
 
+# A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
+BACKSTOP_REQUESTS = 3
+
+
 @dataclass
 class RunConfig:
     target: str = DEFAULT_TARGET
@@ -514,7 +518,19 @@ class Run:
                 await asyncio.sleep(rng.uniform(0.5, 1.5) * pace_s)
         finally:
             for client in clients.values():
-                await client.close()
+                await self.closed(client)
+
+    def backstop_s(self) -> float:
+        """How long a client call may take before the harness gives up on it:
+        a target's client times out on its own (an operation may take a few
+        requests, each within the operation timeout); this only keeps one
+        that never returns from holding the run past its end."""
+        return BACKSTOP_REQUESTS * self.config.op_timeout_s + 1.0
+
+    async def closed(self, client: TargetClient) -> None:
+        """Close a client, giving up on one that does not close in time."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.close(), self.backstop_s())
 
     async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> dict:
         """Perform `op`; the history row that completed it."""
@@ -522,20 +538,19 @@ class Run:
         client = clients.get(node)
         if client is None:
             try:
-                client = clients[node] = await self.target.connect(
-                    self.cluster.client[node], self.config.op_timeout_s, self.config.settings()
-                )
+                client = clients[node] = await asyncio.wait_for(self.target.connect(
+                    self.cluster.client[node], self.config.op_timeout_s, self.config.settings()), self.backstop_s())  # fmt: skip
             except (OSError, asyncio.TimeoutError) as exc:
                 # Never sent: definitely did not happen.
                 return self.recorder.record(
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
                 )
         try:
-            fields = await client.invoke(op.f, op.key, op.value, self.config.op_timeout_s)
+            fields = await asyncio.wait_for(client.invoke(op.f, op.key, op.value, self.config.op_timeout_s), self.backstop_s())
         except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
             fields = {"type": "info", "value": op.value, "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__}
             clients.pop(node, None)
-            await client.close()
+            await self.closed(client)
         kind = fields.pop("type")
         fields.setdefault("value", op.value)
         return self.recorder.record(process, kind, op.f, key=op.key, node=node, **fields)
