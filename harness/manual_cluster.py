@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import targets
+from checkers.errors import UsageError
 from harness import ownership
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
@@ -23,7 +24,7 @@ from targets.interface import Address
 STATE_FILE = "cluster.json"
 
 
-class ClusterStateError(ValueError):
+class ClusterStateError(UsageError):
     """A state directory that cannot be used (the message names the file), or
     a cluster that did not come up (it names where the nodes' output is)."""
 

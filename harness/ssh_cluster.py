@@ -13,6 +13,7 @@ from pathlib import Path
 
 import paramiko
 
+from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from targets.interface import Address, Target
@@ -22,7 +23,7 @@ REMOTE_DIR = "splitbrain"  # under the remote user's home
 COMMAND_TIMEOUT_S = 20.0
 
 
-class SshError(RuntimeError):
+class SshError(ClusterError):
     """An SSH host could not be reached or trusted, or a command failed there."""
 
 

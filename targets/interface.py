@@ -159,7 +159,7 @@ class Target(ABC):
     def node_args(self, settings: dict) -> tuple[str, ...]:
         """The node's command-line options from a run's settings: every
         option `options` declares, each valid by its declaration. Raises
-        ValueError("name: why") for settings that do not go together."""
+        checkers.errors.SettingError for settings that do not go together."""
 
     def versions(self) -> dict[str, str]:
         """Versions of the target's software, for run.json."""
