@@ -100,7 +100,9 @@ class Nats(Target):
     def status(self, address, timeout_s: float) -> dict | None:
         """The server's own view (`/jsz`): of the workload's stream where it
         exists (its leader, and the last sequence this server holds as
-        `hwm`), else of the metadata group."""
+        `hwm`), else of the metadata group; a server whose JetStream is off
+        (it turns it off for good on a write error: "JetStream out of
+        resources, will be DISABLED") knows no leader."""
         try:
             me = self._name(address, timeout_s)
             jsz = _monitor(address, "jsz?accounts=true&streams=true", timeout_s)
@@ -108,7 +110,9 @@ class Nats(Target):
             return None
         streams = _workload_streams(jsz)
         hwm = int((streams[0].get("state") or {}).get("last_seq", 0)) if streams else 0
-        if "meta_cluster" not in jsz:  # a server on its own leads what it holds
+        if jsz.get("disabled"):  # JetStream off (as the server turns it off on a write error): it leads nothing
+            leader = None
+        elif "meta_cluster" not in jsz:  # a server on its own leads what it holds
             leader = me
         elif streams:
             leader = (streams[0].get("cluster") or {}).get("leader") or None
