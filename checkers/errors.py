@@ -18,7 +18,10 @@ the history schema, since every layer raises these.
     │   ├── HostsFileError      an SSH hosts file (harness/ssh_hosts.py)
     │   ├── ShrinkError         a run that cannot be shrunk (harness/shrinking.py)
     │   └── ClusterStateError   a manual cluster's state folder (harness/manual_cluster.py)
-    ├── ClusterError            a backend could not make, reach or heal its nodes
+    ├── ClusterError            a backend could not make, reach or heal its nodes:
+    │   │                       a node that exited as it started, no agreed leader,
+    │   │                       copies that did not converge or could not be read,
+    │   │                       no free port, no link proxy, no node image
     │   └── SshError            an SSH host (harness/ssh_cluster.py)
     └── TargetError             a target's client met an answer it must turn into
         │                       a completion (never past the target's own module)

@@ -16,7 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
-from checkers.errors import SettingError, SplitbrainError, UsageError
+from checkers.errors import ClusterError, SettingError, SplitbrainError, UsageError
 from checkers.models import MODELS
 from harness import crash, limits
 from harness.cluster import DEFAULT_TARGET
@@ -309,7 +309,7 @@ def reachable_toxiproxy(url: str) -> None:
 
     try:
         wait_for_api(ToxiproxyServer(url), timeout_s=5.0)
-    except (ValueError, TimeoutError) as error:
+    except (UsageError, ClusterError) as error:
         raise UsageError(f"--toxiproxy: {error}") from None
 
 

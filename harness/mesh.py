@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from checkers.errors import ClusterError
 from harness.links import ToxiproxyServer
 from harness.ports import free_port
 
@@ -50,7 +51,7 @@ class LinkMesh:
         for link in sorted(links):
             proxy = listed.get(proxy_name(link))
             if proxy is None:
-                raise RuntimeError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
+                raise ClusterError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
             yield link, proxy
 
     def cut(self, links: Iterable[Link]) -> list[Link]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
-from checkers.errors import SettingError
+from checkers.errors import ClusterError, SettingError
 from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
@@ -386,7 +386,7 @@ class Run:
             cluster.wait_for_leader(max(QUIESCE_TIMEOUT_S, self.target.settle_s))
             self._wait_converged(cluster)
             final = self.final_logs(cluster)
-        except (TimeoutError, RuntimeError) as error:
+        except ClusterError as error:
             print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
         cluster.collect(self.dir / "nodes")
         self.events += self.node_log_events(cluster)
@@ -400,7 +400,7 @@ class Run:
             if all(statuses) and len({s["hwm"] for s in statuses}) == 1:
                 return
             time.sleep(0.1)
-        raise TimeoutError("nodes' high watermarks did not converge")
+        raise ClusterError("nodes' high watermarks did not converge")
 
     # ------------------------------------------------------------------ load
 

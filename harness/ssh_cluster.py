@@ -211,7 +211,7 @@ class SshCluster(ClusterBase):
 
     def wipe(self, node: str) -> None:
         if self.running(node):
-            raise RuntimeError(f"wipe {node}: the node is running")
+            raise ClusterError(f"wipe {node}: the node is running")
         self.connections[node].run(f"rm -rf {shlex.quote(self._remote(node, 'data'))}")
 
     def check_alive(self) -> None:
@@ -219,7 +219,7 @@ class SshCluster(ClusterBase):
             if node not in self.stopped and not self.running(node):
                 lines = self.connections[node].read(self._remote(node, "node.log")).decode(errors="replace")
                 last = lines.strip().splitlines()[-1:] or ["(no output)"]
-                raise RuntimeError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
+                raise ClusterError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
 
     def collect(self, dest: Path) -> None:
         for node, connection in self.connections.items():

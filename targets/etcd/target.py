@@ -28,6 +28,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from checkers.errors import ClusterError
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
@@ -301,7 +302,7 @@ class Etcd(Target):
         try:
             answer = post_once(address, "/v3/kv/range", request, 5.0)
         except (GatewayError, OSError) as error:
-            raise RuntimeError(f"{node}: its lists could not be read: {error}") from None
+            raise ClusterError(f"{node}: its lists could not be read: {error}") from None
         return [
             {"node": node, "key": unb64(kv["key"]), "offset": offset, "value": item}
             for kv in answer.get("kvs") or []

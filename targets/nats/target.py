@@ -21,6 +21,7 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+from checkers.errors import ClusterError
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
@@ -149,7 +150,7 @@ class Nats(Target):
         try:
             held = {s["name"] for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0))}
         except (OSError, ValueError) as error:
-            raise RuntimeError(f"{node}: its streams could not be listed: {error}") from None
+            raise ClusterError(f"{node}: its streams could not be listed: {error}") from None
         if STREAM not in held:
             return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
         from .client import own_copy
