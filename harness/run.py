@@ -30,9 +30,10 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
-from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation, read_tried
+from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
+from nemesis.turns import turns
 from results.history import HistoryRecorder, partial, recover
 from results.versions import recorded
 from targets import options as target_options
@@ -440,40 +441,19 @@ class Run:
             await asyncio.to_thread(self.nemesis.invoke, op)
 
     async def run_guided(self, start: float) -> None:
-        """Turns of an interval of faults and a quiet one: a fault chosen from
-        what the nodes say now, maybe more (one at once, one halfway through), then heal-all."""
-        interval, limit = self.config.interval_s, self.config.time_limit_s
-
-        async def at(offset_s: float, op: NemesisOp | None) -> None:
-            await asyncio.sleep(max(0.0, start + offset_s - time.monotonic()))
+        """The guided nemesis's turns (nemesis/turns.py): wait until each
+        step's time, make its fault, and answer with what the nodes say now."""
+        steps = turns(self.guide, self.config.interval_s, self.config.time_limit_s)
+        at_s, op = next(steps)
+        while True:
+            await asyncio.sleep(max(0.0, start + at_s - time.monotonic()))
             if op is not None:
                 self.decided(op)
                 await asyncio.to_thread(self.nemesis.invoke, op)
-
-        # The first turn comes once the load has settled (SETTLE_S), not after a
-        # quiet interval: the nodes' states say what to aim at from the start.
-        turn = min(SETTLE_S, interval)
-        while turn + interval <= limit:
-            await at(turn, None)
-            first = self.guide.choose(self.observe())
-            made = [first] if first else []
-            held = min(self.guide.held_s(first, interval), limit - turn) if first else interval
-            ops = self.guide.ops(turn, first, interval) if first else []
-            for op in ops:
-                await at(op.at_s, op)
-            if len(ops) == 1:  # a single fault: maybe more, one at once if risky, one halfway through
-                for when, at_once in ((turn + EARLY_S, True), (turn + held / 2, False)):
-                    await at(when, None)
-                    more = self.guide.overlap(self.observe(), made, at_once)
-                    if more:
-                        made.append(more)
-                        await at(when, self.guide.op(when, more))
-            for op in self.guide.undo(turn + held, made) if made else []:
-                await at(op.at_s, op)
-            # A quiet interval follows even when undoing ran late (voters added
-            # back can take seconds), so the next turn's faults keep their spacing.
-            turn = max(turn + held + interval, time.monotonic() - start + interval)
-        await at(limit, NemesisOp(limit, "heal-all"))
+            try:
+                at_s, op = steps.send((self.observe(), time.monotonic() - start))
+            except StopIteration:
+                return
 
     def observe(self) -> Observation:
         """Each live node's latest state from the status probes (their
