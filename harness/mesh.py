@@ -8,17 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from checkers.errors import ClusterError
+from harness.link_applier import Link, LinkApplier
 from harness.links import ToxiproxyServer
 from harness.ports import free_port
-
-Link = tuple[str, str]
 
 
 def proxy_name(link: Link) -> str:
     return f"{link[0]}-{link[1]}"
 
 
-class LinkMesh:
+class LinkMesh(LinkApplier):
     """`upstream(j)` is node j's raft address as the proxy server reaches it;
     proxies listen on `listen_host`, and nodes reach them at `route_host`
     (the same on one machine; the proxy container's name on Docker)."""
