@@ -27,6 +27,7 @@ from nemesis.schedule import TOPOLOGIES
 from results.versions import splitbrain_version
 from results.wording import counted
 from targets import options as target_options
+from targets.interface import Simulated
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -100,10 +101,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     def bar(items):
         return tqdm(items, desc="schedules", unit="run", disable=args.quiet)
 
-    try:
-        verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
-    except NotImplementedError as error:
-        raise UsageError(str(error)) from None
+    if not isinstance(target, Simulated):
+        raise UsageError(f"--target: {target.name} has no simulator")
+    verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
     json.dump(verdict, sys.stdout, indent=2)
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document

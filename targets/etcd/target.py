@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 from checkers.errors import ClusterError
-from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
 from targets.options import Option
 
 from . import logs
@@ -160,7 +160,7 @@ def _term(answer: dict) -> int | None:
     return int(term) if term is not None else None
 
 
-class Etcd(Target):
+class Etcd(Target, MemberChanges):
     name = "etcd"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
                                 workloads=("register", "append", "lock"), peer_routes=False,

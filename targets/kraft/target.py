@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 from checkers.errors import SettingError
-from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
 from targets.options import Option
 
 from .client import Client, call, call_many
@@ -87,7 +87,7 @@ class KRaftClient(TargetClient):
         await self.client.close()
 
 
-class KRaft(Target):
+class KRaft(Target, VoterChanges, Simulated, OwnCommands):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
