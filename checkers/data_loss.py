@@ -10,11 +10,17 @@ anomaly, as long as every acknowledged append is still everywhere. Where a targe
 commit counted (KIP-380 generations: `replicas`), also the generation rule:
 once a leader has heard from a new life of a replica, it counts only offsets
 that life reported.
+
+The checker is its cases, each a function that defines one kind of anomaly
+in its docstring: `lost_acknowledged_appends`, `divergent_committed_logs`,
+`duplicate_appends`, `failed_appends_committed`, `truncated_committed` and
+`earlier_generations_counted`; `committed_data_loss` gathers them.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,58 +30,114 @@ import pyarrow.compute as pc
 from .result import result
 from .schema import arrow
 
+# Each case lists its first MAX_CASES anomalies (`stats.lost_appends` counts every lost append).
+MAX_CASES = 20
+
 
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
-    anomalies = []
-    client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (history["process"] >= 0).to_numpy()
-    kind = history["type"]
-    columns = ["index", "key", "value", "offset"]
-    acked = history.loc[client_appends & ((kind == "ok") & history["offset"].notna()).to_numpy(dtype=bool, na_value=False), columns]
-    failed = history.loc[client_appends & (kind == "fail").to_numpy(dtype=bool, na_value=False), columns]
-    # A record's place is (key, offset): keyed appends (etcd) are one list per
-    # key; the reference quorum's unkeyed ones one log (key "").
-    placed = final["offset"].notna().to_numpy()
-    # (Neither a column selection nor a new index where every record is placed: each copied 5M rows.)
-    records = final if placed.all() else final[placed].reset_index(drop=True)
-    final_records = len(records)
-    # A log equal to another node's is checked once, as that node's: each finding holds for both.
-    records, copy_of = _distinct_logs(records)
-    # Places, values and nodes as integers: the checks below are then sorts and searches.
-    coded = _Coded(acked, records)
-    nodes = sorted([*coded.node_names, *copy_of])
+    """The checker: each case below finds one kind of anomaly (Elle's `-cases`),
+    and the verdict holds them all, with the figures a reader wants beside them."""
+    appends = Appends.of(history, final)
+    lost = Lost.of(appends)
+    anomalies = [*lost_acknowledged_appends(appends, lost), *divergent_committed_logs(appends),
+                 *duplicate_appends(appends), *failed_appends_committed(appends), *truncated_committed(events),
+                 *earlier_generations_counted(events)]  # fmt: skip
+    stats = {"acknowledged": len(appends.acked), "failed": len(appends.failed), "nodes": len(lost.nodes),
+             "final_records": appends.final_records, "lost_appends": int(lost.anywhere.sum()),
+             "cut_back": logs_cut_back(events)}  # fmt: skip
+    verdict = result(anomalies, stats)
+    if not anomalies and len(appends.acked) and not lost.nodes:
+        verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
+    return verdict
 
-    # Every acknowledged append sits at its place with its value on every node;
-    # one anomaly per lost append (the first 20), naming every node that lacks it.
-    found_at: dict[str, np.ndarray] = {}  # positions into `records` (-1: no record there)
-    missing: dict[str, np.ndarray] = {}
-    # Sorted once, the acknowledged places are looked up in each node's log in order (twice as fast as unsorted).
-    order = np.argsort(coded.acked_place, kind="stable")
-    wanted = coded.acked_place[order]
-    node_by_place = coded.record_node[coded.by_place]
-    for number, node in enumerate(coded.node_names):
-        # A node's valued records in place order (a null record matches nothing, as no record does).
-        mine = coded.by_place[node_by_place == number]
-        places = coded.record_place[mine]
-        at = np.minimum(np.searchsorted(places, wanted), max(len(mine) - 1, 0))
-        there = np.zeros(len(acked), dtype=bool)
-        found_at[node] = np.full(len(acked), -1, dtype="int64")
-        if len(mine):
-            there[order] = places[at] == wanted
-            found_at[node][order] = np.where(there[order], mine[at], -1)
-        # A missing record is as lost as a different one (an acknowledged value that is null matches nothing).
-        same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
-        missing[node] = ~same
-    for copy, node in copy_of.items():
-        found_at[copy], missing[copy] = found_at[node], missing[node]
-    # A node read back as holding nothing (a final row with no offset: its stream is gone) lacks every record.
-    for node in sorted(set(final.loc[~placed, "node"].dropna()) - set(nodes)):
-        found_at[node], missing[node] = np.full(len(acked), -1, dtype="int64"), np.ones(len(acked), dtype=bool)
-        nodes.append(node)
-    lost_anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
-    for position in np.flatnonzero(lost_anywhere)[:20]:
-        row = acked.iloc[position]
-        held = {node: None if found_at[node][position] < 0 else records["value"].iat[found_at[node][position]]
-                for node in nodes if missing[node][position]}  # fmt: skip
+
+@dataclass(frozen=True)
+class Appends:
+    """What every case reads: the clients' acknowledged and definitely failed
+    appends, the nodes' final records (a log equal to another node's is kept
+    once, as that node's: `copy_of`), coded as integers (`_Coded`), and the
+    nodes read back as holding nothing (a final row with no offset: the log
+    or stream is gone)."""
+
+    acked: pd.DataFrame
+    failed: pd.DataFrame
+    records: pd.DataFrame
+    copy_of: dict[str, str]
+    coded: _Coded
+    empty: list[str]
+    final_records: int
+
+    @classmethod
+    def of(cls, history: pd.DataFrame, final: pd.DataFrame) -> Appends:
+        client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (history["process"] >= 0).to_numpy()
+        kind = history["type"]
+        columns = ["index", "key", "value", "offset"]
+        acked = history.loc[client_appends & ((kind == "ok") & history["offset"].notna()).to_numpy(dtype=bool, na_value=False), columns]
+        failed = history.loc[client_appends & (kind == "fail").to_numpy(dtype=bool, na_value=False), columns]
+        # A record's place is (key, offset): keyed appends (etcd) are one list per
+        # key; the reference quorum's unkeyed ones one log (key "").
+        placed = final["offset"].notna().to_numpy()
+        # (Neither a column selection nor a new index where every record is placed: each copied 5M rows.)
+        records = final if placed.all() else final[placed].reset_index(drop=True)
+        distinct, copy_of = _distinct_logs(records)
+        coded = _Coded(acked, distinct)
+        empty = sorted(set(final.loc[~placed, "node"].dropna()) - {*coded.node_names, *copy_of})
+        return cls(acked, failed, distinct, copy_of, coded, empty, len(records))
+
+
+@dataclass(frozen=True)
+class Lost:
+    """Per node, where each acknowledged append sits in `records` (-1: not
+    there) and whether it is missing (absent, or another value); `nodes` in
+    the order the anomalies name them."""
+
+    nodes: list[str]
+    found_at: dict[str, np.ndarray]
+    missing: dict[str, np.ndarray]
+    anywhere: np.ndarray
+
+    @classmethod
+    def of(cls, appends: Appends) -> Lost:
+        coded, acked = appends.coded, appends.acked
+        found_at: dict[str, np.ndarray] = {}
+        missing: dict[str, np.ndarray] = {}
+        # Sorted once, the acknowledged places are looked up in each node's log in order (twice as fast as unsorted).
+        order = np.argsort(coded.acked_place, kind="stable")
+        wanted = coded.acked_place[order]
+        node_by_place = coded.record_node[coded.by_place]
+        for number, node in enumerate(coded.node_names):
+            # A node's valued records in place order (a null record matches nothing, as no record does).
+            mine = coded.by_place[node_by_place == number]
+            places = coded.record_place[mine]
+            at = np.minimum(np.searchsorted(places, wanted), max(len(mine) - 1, 0))
+            there = np.zeros(len(acked), dtype=bool)
+            found_at[node] = np.full(len(acked), -1, dtype="int64")
+            if len(mine):
+                there[order] = places[at] == wanted
+                found_at[node][order] = np.where(there[order], mine[at], -1)
+            # A missing record is as lost as a different one (an acknowledged value that is null matches nothing).
+            same = there & (coded.record_value[found_at[node]] == coded.acked_value) & (coded.acked_value >= 0)
+            missing[node] = ~same
+        for copy, node in appends.copy_of.items():
+            found_at[copy], missing[copy] = found_at[node], missing[node]
+        # A node read back as holding nothing lacks every record.
+        for node in appends.empty:
+            found_at[node], missing[node] = np.full(len(acked), -1, dtype="int64"), np.ones(len(acked), dtype=bool)
+        nodes = sorted([*coded.node_names, *appends.copy_of]) + appends.empty
+        anywhere = np.logical_or.reduce(list(missing.values())) if nodes else np.zeros(len(acked), dtype=bool)
+        return cls(nodes, found_at, missing, anywhere)
+
+
+def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict]:
+    """`lost-acknowledged-append`: an append acknowledged at a place that some
+    node's final log does not hold there, with its value (nothing there, or
+    another record). One per append (the first MAX_CASES), naming every node
+    that lacks it and what each holds there instead."""
+    anomalies = []
+    for position in np.flatnonzero(lost.anywhere)[:MAX_CASES]:
+        row = appends.acked.iloc[position]
+        held = {node: None if lost.found_at[node][position] < 0 else appends.records["value"].iat[lost.found_at[node][position]]
+                for node in lost.nodes if lost.missing[node][position]}  # fmt: skip
         found = {node: None if value is None or pd.isna(value) else value for node, value in held.items()}
         others = [f"{node} has {value}" for node, value in found.items() if value is not None]
         anomalies.append(
@@ -91,58 +153,77 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
                 f"is not on {', '.join(sorted(found))}" + (f" ({'; '.join(others)} there)" if others else ""),
             }
         )
+    return anomalies
 
-    # Committed prefixes agree.
-    for place in coded.divergent_places()[:20]:
+
+def divergent_committed_logs(appends: Appends) -> list[dict]:
+    """`divergent-committed-logs`: two nodes' final logs hold different
+    records at one place; committed prefixes must agree. One per place, with
+    every node's record there."""
+    coded, records = appends.coded, appends.records
+    anomalies = []
+    for place in coded.divergent_places()[:MAX_CASES]:
         key, offset = coded.key_names[place // coded.stride], int(place % coded.stride)
         held = records.iloc[np.flatnonzero(coded.record_place == place)][["node", "value"]].to_dict("records")
-        values = sorted(({"node": holder, "value": record["value"]} for record in held for holder in _holders(record["node"], copy_of)),
+        values = sorted(({"node": holder, "value": record["value"]} for record in held
+                         for holder in _holders(record["node"], appends.copy_of)),
                         key=lambda record: (record["node"], str(record["value"])))  # fmt: skip
         anomalies.append(
             {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": offset, "values": values,
              "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
         )
+    return anomalies
 
-    # No value twice; no definitely-failed append committed (a `{`-value is a
-    # record the quorum wrote itself, such as a leader's).
-    appended = (coded.record_value >= 0) & ~coded.value_is_record[coded.record_value]
+
+def _appended(coded: _Coded) -> np.ndarray:
+    """Which records are clients' appends (a `{`-value is a record the quorum
+    wrote itself, such as a leader's)."""
+    return (coded.record_value >= 0) & ~coded.value_is_record[coded.record_value]
+
+
+def duplicate_appends(appends: Appends) -> list[dict]:
+    """`duplicate-append`: a node's log holds one append's value at two
+    places or more (every value a client appends is unique)."""
+    coded, copy_of = appends.coded, appends.copy_of
+    appended = _appended(coded)
     pair = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]  # (node, value)
     ordered = np.sort(pair)
     twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
     named = sorted((holder, coded.value_names[p % len(coded.value_names)], p) for p in twice
                    for holder in _holders(coded.node_names[p // len(coded.value_names)], copy_of))  # fmt: skip
-    for node, value, node_value in named[:20]:
+    anomalies = []
+    for node, value, node_value in named[:MAX_CASES]:
         offsets = coded.record_offset[appended][pair == node_value]
         anomalies.append(
             {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(offsets.min()), int(offsets.max())],
              "summary": f"{node} holds append {value} {len(offsets)} times"}
         )
+    return anomalies
+
+
+def failed_appends_committed(appends: Appends) -> list[dict]:
+    """`failed-append-committed`: an append the target said definitely did
+    not happen (`fail`) is in some node's final log."""
+    coded, failed = appends.coded, appends.failed
+    appended = _appended(coded)
     committed = np.zeros(len(coded.value_names) + 1, dtype=bool)
     committed[coded.record_value[appended]] = True
     codes = pd.Index(coded.value_names).get_indexer(failed["value"].astype(object)) if len(failed) else np.zeros(0, dtype=int)
     resurrected = failed[committed[codes] & (codes >= 0)]
-    for _, row in resurrected.head(20).iterrows():
-        anomalies.append(
-            {"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],
+    return [{"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],
              "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed"}
-        )
+            for _, row in resurrected.head(MAX_CASES).iterrows()]  # fmt: skip
 
-    # Nobody truncates below its own high watermark.
+
+def truncated_committed(events: pd.DataFrame) -> list[dict]:
+    """`truncated-committed`: a node cut its log below its own high watermark
+    (a `truncate` event whose offset is under its hwm)."""
     truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(subset=["offset", "hwm"])
     below = truncations[truncations["offset"] < truncations["hwm"]]
-    for _, row in below.head(20).iterrows():
-        anomalies.append(
-            {"kind": "truncated-committed", "node": row["node"], "time_ns": int(row["time_ns"]),
+    return [{"kind": "truncated-committed", "node": row["node"], "time_ns": int(row["time_ns"]),
              "offset": int(row["offset"]), "hwm": int(row["hwm"]),
              "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
-        )
-    anomalies += earlier_generations_counted(events)
-    stats = {"acknowledged": len(acked), "failed": len(failed), "nodes": len(nodes), "final_records": final_records,
-             "lost_appends": int(lost_anywhere.sum()), "cut_back": logs_cut_back(events)}  # fmt: skip
-    verdict = result(anomalies, stats)
-    if not anomalies and len(acked) and not nodes:
-        verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
-    return verdict
+            for _, row in below.head(MAX_CASES).iterrows()]  # fmt: skip
 
 
 def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -270,7 +351,7 @@ def logs_cut_back(events: pd.DataFrame) -> list[dict]:
     commits = events[events["event"] == "commit"].dropna(subset=["hwm"]).sort_values("time_ns")
     times, marks = commits["time_ns"].to_numpy(), np.maximum.accumulate(commits["hwm"].to_numpy(dtype="int64"))
     found = []
-    for row in cut.head(20).itertuples(index=False):
+    for row in cut.head(MAX_CASES).itertuples(index=False):
         before = np.searchsorted(times, row.time_ns, side="left")
         committed = int(marks[before - 1]) if before else 0
         kept = int(row.offset)
@@ -308,7 +389,7 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
                      "summary": f"{row.node} (leader of epoch {row.epoch}) counted {replica}'s offset {offset} from generation"
                                 f" {generation}, after hearing from its new life (generation {later}), to commit up to {row.hwm}"}
                 )  # fmt: skip
-    return found[:20]
+    return found[:MAX_CASES]
 
 
 def _to(key) -> str:

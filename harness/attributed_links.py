@@ -27,9 +27,9 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.link_applier import Link, LinkApplier
 from harness.ports import free_port
 
-Link = tuple[str, str]
 CONNECT_TIMEOUT_S = 2.0
 CHUNK = 65536
 
@@ -80,7 +80,7 @@ def holder(inode: int, pids: dict[int, str], proc: Path = Path("/proc")) -> str 
     return None
 
 
-class AttributedLinks:
+class AttributedLinks(LinkApplier):
     def __init__(self, cluster) -> None:
         self.cluster = cluster
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]

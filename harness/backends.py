@@ -5,9 +5,11 @@ one place `splitbrain run`, `splitbrain cluster up` and the tests get both from.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import targets
+from checkers.errors import UsageError
 from harness.cluster import DEFAULT_TARGET
 from harness.attributed_links import AttributedLinks
 from harness.iptables_links import DirectLinks, IptablesLinks
@@ -41,76 +43,113 @@ def bring_up(
     (`splitbrain cluster up` goes without: its cluster outlives the command).
     `lazy_disks`: data directories on the lose-unfsynced filesystem;
     `clock_faults`: node clocks under libfaketime (both local and Docker backends)."""
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend: {backend!r} is not one of {', '.join(BACKENDS)}")
     # Absolute: Docker binds only absolute host folders, and a results folder is often relative (runs/).
     root = Path(root).absolute()
     ownership = Ownership(root, run_id)
     if reaper:
         stack.callback(ownership.watch().release)
-    timeouts = dict(
-        options=options,
-        initial_voters=initial_voters,
-        ownership=ownership,
-        target=targets.get(target),
-    )
-    # Faults made on this machine (the data directories' filesystem, the node clocks' files).
-    on_this_machine = dict(lazy_disks=lazy_disks, clock_faults=clock_faults)
-    if backend == "ssh":
-        from harness.ssh_cluster import SshCluster
-        from harness.ssh_hosts import load_hosts
+    made = Made(stack, root, run_id, ownership, reaper, nodes, net, toxiproxy, hosts,
+                dict(options=options, initial_voters=initial_voters, ownership=ownership, target=targets.get(target)),
+                dict(lazy_disks=lazy_disks, clock_faults=clock_faults))  # fmt: skip
+    return BACKENDS[backend](made)
 
-        spec = load_hosts(hosts)
-        cluster = SshCluster(root / "cluster", spec.nodes, **timeouts)
-        stack.callback(cluster.close)
-        if spec.toxiproxy_url is None:
-            record_ports(ownership, cluster)
+
+@dataclass(frozen=True)
+class Made:
+    """What bringing up a backend needs: where, how many, and how its links go.
+    `common` are every cluster's arguments; `on_this_machine` the faults made on
+    the harness machine (the data directories' filesystem, the nodes' clocks)."""
+
+    stack: contextlib.ExitStack
+    root: Path
+    run_id: str
+    ownership: Ownership
+    reaper: bool
+    nodes: int
+    net: str
+    toxiproxy: str | None
+    hosts: Path | None
+    common: dict
+    on_this_machine: dict
+
+
+def _ssh(made: Made):
+    """SSH hosts: links through the hosts file's Toxiproxy, else not cut at all."""
+    from harness.ssh_cluster import SshCluster
+    from harness.ssh_hosts import load_hosts
+
+    spec = load_hosts(made.hosts)
+    cluster = SshCluster(made.root / "cluster", spec.nodes, **made.common)
+    made.stack.callback(cluster.close)
+    if spec.toxiproxy_url is None:
+        record_ports(made.ownership, cluster)
+        return cluster, DirectLinks(cluster)
+    server = ToxiproxyServer(spec.toxiproxy_url)
+    wait_for_api(server)
+    mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]), spec.listen_host, spec.route_host)
+    return cluster, _routed(made, cluster, mesh, server)
+
+
+def _docker(made: Made):
+    """Containers. A target whose members all dial one advertised peer
+    address (no per-link routes) cannot go through the link proxies: its
+    links are cut with iptables (RunConfig refuses to cut them with --net proxy)."""
+    from harness.docker_cluster import DockerCluster
+
+    cluster = DockerCluster(made.root / "cluster", made.run_id, made.nodes, **made.common, **made.on_this_machine)
+    made.stack.callback(cluster.close)
+    if made.net == "iptables" or not made.common["target"].capabilities.peer_routes:
+        record_ports(made.ownership, cluster)
+        return cluster, IptablesLinks(cluster)
+    server = ToxiproxyServer(made.toxiproxy or cluster.start_toxiproxy())
+    wait_for_api(server)
+    mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
+    return cluster, _routed(made, cluster, mesh, server)
+
+
+def _local(made: Made):
+    """Processes on 127.0.0.1: links through our Toxiproxy (or the one
+    given), or, for a target without per-link routes, through one front per
+    node that names each connection's source, so links are cut per pair."""
+    from harness.local_cluster import LocalCluster
+
+    if not made.common["target"].capabilities.peer_routes:
+        cluster = LocalCluster(made.root / "cluster", made.nodes, **made.common, **made.on_this_machine)
+        made.stack.callback(cluster.close)
+        if not made.reaper:  # the fronts live in this process; a cluster that outlives it (cluster up) goes without
+            record_ports(made.ownership, cluster)
             return cluster, DirectLinks(cluster)
-        server = ToxiproxyServer(spec.toxiproxy_url)
-        wait_for_api(server)
-        mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]),
-                        spec.listen_host, spec.route_host)  # fmt: skip
-    elif backend == "docker":
-        from harness.docker_cluster import DockerCluster
-
-        cluster = DockerCluster(root / "cluster", run_id, nodes, **timeouts, **on_this_machine)
-        stack.callback(cluster.close)
-        # A target whose members all dial one advertised peer address (no
-        # per-link routes) cannot go through the link proxies: its links are
-        # cut with iptables (RunConfig refuses to cut them with --net proxy).
-        if net == "iptables" or not timeouts["target"].capabilities.peer_routes:
-            record_ports(ownership, cluster)
-            return cluster, IptablesLinks(cluster)
-        server = ToxiproxyServer(toxiproxy or cluster.start_toxiproxy())
-        wait_for_api(server)
-        mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
+        links = AttributedLinks(cluster)
+        made.stack.callback(links.remove)
+        cluster.routes = {(src, dst): links.fronts[dst] for src, dst in links.links}
+        cluster.advertised = dict(links.fronts)
+        record_ports(made.ownership, cluster)
+        made.ownership.ports([port for _, port in links.fronts.values()])
+        return cluster, links
+    if made.toxiproxy:
+        server = ToxiproxyServer(made.toxiproxy)
     else:
-        from harness.local_cluster import LocalCluster
+        own = OwnToxiproxy(ownership=made.ownership).start(made.root / "toxiproxy.log")
+        made.stack.callback(own.stop)
+        server = ToxiproxyServer(own.url)
+    cluster = LocalCluster(made.root / "cluster", made.nodes, **made.common, **made.on_this_machine)
+    made.stack.callback(cluster.close)
+    mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
+    return cluster, _routed(made, cluster, mesh, server)
 
-        if not timeouts["target"].capabilities.peer_routes:  # one front per node, links cut per pair
-            cluster = LocalCluster(root / "cluster", nodes, **timeouts, **on_this_machine)
-            stack.callback(cluster.close)
-            if not reaper:  # the fronts live in this process; a cluster that outlives it (cluster up) goes without
-                record_ports(ownership, cluster)
-                return cluster, DirectLinks(cluster)
-            links = AttributedLinks(cluster)
-            stack.callback(links.remove)
-            cluster.routes = {(src, dst): links.fronts[dst] for src, dst in links.links}
-            cluster.advertised = dict(links.fronts)
-            record_ports(ownership, cluster)
-            ownership.ports([port for _, port in links.fronts.values()])
-            return cluster, links
-        if toxiproxy:
-            server = ToxiproxyServer(toxiproxy)
-        else:
-            own = OwnToxiproxy(ownership=ownership).start(root / "toxiproxy.log")
-            stack.callback(own.stop)
-            server = ToxiproxyServer(own.url)
-        cluster = LocalCluster(root / "cluster", nodes, **timeouts, **on_this_machine)
-        stack.callback(cluster.close)
-        mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
-    stack.callback(mesh.remove)
+
+def _routed(made: Made, cluster, mesh: LinkMesh, server: ToxiproxyServer) -> LinkMesh:
+    """The cluster's nodes routed through the mesh's proxies, removed on the way out."""
+    made.stack.callback(mesh.remove)
     cluster.routes = {link: mesh.route(link) for link in mesh.links}
-    record_ports(ownership, cluster, server)
-    return cluster, mesh
+    record_ports(made.ownership, cluster, server)
+    return mesh
+
+
+# Each backend `--backend` names: how its cluster and link applier are made.
+BACKENDS = {"local": _local, "docker": _docker, "ssh": _ssh}
 
 
 def record_ports(ownership: Ownership, cluster, server=None) -> None:

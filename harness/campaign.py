@@ -43,6 +43,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
+from checkers.errors import SettingError, UsageError
 from harness.limits import Range
 from harness.run import Run, RunConfig
 
@@ -56,7 +57,7 @@ COVERAGE_FILE = "coverage.json"
 FOLDER_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,99}")
 
 
-class CampaignError(ValueError):
+class CampaignError(UsageError):
     """A campaign file that cannot be used; the message names file and key."""
 
 
@@ -121,7 +122,7 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                             run_id = f"{target}-{workload}-{faults or 'none'}-s{seed}-r{repeat}"
                             config = dataclasses.replace(config, run_id=run_id)
                             config.validate()
-                        except (TypeError, ValueError) as error:
+                        except (TypeError, ValueError, SettingError) as error:
                             raise CampaignError(f"{path}: targets.{target}: {error}") from None
                         planned.append(PlannedRun(run_id, target, config))
     return folder, planned

@@ -16,6 +16,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
+from checkers.errors import ClusterError, SettingError, SplitbrainError, UsageError
 from checkers.models import MODELS
 from harness import crash, limits
 from harness.cluster import DEFAULT_TARGET
@@ -26,6 +27,7 @@ from nemesis.schedule import TOPOLOGIES
 from results.versions import splitbrain_version
 from results.wording import counted
 from targets import options as target_options
+from targets.interface import Simulated
 from workloads.generators import WORKLOADS
 
 EXIT_VALID, EXIT_INVALID, EXIT_ERROR = 0, 1, 2
@@ -99,13 +101,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     def bar(items):
         return tqdm(items, desc="schedules", unit="run", disable=args.quiet)
 
-    try:
-        verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
-    except NotImplementedError as error:
-        raise UsageError(str(error)) from None
-    except ValueError as error:  # settings the simulation cannot take, as RunConfig names them
-        name, _, why = str(error).partition(": ")
-        raise UsageError(f"{option_flag(name)}: {why}") from None
+    if not isinstance(target, Simulated):
+        raise UsageError(f"--target: {target.name} has no simulator")
+    verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
     json.dump(verdict, sys.stdout, indent=2)
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
@@ -127,14 +125,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # None: the strategy's default (RunConfig.default_nemesis).
     kinds = nemesis_kinds(args.nemesis)
     if args.backend == "ssh":
-        from harness.ssh_hosts import HostsFileError, load_hosts
+        from harness.ssh_hosts import load_hosts
 
         if args.hosts is None:
             raise UsageError("--backend ssh needs --hosts FILE")
-        try:
-            hosts = load_hosts(args.hosts)
-        except HostsFileError as error:
-            raise UsageError(str(error)) from None
+        hosts = load_hosts(args.hosts)
         args.nodes = len(hosts.nodes)
     if args.net == "iptables" and args.backend != "docker":
         raise UsageError("--net iptables needs --backend docker")
@@ -207,11 +202,7 @@ def worst_code(codes: list[int]) -> int:
 
 def validated(config) -> None:
     """A run's settings checked before anything is made: one line naming the option."""
-    try:
-        config.validate()
-    except ValueError as error:
-        name, _, why = str(error).partition(": ")
-        raise UsageError(f"{option_flag(name)}: {why}") from None
+    config.validate()
     if config.toxiproxy:
         reachable_toxiproxy(config.toxiproxy)
     writable_folder(config.results, "--results")
@@ -275,7 +266,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
-    from harness.shrinking import ShrinkError, failing_checkers, shrink_run
+    from harness.shrinking import failing_checkers, shrink_run
 
     if (args.run_dir / "verdict.json").exists() and not failing_checkers(args.run_dir):
         raise UsageError(f"{args.run_dir}: no checker failed in this run: nothing to shrink")
@@ -283,10 +274,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         raise UsageError(f"--to: {args.to.parent} is not a folder")
     results = args.results or args.run_dir.resolve().parent / f"shrink-{args.run_dir.name}"
     config = recorded_run(args.run_dir, results, quiet=True)
-    try:
-        shrunk, toml = shrink_run(args.run_dir, config, args.trials, args.to, lambda c: execute(c)[0])
-    except ShrinkError as error:
-        raise UsageError(str(error)) from None
+    shrunk, toml = shrink_run(args.run_dir, config, args.trials, args.to, lambda c: execute(c)[0])
     print(f"shrunk: {counted(shrunk.faults, 'fault')}, {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
           f"(splitbrain campaign {toml}); trial runs in {results}")  # fmt: skip
     return EXIT_VALID
@@ -321,7 +309,7 @@ def reachable_toxiproxy(url: str) -> None:
 
     try:
         wait_for_api(ToxiproxyServer(url), timeout_s=5.0)
-    except (ValueError, TimeoutError) as error:
+    except (UsageError, ClusterError) as error:
         raise UsageError(f"--toxiproxy: {error}") from None
 
 
@@ -330,11 +318,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     worst exit code. A run that cannot be checked is an error line of its own
     (exit 2), and the others are still checked."""
     from results.checking import check_and_record
-    from results.history import HistoryError, find_run_dirs
+    from results.history import find_run_dirs
 
     try:
         run_dirs = find_run_dirs(args.run_dirs)
-    except (HistoryError, OSError) as error:
+    except OSError as error:
         raise UsageError(str(error)) from None
     worst = EXIT_VALID
     for run_dir in tqdm(run_dirs, desc="runs", unit="run", disable=_no_bar(args, run_dirs)):
@@ -342,7 +330,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             verdict = check_and_record(run_dir, args.budget)
             for warning in verdict.get("warnings", []):
                 tqdm.write(f"splitbrain: warning: {warning}", file=sys.stderr)
-        except (UsageError, HistoryError, OSError) as error:
+        except (UsageError, OSError) as error:
             tqdm.write(one_line(f"error   {run_dir}: {error}"), file=sys.stderr)
             worst = max(worst, EXIT_ERROR)
             continue
@@ -368,10 +356,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         tqdm.write(verdict_line(run_dir, verdict))
         worst = max(worst, exit_code(verdict))
 
-    try:
-        folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
-    except campaign.CampaignError as error:
-        raise UsageError(str(error)) from None
+    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
     print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
     return worst
 
@@ -380,24 +365,18 @@ def cmd_archive(args: argparse.Namespace) -> int:
     """Pack runs into an archive, or verify one: every problem named, exit 2 if any."""
     from results.checking import check_run
     from results import archive
-    from results.history import HistoryError, find_run_dirs
+    from results.history import find_run_dirs
 
     if args.verify:
-        try:
-            problems = archive.verify(args.verify)
-            runs = len(archive.read_manifest(args.verify)["runs"])
-        except archive.ArchiveError as error:
-            raise UsageError(str(error)) from None
+        problems = archive.verify(args.verify)
+        runs = len(archive.read_manifest(args.verify)["runs"])
         for problem in problems:
             print(f"{args.verify}: {problem}")
         print(f"archive {args.verify}: {runs} runs, {len(problems)} problems")
         return EXIT_ERROR if problems else EXIT_VALID
     if args.to is None or not args.runs:
         raise UsageError("archive: give --to ARCHIVE and run directories, or --verify ARCHIVE")
-    try:
-        added = archive.add(args.to, find_run_dirs(args.runs), check_run)
-    except (archive.ArchiveError, HistoryError) as error:
-        raise UsageError(str(error)) from None
+    added = archive.add(args.to, find_run_dirs(args.runs), check_run)
     print(f"archive {args.to}: {len(added)} runs added, index {args.to / archive.INDEX}")
     return EXIT_VALID
 
@@ -406,7 +385,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     """The archive re-checked and summarised on Spark. Exit 2 when an entry is
     corrupt or the re-check contradicts an archived verdict (the archive
     cannot be trusted), else 1 when a run fails a safety checker."""
-    from results.archive import ArchiveError
     from results.spark_pipeline import analyze
 
     if not (args.archive / "manifest.json").exists():
@@ -423,10 +401,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                 bar.total = total
             bar.update(done - bar.n)
 
-        try:
-            found = analyze(args.archive, args.master, args.out, args.budget, step)
-        except ArchiveError as error:
-            raise UsageError(str(error)) from None
+        found = analyze(args.archive, args.master, args.out, args.budget, step)
     for problem in found["problems"]:
         print(f"CORRUPT {args.archive}: {problem}")
     verdicts = found["verdicts"]
@@ -446,14 +421,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when every run meets the policy; JUnit XML either way."""
-    from results.gate import PolicyError, judge, junit, load_policy
-    from results.history import HistoryError, find_run_dirs
+    from results.gate import judge, junit, load_policy
+    from results.history import find_run_dirs
 
-    try:
-        policy = load_policy(args.policy)
-        runs = find_run_dirs(args.results)
-    except (PolicyError, HistoryError) as error:
-        raise UsageError(str(error)) from None
+    policy = load_policy(args.policy)
+    runs = find_run_dirs(args.results)
     if args.junit.is_dir():
         raise UsageError(f"--junit {args.junit}: a folder; name the XML file to write")
     checks = [check for run_dir in runs for check in judge(run_dir, policy)]
@@ -497,14 +469,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from results.exporter import ExportError, export_edn
+    from results.exporter import export_edn
 
     if not args.to.parent.is_dir():
         raise UsageError(f"--to: {args.to.parent} is not a folder")
-    try:
-        options = export_edn(args.run_dir, args.to)
-    except ExportError as error:
-        raise UsageError(str(error)) from None
+    options = export_edn(args.run_dir, args.to)
     print(f"exported {args.run_dir} -> {args.to} (read back with: splitbrain import {options})")
     return EXIT_VALID
 
@@ -557,27 +526,24 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if args.action != "down" and (args.run or args.all):
         raise UsageError(f"cluster {args.action}: --run and --all are for `cluster down`")
     crash.write_here(args.state_dir)
-    try:
-        if args.action == "up":
-            state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
-            print(json.dumps(state, indent=2))
-            undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
-            print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}",
-                  file=sys.stderr)  # fmt: skip
-        elif args.action == "status":
-            for row in manual_cluster.status(args.state_dir):
-                print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
-        else:
-            removed = cluster_down(args)
-            for name in removed:
-                print(f"removed {name}")
-            if not removed:
-                where = "on this machine" if args.all else f"of run {args.run}" if args.run else \
-                    f"recorded in {args.state_dir.absolute()}"
-                print(f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
-                      "--state-dir DIR, as `cluster up` printed it)")  # fmt: skip
-    except manual_cluster.ClusterStateError as error:
-        raise UsageError(str(error)) from None
+    if args.action == "up":
+        state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
+        print(json.dumps(state, indent=2))
+        undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
+        print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}",
+              file=sys.stderr)  # fmt: skip
+    elif args.action == "status":
+        for row in manual_cluster.status(args.state_dir):
+            print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
+    else:
+        removed = cluster_down(args)
+        for name in removed:
+            print(f"removed {name}")
+        if not removed:
+            where = "on this machine" if args.all else f"of run {args.run}" if args.run else \
+                f"recorded in {args.state_dir.absolute()}"
+            print(f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
+                  "--state-dir DIR, as `cluster up` printed it)")  # fmt: skip
     return EXIT_VALID
 
 
@@ -634,8 +600,11 @@ def verdict_line(run_dir: Path, verdict: dict) -> str:
     return f"{str(verdict['valid']).lower():<7} {run_dir}" + ("  " + "; ".join(details) if details else "")
 
 
-class UsageError(Exception):
-    """A bad option or input: reported in one line, exit code 2."""
+def described(error: SplitbrainError) -> str:
+    """An error as its user reads it: a run setting as its flag names it."""
+    if isinstance(error, SettingError):
+        return f"{option_flag(error.setting)}: {error.reason}"
+    return str(error)
 
 
 def one_line(text: object) -> str:
@@ -855,8 +824,8 @@ def main(argv: list[str] | None = None) -> int:
     interrupt_on_termination()
     try:
         return args.func(args)
-    except UsageError as error:
-        print(one_line(f"splitbrain: {error}"), file=sys.stderr)
+    except SplitbrainError as error:
+        print(one_line(f"splitbrain: {described(error)}"), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("splitbrain: interrupted", file=sys.stderr)

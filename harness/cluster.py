@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import targets
+from checkers.errors import ClusterError
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
@@ -138,7 +139,7 @@ class ClusterBase:
         """Lose what the node's data directory holds (it must be stopped): a
         disk loss. The directory itself stays, as it may be a mount point."""
         if self.running(node):
-            raise RuntimeError(f"wipe {node}: the node is running")
+            raise ClusterError(f"wipe {node}: the node is running")
         data = self.data_dir(node)
         data.mkdir(parents=True, exist_ok=True)
         for entry in data.iterdir():
@@ -169,13 +170,13 @@ class ClusterBase:
         deadline = time.monotonic() + MOUNT_TIMEOUT_S
         while not os.path.ismount(mount):
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}")
+                raise ClusterError(f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}")
             time.sleep(0.02)
 
     def lose(self, node: str) -> None:
         """Drop every write the node has not fsynced (it must be down): a power loss."""
         if self.running(node):
-            raise RuntimeError(f"lose-unfsynced {node}: the node is running")
+            raise ClusterError(f"lose-unfsynced {node}: the node is running")
         self._disk_control(node, b"lose", "lose-unfsynced")
 
     def fill_disk(self, node: str, full: bool = True) -> None:
@@ -184,7 +185,7 @@ class ClusterBase:
 
     def _disk_control(self, node: str, command: bytes, fault: str) -> None:
         if node not in self.disks:
-            raise RuntimeError(f"{fault} {node}: its data directory is not on the lose-unfsynced filesystem")
+            raise ClusterError(f"{fault} {node}: its data directory is not on the lose-unfsynced filesystem")
         (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(command)
 
     def corrupt(self, node: str, rng, kind: str | None = None) -> dict:
@@ -195,14 +196,14 @@ class ClusterBase:
         or has a bit flipped, anywhere. Returns what was damaged: the kind,
         the file, the mode and the byte offset."""
         if self.running(node):
-            raise RuntimeError(f"corrupt {node}: the node is running")
+            raise ClusterError(f"corrupt {node}: the node is running")
         found = {}
         for name, pattern in self.target.capabilities.data_files:
             files = sorted(p for p in self.data_dir(node).glob(pattern) if p.is_file() and p.stat().st_size)
             if files and kind in (None, name):
                 found[name] = files
         if not found:
-            raise RuntimeError(f"corrupt {node}: no {kind or 'data'} file written yet")
+            raise ClusterError(f"corrupt {node}: no {kind or 'data'} file written yet")
         kind = rng.choice(sorted(found)) if len(found) > 1 else next(iter(found))
         path = found[kind][-1] if kind == "log" else rng.choice(found[kind])
         size = path.stat().st_size
@@ -252,7 +253,7 @@ class ClusterBase:
     def set_clock(self, node: str, offset_ms: int) -> None:
         """Move the node's clock to `offset_ms` from true time (it reads the file at every clock call)."""
         if not self.clock_faults:
-            raise RuntimeError(f"clock {node}: this cluster's clocks are not under libfaketime")
+            raise ClusterError(f"clock {node}: this cluster's clocks are not under libfaketime")
         faketime.set_offset(self.clock_control(node), offset_ms)
 
     def event_log(self, node: str) -> Path:
@@ -279,4 +280,4 @@ class ClusterBase:
                 if leader not in exclude and any(s["state"] == "leader" for s in statuses):
                     return leader
             time.sleep(0.05)
-        raise TimeoutError(f"no agreed leader within {timeout_s} s")
+        raise ClusterError(f"no agreed leader within {timeout_s} s")

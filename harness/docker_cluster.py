@@ -18,6 +18,7 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, NotFound
 
+from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
 from harness.ownership import Ownership
@@ -211,7 +212,7 @@ class DockerCluster(ClusterBase):
     def exec(self, node: str, command: list[str]) -> str:
         result = self.containers[node].exec_run(command)
         if result.exit_code != 0:
-            raise RuntimeError(f"{node}: {' '.join(command)}: {result.output.decode(errors='replace').strip()}")
+            raise ClusterError(f"{node}: {' '.join(command)}: {result.output.decode(errors='replace').strip()}")
         return result.output.decode(errors="replace")
 
     def check_alive(self) -> None:
@@ -219,7 +220,7 @@ class DockerCluster(ClusterBase):
             state = self._state(node)
             if state and node not in self.stopped and not state.get("Running"):
                 lines = self.containers[node].logs(tail=1).decode(errors="replace").strip()
-                raise RuntimeError(f"node {node} exited with code {state.get('ExitCode')}: {lines or '(no output)'}")
+                raise ClusterError(f"node {node} exited with code {state.get('ExitCode')}: {lines or '(no output)'}")
 
     def collect(self, dest: Path) -> None:
         for node in self.ids:

@@ -11,6 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from checkers.errors import ClusterError
 from targets import packages
 
 # What every node container needs (the link proxy server, iptables cuts, sshd
@@ -40,12 +41,12 @@ def apt_mirror() -> str:
             match = re.match(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s", line)
             if match:
                 return match.group(1)
-    raise RuntimeError("no Debian bookworm archive in /etc/apt/sources.list(.d): cannot debootstrap the node image")
+    raise ClusterError("no Debian bookworm archive in /etc/apt/sources.list(.d): cannot debootstrap the node image")
 
 
 def ensure_image() -> str:
     """The node image's tag, building it first if Docker does not have it."""
     result = subprocess.run([str(ROOT / "scripts" / "build-image.sh")], capture_output=True, text=True)
     if result.returncode != 0:
-        raise RuntimeError(f"building the node image failed: {result.stderr.strip().splitlines()[-1:]}")
+        raise ClusterError(f"building the node image failed: {result.stderr.strip().splitlines()[-1:]}")
     return IMAGE

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-Link = tuple[str, str]
+from harness.link_applier import Link, LinkApplier
+
 CHAIN = "INPUT"
 
 
-class IptablesLinks:
+class IptablesLinks(LinkApplier):
     def __init__(self, cluster) -> None:
         self.cluster = cluster
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
@@ -40,7 +41,7 @@ class IptablesLinks:
         """Nothing outlives the containers."""
 
 
-class DirectLinks:
+class DirectLinks(LinkApplier):
     """Nodes that dial each other directly (SSH hosts without a link proxy; a
     `cluster up` of a target without per-link routes, which outlives the
     fronts that would cut them): there are no links to cut, and saying so is

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 
+from checkers.errors import ClusterError, UsageError
 from harness.ownership import Ownership
 from harness.ports import free_port
 
@@ -28,7 +29,7 @@ class ToxiproxyServer:
     def __init__(self, url: str) -> None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         if not parts.hostname or not parts.port:
-            raise ValueError(f"expected http://HOST:PORT, got {url!r}")
+            raise UsageError(f"expected http://HOST:PORT, got {url!r}")
         self.host, self.port = parts.hostname, parts.port
         self.client = Toxiproxy()
 
@@ -56,7 +57,7 @@ def wait_for_api(server: ToxiproxyServer, timeout_s: float = START_TIMEOUT_S) ->
         except OSError:  # requests' connection errors are OSErrors
             pass
         time.sleep(0.1)
-    raise TimeoutError(f"no Toxiproxy API at {server.host}:{server.port} within {timeout_s} s")
+    raise ClusterError(f"no Toxiproxy API at {server.host}:{server.port} within {timeout_s} s")
 
 
 class OwnToxiproxy:
@@ -86,14 +87,14 @@ class OwnToxiproxy:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"toxiproxy server exited with {self.process.returncode}; see {log_path}")
+                raise ClusterError(f"toxiproxy server exited with {self.process.returncode}; see {log_path}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return self
             except OSError:
                 time.sleep(0.05)
         self.stop()
-        raise TimeoutError(f"toxiproxy server did not listen on {self.port} within {START_TIMEOUT_S} s")
+        raise ClusterError(f"toxiproxy server did not listen on {self.port} within {START_TIMEOUT_S} s")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from harness.ports import free_port
@@ -114,7 +115,7 @@ class LocalCluster(ClusterBase):
             if node not in self.stopped and process.poll() is not None:
                 lines = (self.root / node / "node.log").read_text(errors="replace").strip().splitlines()
                 last = lines[-1] if lines else "(no output)"
-                raise RuntimeError(f"node {node} exited with code {process.returncode}: {last}")
+                raise ClusterError(f"node {node} exited with code {process.returncode}: {last}")
 
     def _signal(self, node: str, sig: int) -> None:
         if self.running(node):

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import targets
+from checkers.errors import ClusterError, UsageError
 from harness import ownership
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
@@ -23,7 +24,7 @@ from targets.interface import Address
 STATE_FILE = "cluster.json"
 
 
-class ClusterStateError(ValueError):
+class ClusterStateError(UsageError):
     """A state directory that cannot be used (the message names the file), or
     a cluster that did not come up (it names where the nodes' output is)."""
 
@@ -40,7 +41,7 @@ def up(state_dir: Path, backend: str, nodes: int, options: dict | None = None, t
         cluster.start_all()
         try:
             leader = cluster.wait_for_leader(30)
-        except (TimeoutError, RuntimeError) as error:  # torn down on the way out
+        except ClusterError as error:  # torn down on the way out
             raise ClusterStateError(f"cluster up: {error}; the nodes' output is under {state_dir / run_id}") from None
         stack.pop_all()  # up: it stays running until `down`
     server = getattr(mesh, "server", None)  # no link proxy server for a target without per-link routes

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from checkers.errors import ClusterError
+from harness.link_applier import Link, LinkApplier
 from harness.links import ToxiproxyServer
 from harness.ports import free_port
-
-Link = tuple[str, str]
 
 
 def proxy_name(link: Link) -> str:
     return f"{link[0]}-{link[1]}"
 
 
-class LinkMesh:
+class LinkMesh(LinkApplier):
     """`upstream(j)` is node j's raft address as the proxy server reaches it;
     proxies listen on `listen_host`, and nodes reach them at `route_host`
     (the same on one machine; the proxy container's name on Docker)."""
@@ -50,7 +50,7 @@ class LinkMesh:
         for link in sorted(links):
             proxy = listed.get(proxy_name(link))
             if proxy is None:
-                raise RuntimeError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
+                raise ClusterError(f"link proxy {proxy_name(link)} is gone from {self.server.host}:{self.server.port}")
             yield link, proxy
 
     def cut(self, links: Iterable[Link]) -> list[Link]:

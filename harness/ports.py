@@ -12,6 +12,8 @@ import itertools
 import random
 import socket
 
+from checkers.errors import ClusterError
+
 LOW, HIGH = 10_000, 32_000
 _next = itertools.count(random.randrange(LOW, HIGH))
 
@@ -25,4 +27,4 @@ def free_port() -> int:
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free TCP port in {LOW}-{HIGH} on 127.0.0.1")
+    raise ClusterError(f"no free TCP port in {LOW}-{HIGH} on 127.0.0.1")

@@ -21,6 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
+from checkers.errors import ClusterError, SettingError
 from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
@@ -29,9 +30,10 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
-from nemesis.guided import EARLY_S, GUIDED_FAULTS, SETTLE_S, Guide, Observation, read_tried
+from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
+from nemesis.turns import turns
 from results.history import HistoryRecorder, partial, recover
 from results.versions import recorded
 from targets import options as target_options
@@ -122,7 +124,7 @@ class RunConfig:
         """Whether this run's target, on its backend, takes the fault `kind`."""
         try:
             replace(self, nemesis=[kind])._check_capabilities(targets.get(self.target))
-        except ValueError:
+        except SettingError:
             return False
         return True
 
@@ -158,7 +160,7 @@ class RunConfig:
         return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, nodes)]
 
     def validate(self) -> None:
-        """Raise ValueError naming the first setting out of its range or
+        """Raise SettingError naming the first setting out of its range or
         choices (as RunConfig names it), before anything is written."""
         for name, allowed in RUN_SETTINGS.items():
             value = getattr(self, name)
@@ -166,91 +168,88 @@ class RunConfig:
                 continue
             problem = allowed.problem(value)
             if problem:
-                raise ValueError(f"{name}: {problem}")
+                raise SettingError(name, problem)
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
-                raise ValueError(f"{name}: {getattr(self, name)!r} is not one of {', '.join(choices)}")
+                raise SettingError(name, f"{getattr(self, name)!r} is not one of {', '.join(choices)}")
         if not isinstance(self.progress, bool):
-            raise ValueError(f"progress: must be true or false, not {self.progress!r}")
+            raise SettingError("progress", f"must be true or false, not {self.progress!r}")
         for name in ("nemesis", "topologies"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
-                raise ValueError(f"{name}: must be a list of names, not {value!r}")
+                raise SettingError(name, f"must be a list of names, not {value!r}")
             twice = sorted({v for v in value or () if value.count(v) > 1})
             if twice:
-                raise ValueError(f"{name}: {', '.join(twice)} named more than once")
+                raise SettingError(name, f"{', '.join(twice)} named more than once")
         if self.target not in targets.names():
-            raise ValueError(f"target: {self.target!r} is not one of {', '.join(targets.names())}")
+            raise SettingError("target", f"{self.target!r} is not one of {', '.join(targets.names())}")
         unknown = sorted(set(self.nemesis) - set(KINDS))
         if unknown:
-            raise ValueError(f"nemesis: unknown faults {', '.join(unknown)}; known: {', '.join(KINDS)}")
+            raise SettingError("nemesis", f"unknown faults {', '.join(unknown)}; known: {', '.join(KINDS)}")
         target = targets.get(self.target)
         if not isinstance(self.options, dict):
-            raise ValueError(f"options: must be a table of the target's options, not {self.options!r}")
+            raise SettingError("options", f"must be a table of the target's options, not {self.options!r}")
         refused = target_options.refusal(target.name, target.options, self.options, keys=True)
         if refused:
-            raise ValueError(": ".join(refused))
+            raise SettingError(*refused)
         if self.workload not in target.capabilities.workloads:
-            raise ValueError(f"workload: {target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
+            raise SettingError("workload", f"{target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
         try:
             self.node_args()
-        except ValueError as error:
-            raise ValueError(f"{error} ({target.name})") from None
+        except SettingError as error:
+            raise SettingError(error.setting, f"{error.reason} ({target.name})") from None
         self._check_capabilities(target)
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
-            raise ValueError(f"initial_voters: must be between 1 and nodes ({self.nodes}), not {voters}")
+            raise SettingError("initial_voters", f"must be between 1 and nodes ({self.nodes}), not {voters}")
         if self.down_at_join >= voters:
-            raise ValueError(f"down_at_join: must be fewer than the {voters} initial voters, not {self.down_at_join}")
+            raise SettingError("down_at_join", f"must be fewer than the {voters} initial voters, not {self.down_at_join}")
         for op in self.schedule or []:
             if not (isinstance(op, dict) and isinstance(op.get("f"), str) and isinstance(op.get("at_s"), (int, float))
                     and 0 <= op["at_s"] <= self.time_limit_s and isinstance(op.get("args", {}), dict)):  # fmt: skip
-                raise ValueError(f"schedule: every operation needs f, args and at_s within the time limit, not {op!r}")
+                raise SettingError("schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}")
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy == "guided" and unguided:
-            raise ValueError(f"nemesis: the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
+            raise SettingError("nemesis", f"the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
                              f"(--nemesis-strategy random draws {', '.join(unguided)})")  # fmt: skip
         problem = schedule_problem(self.time_limit_s, self.interval_s)
         if problem:
-            raise ValueError(f"interval_s: {problem}")
-        try:
-            generate(random.Random(0), self.nemesis, 0, 1, self.nodes, self.schedule_topologies())
-        except ValueError as error:
-            raise ValueError(str(error).replace("--nemesis", "nemesis").replace("--topologies", "topologies")) from None
+            raise SettingError("interval_s", problem)
+        generate(random.Random(0), self.nemesis, 0, 1, self.nodes, self.schedule_topologies())
 
     def _check_capabilities(self, target) -> None:
         """Faults and settings the target cannot take are refused before the run."""
         capabilities = target.capabilities
         links = sorted(LINK_FAULTS & set(self.nemesis))
         if links and self.nodes < 2:
-            raise ValueError(f"nemesis: {', '.join(links)} acts on the links between nodes, and one node has none")
+            raise SettingError("nemesis", f"{', '.join(links)} acts on the links between nodes, and one node has none")
         if self.net == "iptables" and "latency" in self.nemesis:
-            raise ValueError("nemesis: latency needs the link proxies, not iptables")
+            raise SettingError("nemesis", "latency needs the link proxies, not iptables")
         if not capabilities.peer_routes:
             if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
-                raise ValueError(f"net: {target.name}'s members dial one advertised peer URL each, so no link proxy "
+                raise SettingError("net", f"{target.name}'s members dial one advertised peer URL each, so no link proxy "
                                  "can stand in one link's way: cut links with iptables (leave --net out, or --net iptables)")  # fmt: skip
             if self.backend == "ssh" and LINK_FAULTS & set(self.nemesis):
-                raise ValueError(f"nemesis: {target.name} cannot have its links cut on the ssh backend "
+                raise SettingError("nemesis", f"{target.name} cannot have its links cut on the ssh backend "
                                  "(no per-link routes); use --backend docker --net iptables")  # fmt: skip
             if self.backend == "local" and {"latency", "churn"} & set(self.nemesis):
-                raise ValueError(f"nemesis: {target.name}'s links on the local backend are cut per pair, "
+                raise SettingError("nemesis", f"{target.name}'s links on the local backend are cut per pair, "
                                  "and take no latency; use --backend docker")  # fmt: skip
             one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
             if self.backend == "local" and "partition" in self.nemesis and one_way:
-                raise ValueError(f"topologies: {', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
+                raise SettingError("topologies", f"{', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
                                  f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
         for fault in (BY_NAME[kind] for kind in self.nemesis):
             if fault.needs and not any(getattr(capabilities, need) for need in fault.needs):
-                raise ValueError(f"nemesis: {target.name}{fault.refused}")
+                raise SettingError("nemesis", f"{target.name}{fault.refused}")
         on_this_machine = [kind for kind in self.nemesis if BY_NAME[kind].on_this_machine]
         if on_this_machine and self.backend == "ssh":
-            raise ValueError(f"nemesis: {', '.join(on_this_machine)}: only on the local and docker backends")
+            raise SettingError("nemesis", f"{', '.join(on_this_machine)}: only on the local and docker backends")
         if "clock" in self.nemesis and self.backend == "local" and not faketime.LIBRARY.exists():
-            raise ValueError(f"nemesis: clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
+            raise SettingError("nemesis", f"clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
                              "scripts/bootstrap.sh installs it)")  # fmt: skip
         if not capabilities.voter_changes and self.initial_voters not in (None, self.nodes):
-            raise ValueError(f"initial_voters: {target.name} starts every node as a voter")
+            raise SettingError("initial_voters", f"{target.name} starts every node as a voter")
 
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's settings."""
@@ -392,7 +391,7 @@ class Run:
             cluster.wait_for_leader(max(QUIESCE_TIMEOUT_S, self.target.settle_s))
             self._wait_converged(cluster)
             final = self.final_logs(cluster)
-        except (TimeoutError, RuntimeError) as error:
+        except ClusterError as error:
             print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
         cluster.collect(self.dir / "nodes")
         self.events += self.node_log_events(cluster)
@@ -406,7 +405,7 @@ class Run:
             if all(statuses) and len({s["hwm"] for s in statuses}) == 1:
                 return
             time.sleep(0.1)
-        raise TimeoutError("nodes' high watermarks did not converge")
+        raise ClusterError("nodes' high watermarks did not converge")
 
     # ------------------------------------------------------------------ load
 
@@ -446,40 +445,19 @@ class Run:
             await asyncio.to_thread(self.nemesis.invoke, op)
 
     async def run_guided(self, start: float) -> None:
-        """Turns of an interval of faults and a quiet one: a fault chosen from
-        what the nodes say now, maybe more (one at once, one halfway through), then heal-all."""
-        interval, limit = self.config.interval_s, self.config.time_limit_s
-
-        async def at(offset_s: float, op: NemesisOp | None) -> None:
-            await asyncio.sleep(max(0.0, start + offset_s - time.monotonic()))
+        """The guided nemesis's turns (nemesis/turns.py): wait until each
+        step's time, make its fault, and answer with what the nodes say now."""
+        steps = turns(self.guide, self.config.interval_s, self.config.time_limit_s)
+        at_s, op = next(steps)
+        while True:
+            await asyncio.sleep(max(0.0, start + at_s - time.monotonic()))
             if op is not None:
                 self.decided(op)
                 await asyncio.to_thread(self.nemesis.invoke, op)
-
-        # The first turn comes once the load has settled (SETTLE_S), not after a
-        # quiet interval: the nodes' states say what to aim at from the start.
-        turn = min(SETTLE_S, interval)
-        while turn + interval <= limit:
-            await at(turn, None)
-            first = self.guide.choose(self.observe())
-            made = [first] if first else []
-            held = min(self.guide.held_s(first, interval), limit - turn) if first else interval
-            ops = self.guide.ops(turn, first, interval) if first else []
-            for op in ops:
-                await at(op.at_s, op)
-            if len(ops) == 1:  # a single fault: maybe more, one at once if risky, one halfway through
-                for when, at_once in ((turn + EARLY_S, True), (turn + held / 2, False)):
-                    await at(when, None)
-                    more = self.guide.overlap(self.observe(), made, at_once)
-                    if more:
-                        made.append(more)
-                        await at(when, self.guide.op(when, more))
-            for op in self.guide.undo(turn + held, made) if made else []:
-                await at(op.at_s, op)
-            # A quiet interval follows even when undoing ran late (voters added
-            # back can take seconds), so the next turn's faults keep their spacing.
-            turn = max(turn + held + interval, time.monotonic() - start + interval)
-        await at(limit, NemesisOp(limit, "heal-all"))
+            try:
+                at_s, op = steps.send((self.observe(), time.monotonic() - start))
+            except StopIteration:
+                return
 
     def observe(self) -> Observation:
         """Each live node's latest state from the status probes (their

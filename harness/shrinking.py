@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from checkers.errors import UsageError
 from harness.campaign import OWN_OPTIONS, to_toml
 from harness.run import RunConfig
 from nemesis.schedule import NemesisOp
@@ -23,7 +24,7 @@ from nemesis.shrink import Shrunk, shrink
 from results.wording import counted
 
 
-class ShrinkError(ValueError):
+class ShrinkError(UsageError):
     """A run that cannot be shrunk; the message names it."""
 
 

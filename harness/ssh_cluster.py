@@ -13,6 +13,7 @@ from pathlib import Path
 
 import paramiko
 
+from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from targets.interface import Address, Target
@@ -22,7 +23,7 @@ REMOTE_DIR = "splitbrain"  # under the remote user's home
 COMMAND_TIMEOUT_S = 20.0
 
 
-class SshError(RuntimeError):
+class SshError(ClusterError):
     """An SSH host could not be reached or trusted, or a command failed there."""
 
 
@@ -210,7 +211,7 @@ class SshCluster(ClusterBase):
 
     def wipe(self, node: str) -> None:
         if self.running(node):
-            raise RuntimeError(f"wipe {node}: the node is running")
+            raise ClusterError(f"wipe {node}: the node is running")
         self.connections[node].run(f"rm -rf {shlex.quote(self._remote(node, 'data'))}")
 
     def check_alive(self) -> None:
@@ -218,7 +219,7 @@ class SshCluster(ClusterBase):
             if node not in self.stopped and not self.running(node):
                 lines = self.connections[node].read(self._remote(node, "node.log")).decode(errors="replace")
                 last = lines.strip().splitlines()[-1:] or ["(no output)"]
-                raise RuntimeError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
+                raise ClusterError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
 
     def collect(self, dest: Path) -> None:
         for node, connection in self.connections.items():

@@ -23,10 +23,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from checkers.errors import UsageError
 from harness.ssh_cluster import SshHost, SshNode
 
 
-class HostsFileError(ValueError):
+class HostsFileError(UsageError):
     pass
 
 

@@ -7,14 +7,13 @@ going on) tried least so far. Ties go to the cells that hold the most risk
 seeded generator, so a seed reproduces the decisions given the same
 observations.
 
-Each turn is one interval of faults (two for a leader cut off, with
-clients left beside it, CLIENTS_BESIDE_CUT_OFF, or a leader's power lost:
-HOLD) followed by a quiet one
-(the first turn a second after load starts, SETTLE_S): a first fault
+Each turn (nemesis/turns.py times them) is one interval of faults (two for
+a leader cut off, with clients left beside it, CLIENTS_BESIDE_CUT_OFF, or a
+leader's power lost: HOLD) followed by a quiet one: a first fault
 (or a voter change, first of all where `membership` is among the faults,
 made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
-it in force (overlapping faults): one at once (EARLY_S) if its pair with
+it in force (overlapping faults): one at once if its pair with
 the first holds a known risk (RISK_AT_ONCE), one halfway through, the
 riskiest untried first (RISK_HALFWAY); then lost disks and removed voters
 added back and `heal-all`.
@@ -131,11 +130,6 @@ RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock
                 ("voter-change", "kill", "leader"): 2, ("voter-change", "bounce", "leader"): 2}  # fmt: skip
 RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
                 for fault in ("bounce", "restart")}  # fmt: skip
-# When the first turn comes, after load starts (a run starts with a leader elected).
-SETTLE_S = 1.0
-# How soon a risky second fault follows the first: before the cluster reacts to it (an election
-# starts only after a fetch timeout).
-EARLY_S = 0.1
 Cell = tuple[str, str, str]
 
 

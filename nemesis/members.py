@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import time
 
+from checkers.errors import ClusterError
 from checkers.schema import NEMESIS_PROCESS
 
 ANSWER_TIMEOUT_S = 3.0
@@ -38,7 +39,7 @@ class MemberChanges:
             time.sleep(RETRY_S)
         listed = self.target.members(self.cluster.client[leader], ANSWER_TIMEOUT_S) if leader else None
         if listed is None:
-            raise RuntimeError("no leader to list the members")
+            raise ClusterError("no leader to list the members")
         by_peer = {self.cluster.raft_address(node): node for node in self.cluster.ids}
         return leader, {by_peer[m["peer"]]: m for m in listed if m["peer"] in by_peer}
 
@@ -65,12 +66,12 @@ class MemberChanges:
             if node not in members:
                 break
             if node == leader:
-                raise RuntimeError(f"{node} leads: remove a follower")
+                raise ClusterError(f"{node} leads: remove a follower")
             row = self.change(leader, "remove-member", node, id=members[node]["id"])
             if row["type"] == "ok":
                 break
             if "unhealthy" not in str(row.get("error")) or time.monotonic() > deadline:
-                raise RuntimeError(f"{node} was not removed: {row.get('error')}")
+                raise ClusterError(f"{node} was not removed: {row.get('error')}")
             time.sleep(RETRY_S)
         self.nemesis.removed.add(node)  # first: whatever happens next, `rejoin` adds it back
         self.nemesis.paused.discard(node)
@@ -110,7 +111,7 @@ class MemberChanges:
         """One step towards `node` voting again; True when it does."""
         try:
             leader, members = self.view()
-        except RuntimeError:
+        except ClusterError:
             return False
         member = members.get(node)
         if member is None:

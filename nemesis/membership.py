@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import time
 
+from checkers.errors import ClusterError
 from checkers.schema import NEMESIS_PROCESS
 
 ANSWER_TIMEOUT_S = 3.0
@@ -63,7 +64,7 @@ class VoterChanges:
         """Remove `count` live followers from the voter set, all at once."""
         view = self.leader_view()
         if view is None:
-            raise RuntimeError("no leader to ask")
+            raise ClusterError("no leader to ask")
         leader, voters = view
         live = set(self.nemesis.live())
         followers = sorted(node for node in voters if node != leader and node in live)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from checkers.errors import SettingError
 from checkers.faults import AT_ONCE, BY_NAME, KINDS
 
 from . import clock
@@ -80,12 +81,12 @@ def generate(
     Partitions draw from `topologies` (default: all that fit the cluster size)."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
-        raise ValueError(f"--nemesis: unknown faults {unknown}; known: {sorted(FAULTS)}")
+        raise SettingError("nemesis", f"unknown faults {unknown}; known: {sorted(FAULTS)}")
     allowed = [t for t in TOPOLOGIES if t != "flip-flop" or nodes == 5]
     if topologies:
         wrong = sorted(set(topologies) - set(allowed))
         if wrong:
-            raise ValueError(f"--topologies: {wrong} not available for {nodes} nodes; available: {allowed}")
+            raise SettingError("topologies", f"{wrong} not available for {nodes} nodes; available: {allowed}")
         allowed = list(topologies)
     ops: list[NemesisOp] = []
     at = interval_s

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from checkers.errors import UsageError
+
 from . import run_options
 from .history import TABLES, HistoryError, read_table, recover
 
@@ -31,7 +33,7 @@ MANIFEST, INDEX, RUNS = "manifest.json", "index.parquet", "runs"
 FIGURES = ("leader_elections", "disruptive_elections", "leaderless_ms", "epochs")
 
 
-class ArchiveError(ValueError):
+class ArchiveError(UsageError):
     """An archive that cannot be used as asked; the message names the run or file."""
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 import edn_format
 import pandas as pd
 
+from checkers.errors import UsageError
+
 from .checking import run_meta
 from .history import HistoryError, load_history
 
@@ -37,7 +39,7 @@ REGISTER_FS = frozenset({"read", "write", "cas"})
 EXPORTABLE_MODELS = ("register", "cas-register", "kv")
 
 
-class ExportError(ValueError):
+class ExportError(UsageError):
     """A run that cannot be exported; the message names it and why."""
 
 

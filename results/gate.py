@@ -33,12 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checkers.availability import CLIENT_FIGURES, FIGURES
+from checkers.errors import UsageError
 from checkers.verdict import CHECKERS, NO_FAULT
 
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults"}
 
 
-class PolicyError(ValueError):
+class PolicyError(UsageError):
     """A policy that cannot be used; the message names the file and key."""
 
 

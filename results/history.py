@@ -18,10 +18,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from checkers.errors import UsageError
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
 
 
-class HistoryError(ValueError):
+class HistoryError(UsageError):
     """A run directory file that cannot be read; the message names file and row."""
 
 

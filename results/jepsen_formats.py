@@ -22,10 +22,12 @@ from typing import Any
 
 import edn_format
 
+from checkers.errors import UsageError
+
 FORMATS = ("jepsen-edn", "jepsen-log")
 
 
-class ImportFormatError(ValueError):
+class ImportFormatError(UsageError):
     """Input that cannot be imported; the message names the file and line."""
 
 

@@ -29,9 +29,9 @@ class Capabilities:
       proposals and answer themselves).
     - `generations`: statuses and events carry the node's life (KIP-380).
     - `voter_changes`: the target takes AddRaftVoter/RemoveRaftVoter-style
-      membership operations (`change_voters`).
+      membership operations (it implements `VoterChanges`).
     - `member_changes`: members are added as learners, promoted and removed
-      (etcd: `members`, `change_members`); a wiped member comes back only by
+      (it implements `MemberChanges`, as etcd does); a wiped member comes back only by
       its removal and a new member's addition, never as itself.
     - `peer_routes`: a node dials each peer at an address the harness
       chooses (so one directed link can go through its own proxy). etcd's
@@ -159,7 +159,7 @@ class Target(ABC):
     def node_args(self, settings: dict) -> tuple[str, ...]:
         """The node's command-line options from a run's settings: every
         option `options` declares, each valid by its declaration. Raises
-        ValueError("name: why") for settings that do not go together."""
+        checkers.errors.SettingError for settings that do not go together."""
 
     def versions(self) -> dict[str, str]:
         """Versions of the target's software, for run.json."""
@@ -225,35 +225,58 @@ class Target(ABC):
         as operations on nothing. Raises RuntimeError when it cannot within
         `timeout_s`. Most targets need nothing made."""
 
-    # ------------------------------------------------------------------ membership (optional)
+    def __init_subclass__(cls, **kwargs) -> None:
+        """A capability is declared exactly where its ability is implemented."""
+        super().__init_subclass__(**kwargs)
+        declared = getattr(cls, "capabilities", None)
+        for ability, flag in ((VoterChanges, "voter_changes"), (MemberChanges, "member_changes")):
+            if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
+                raise TypeError(f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
+                                f"but it {'does not subclass' if getattr(declared, flag) else 'subclasses'} {ability.__name__}")
 
+
+# ---------------------------------------------------------------------- optional abilities
+# Small protocols a target takes on beside `Target` (Jepsen's Kill, Pause,
+# Primary): the harness asks for one only of a target that implements it.
+
+
+class VoterChanges(ABC):
+    """AddRaftVoter/RemoveRaftVoter-style membership (`capabilities.voter_changes`)."""
+
+    @abstractmethod
     def change_voters(self, address: tuple[str, int], changes: list[dict], timeout_s: float) -> list[dict | None]:
-        """Send voter changes together to a node; an answer per change (None:
-        no answer). Only where `capabilities.voter_changes`."""
-        raise NotImplementedError(f"{self.name}: no voter changes")
+        """Send voter changes together to a node; an answer per change (None: no answer)."""
 
+
+class MemberChanges(ABC):
+    """Members added as learners, promoted and removed (`capabilities.member_changes`)."""
+
+    @abstractmethod
     def members(self, address: tuple[str, int], timeout_s: float) -> list[dict] | None:
         """The member list as the node at `address` knows it: each member's
         `id`, `name` (empty until it has started), `peer` (raft address) and
-        `learner`; None if it does not
-        answer. Only where `capabilities.member_changes`."""
-        raise NotImplementedError(f"{self.name}: no member changes")
+        `learner`; None if it does not answer."""
 
+    @abstractmethod
     def change_members(self, address: tuple[str, int], change: dict, timeout_s: float) -> dict | None:
         """One member change (`op`: `add-learner` with `peer`, `promote` or
         `remove` with `id`) sent to the node at `address`: the answer's
         `epoch` and `id`, or its `error` (the change was refused); None: no
-        answer (it may have been made). Only where `capabilities.member_changes`."""
-        raise NotImplementedError(f"{self.name}: no member changes")
+        answer (it may have been made)."""
 
-    # ------------------------------------------------------------------ the target's own commands (optional)
 
-    def main(self, command: str, argv: list[str]) -> int:
-        """Run a command the target brings (`splitbrain node`)."""
-        raise NotImplementedError(f"{self.name} has no command {command!r}")
+class Simulated(ABC):
+    """A deterministic simulation of the target (`splitbrain simulate`)."""
 
+    @abstractmethod
     def simulate(self, settings: dict, schedules: int, steps: int, seed: int, membership: bool,
                  keep_going: bool, progress) -> dict:  # fmt: skip
-        """Seeded fault schedules over a deterministic simulation of the
-        target, where it has one (`splitbrain simulate`): a verdict."""
-        raise NotImplementedError(f"{self.name} has no simulator")
+        """Seeded fault schedules over the simulation: a verdict."""
+
+
+class OwnCommands(ABC):
+    """Commands the target brings (`splitbrain node`)."""
+
+    @abstractmethod
+    def main(self, command: str, argv: list[str]) -> int:
+        """Run one of them: its exit code."""

@@ -12,6 +12,8 @@ import itertools
 import random
 from dataclasses import dataclass
 
+from checkers.errors import SettingError
+
 WORKLOADS = ("append", "register", "lock")
 
 
@@ -116,5 +118,5 @@ def make_workload(name: str, rng: random.Random, append_keys: int = 0):
         return RegisterWorkload(rng)
     if name == "lock":
         return LockWorkload(rng)
-    raise ValueError(f"--workload: unknown workload {name!r}; known: {list(WORKLOADS)}")
+    raise SettingError("workload", f"unknown workload {name!r}; known: {list(WORKLOADS)}")
 

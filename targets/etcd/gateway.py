@@ -13,12 +13,14 @@ import base64
 import http.client
 import json
 
+from checkers.errors import TargetError
 
-class NotSent(ConnectionError):
+
+class NotSent(TargetError, ConnectionError):
     """The request never left: the operation definitely did not happen."""
 
 
-class GatewayError(Exception):
+class GatewayError(TargetError):
     """etcd answered with an error: its gRPC code and message."""
 
     def __init__(self, status: int, code: int | None, message: str) -> None:

@@ -28,7 +28,8 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from checkers.errors import ClusterError
+from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
 from targets.options import Option
 
 from . import logs
@@ -159,7 +160,7 @@ def _term(answer: dict) -> int | None:
     return int(term) if term is not None else None
 
 
-class Etcd(Target):
+class Etcd(Target, MemberChanges):
     name = "etcd"
     capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
                                 workloads=("register", "append", "lock"), peer_routes=False,
@@ -301,7 +302,7 @@ class Etcd(Target):
         try:
             answer = post_once(address, "/v3/kv/range", request, 5.0)
         except (GatewayError, OSError) as error:
-            raise RuntimeError(f"{node}: its lists could not be read: {error}") from None
+            raise ClusterError(f"{node}: its lists could not be read: {error}") from None
         return [
             {"node": node, "key": unb64(kv["key"]), "offset": offset, "value": item}
             for kv in answer.get("kvs") or []

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from .log import ReplicatedLog
@@ -56,35 +57,36 @@ from .states import (
 )
 from .voters import ReplicaKey, VoterSet, same_directory
 
-BUGS = frozenset(
-    {
-        "forget-vote",
-        "ack-before-commit",
-        "stale-read",
-        "prevote-always",
-        "multi-voter-change",
-        "ignore-directory-id",
-        "ack-voter-early",
-        "ignore-generation",
-        "ack-before-fsync",
-    }
-)
-"""Planted bugs, each enabled by name (`--bug NAME`):
+class Bug(StrEnum):
+    """Planted bugs, each enabled by name (`--bug NAME`); the core asks
+    `Bug.X in config.bugs`, so a misspelt bug fails at once instead of
+    never matching."""
 
-forget-vote        the vote is not persisted, so a restarted node can vote twice in an epoch
-ack-before-commit  the leader acknowledges appends once flushed locally, before the high watermark covers them
-stale-read         register reads are answered from local state by any node that believes it leads
-prevote-always     followers grant Pre-Votes even while fetching from a live leader
-multi-voter-change the leader accepts a voter change while another is uncommitted
-ignore-directory-id a replica is taken for a voter by its node id alone, so a wiped node
-                   votes (and counts towards the high watermark) under its old identity
-ack-voter-early    AddRaftVoter with AckWhenCommitted=true is answered once written, before commit
-ignore-generation  the leader takes a replica's fetch offsets as never going back, whatever its
-                   generation: a bounced replica that lost unflushed records still counts
-                   towards the high watermark at its earlier life's offset
-ack-before-fsync   the leader does not fsync its own log: it counts its records towards the high
-                   watermark (and so acknowledges them) once written, which a power loss undoes
-"""
+    # The vote is not persisted, so a restarted node can vote twice in an epoch.
+    FORGET_VOTE = "forget-vote"
+    # The leader acknowledges appends once flushed locally, before the high watermark covers them.
+    ACK_BEFORE_COMMIT = "ack-before-commit"
+    # Register reads are answered from local state by any node that believes it leads.
+    STALE_READ = "stale-read"
+    # Followers grant Pre-Votes even while fetching from a live leader.
+    PREVOTE_ALWAYS = "prevote-always"
+    # The leader accepts a voter change while another is uncommitted.
+    MULTI_VOTER_CHANGE = "multi-voter-change"
+    # A replica is taken for a voter by its node id alone, so a wiped node votes (and counts
+    # towards the high watermark) under its old identity.
+    IGNORE_DIRECTORY_ID = "ignore-directory-id"
+    # AddRaftVoter with AckWhenCommitted=true is answered once written, before commit.
+    ACK_VOTER_EARLY = "ack-voter-early"
+    # The leader takes a replica's fetch offsets as never going back, whatever its generation: a
+    # bounced replica that lost unflushed records still counts towards the high watermark at its
+    # earlier life's offset.
+    IGNORE_GENERATION = "ignore-generation"
+    # The leader does not fsync its own log: it counts its records towards the high watermark
+    # (and so acknowledges them) once written, which a power loss undoes.
+    ACK_BEFORE_FSYNC = "ack-before-fsync"
+
+
+BUGS = frozenset(bug.value for bug in Bug)
 
 VOTER_CHANGES = {"add-voter": "add", "remove-voter": "remove"}
 # Fetch timeouts a replica catching up waits for a leader before it campaigns anyway.
@@ -224,7 +226,7 @@ class RaftCore:
         self._events: list[dict] = []
         self._pending: dict[int, _Pending] = {}
         self._parked: dict[str, _Parked] = {}
-        self._ignore_directory = "ignore-directory-id" in config.bugs
+        self._ignore_directory = Bug.IGNORE_DIRECTORY_ID in config.bugs
         # The one request this replica has in flight for a voter change: (peer, sent at).
         self._change_in_flight: tuple[str, int] | None = None
         self._next_join_ms = now_ms
@@ -240,7 +242,7 @@ class RaftCore:
             config.fetch_timeout_ms,
             rng,
             self._events.append,
-            forget_vote="forget-vote" in config.bugs,
+            forget_vote=Bug.FORGET_VOTE in config.bugs,
             directory_id=config.directory_id,
         )
         if self._alone() and isinstance(self.quorum.state, UnattachedState):
@@ -361,7 +363,7 @@ class RaftCore:
         """
         self.now_ms = now_ms
         state = self.state
-        if command.get("op") == "read" and "stale-read" in self.config.bugs and isinstance(state, LeaderState):
+        if command.get("op") == "read" and Bug.STALE_READ in self.config.bugs and isinstance(state, LeaderState):
             self._replies.append((request_id, self.machine.read_now(command["key"])))
             return
         if command.get("op") == "read" and isinstance(state, LeaderState) and self._lease_holds(state):
@@ -436,7 +438,7 @@ class RaftCore:
 
     def _syncs_as_leader(self) -> bool:
         """A leader fsyncs every write before it counts it (but with `ack-before-fsync`)."""
-        return isinstance(self.state, LeaderState) and "ack-before-fsync" not in self.config.bugs
+        return isinstance(self.state, LeaderState) and Bug.ACK_BEFORE_FSYNC not in self.config.bugs
 
     def synced(self, end: int, now_ms: int) -> None:
         """The shell's flush timer fsynced the log up to `end`."""
@@ -608,7 +610,7 @@ class RaftCore:
         state = self.state
         if isinstance(state, LeaderState):
             return False
-        if isinstance(state, FollowerState) and state.has_fetched and "prevote-always" not in self.config.bugs:
+        if isinstance(state, FollowerState) and state.has_fetched and Bug.PREVOTE_ALWAYS not in self.config.bugs:
             return False
         return log_ok
 
@@ -736,7 +738,7 @@ class RaftCore:
                     )
                 )
                 return
-        if "ignore-generation" not in self.config.bugs or state.follower_end.get(req.src, -1) <= req.offset:
+        if Bug.IGNORE_GENERATION not in self.config.bugs or state.follower_end.get(req.src, -1) <= req.offset:
             state.follower_end[req.src] = req.offset
             state.end_generation[req.src] = req.generation
         self._parked[req.src] = _Parked(req, self.now_ms + self.config.fetch_max_wait_ms)
@@ -761,7 +763,7 @@ class RaftCore:
             self._events.append({"event": "generation", "epoch": self.epoch, "previous": known,
                                  "replicas": [[req.src, req.generation, state.follower_end.get(req.src)]]})  # fmt: skip
             self._parked.pop(req.src, None)
-            if "ignore-generation" not in self.config.bugs:
+            if Bug.IGNORE_GENERATION not in self.config.bugs:
                 state.follower_end.pop(req.src, None)
                 state.end_generation.pop(req.src, None)
         state.follower_gen[req.src] = req.generation
@@ -798,7 +800,7 @@ class RaftCore:
         voters = self.voters
         if not voters.voters:
             return
-        own = self.flushed_end if "ack-before-fsync" in self.config.bugs else self.synced_end
+        own = self.flushed_end if Bug.ACK_BEFORE_FSYNC in self.config.bugs else self.synced_end
         counted = {
             v: (self.config.generation, own)
             if v == self.node_id
@@ -858,7 +860,7 @@ class RaftCore:
         """Answer what may be answered once the leader's own disk has it: voter
         changes with AckWhenCommitted=false, and (planted bug
         `ack-before-commit`) appends and writes."""
-        early = "ack-before-commit" in self.config.bugs
+        early = Bug.ACK_BEFORE_COMMIT in self.config.bugs
         for offset, pending in self._pending.items():
             if offset < self.flushed_end and not pending.acked:
                 entry = self.log.entries[offset]
@@ -881,7 +883,7 @@ class RaftCore:
             error = "not-leader"
         elif self.log.epoch_at(self.hwm - 1) != self.epoch:
             error = "leader-not-ready"
-        elif last_change is not None and last_change >= self.hwm and "multi-voter-change" not in self.config.bugs:
+        elif last_change is not None and last_change >= self.hwm and Bug.MULTI_VOTER_CHANGE not in self.config.bugs:
             error = "change-in-progress"
         elif change == "add" and voters.has_node(node):
             error = "duplicate-voter"
@@ -902,7 +904,7 @@ class RaftCore:
         offset = self.log.end_offset
         self.log.append([Entry(self.epoch, {**new.record(), "change": [change, node, directory]})])
         self._announce_voters()
-        pending.ack_on_write = not ack_when_committed or "ack-voter-early" in self.config.bugs
+        pending.ack_on_write = not ack_when_committed or Bug.ACK_VOTER_EARLY in self.config.bugs
         self._pending[offset] = pending
         self._answer_parked()
 
@@ -1031,4 +1033,4 @@ class RaftCore:
         self._messages.append(msg)
 
 
-__all__ = ["BUGS", "INDETERMINATE", "RaftConfig", "RaftCore", "Ready"]
+__all__ = ["BUGS", "Bug", "INDETERMINATE", "RaftConfig", "RaftCore", "Ready"]

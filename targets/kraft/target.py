@@ -11,7 +11,8 @@ import json
 import random
 from pathlib import Path
 
-from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from checkers.errors import SettingError
+from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
 from targets.options import Option
 
 from .client import Client, call, call_many
@@ -86,7 +87,7 @@ class KRaftClient(TargetClient):
         await self.client.close()
 
 
-class KRaft(Target):
+class KRaft(Target, VoterChanges, Simulated, OwnCommands):
     name = "kraft"
     capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
                                 workloads=("append", "register"), peer_routes=True, lazy_disks=True,
@@ -112,7 +113,7 @@ class KRaft(Target):
         """Requests (votes, fetches) are retried and long polls answered well
         within an election timeout, as KRaft's request manager does."""
         if settings["read_lease_ms"] >= settings["fetch_timeout_ms"]:
-            raise ValueError(f"read_lease_ms: {settings['read_lease_ms']} must be under the fetch timeout "
+            raise SettingError("read_lease_ms", f"{settings['read_lease_ms']} must be under the fetch timeout "
                              f"({settings['fetch_timeout_ms']} ms): a longer lease outlives the followers' promise "
                              "not to elect another leader")  # fmt: skip
         election = settings["election_timeout_ms"]
@@ -227,7 +228,7 @@ class KRaft(Target):
         settings = {**settings, "bugs": frozenset(settings.get("bugs", ()))}
         fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
         if settings.get("read_lease_ms", 0) >= fetch_timeout_ms:
-            raise ValueError(f"read_lease_ms: must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
+            raise SettingError("read_lease_ms", f"must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
         anomalies = []
         ran = 0
         for offset in progress(range(schedules)):

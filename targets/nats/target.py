@@ -21,6 +21,7 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+from checkers.errors import ClusterError
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
@@ -100,7 +101,9 @@ class Nats(Target):
     def status(self, address, timeout_s: float) -> dict | None:
         """The server's own view (`/jsz`): of the workload's stream where it
         exists (its leader, and the last sequence this server holds as
-        `hwm`), else of the metadata group."""
+        `hwm`), else of the metadata group; a server whose JetStream is off
+        (it turns it off for good on a write error: "JetStream out of
+        resources, will be DISABLED") knows no leader."""
         try:
             me = self._name(address, timeout_s)
             jsz = _monitor(address, "jsz?accounts=true&streams=true", timeout_s)
@@ -108,7 +111,9 @@ class Nats(Target):
             return None
         streams = _workload_streams(jsz)
         hwm = int((streams[0].get("state") or {}).get("last_seq", 0)) if streams else 0
-        if "meta_cluster" not in jsz:  # a server on its own leads what it holds
+        if jsz.get("disabled"):  # JetStream off (as the server turns it off on a write error): it leads nothing
+            leader = None
+        elif "meta_cluster" not in jsz:  # a server on its own leads what it holds
             leader = me
         elif streams:
             leader = (streams[0].get("cluster") or {}).get("leader") or None
@@ -145,7 +150,7 @@ class Nats(Target):
         try:
             held = {s["name"] for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0))}
         except (OSError, ValueError) as error:
-            raise RuntimeError(f"{node}: its streams could not be listed: {error}") from None
+            raise ClusterError(f"{node}: its streams could not be listed: {error}") from None
         if STREAM not in held:
             return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
         from .client import own_copy

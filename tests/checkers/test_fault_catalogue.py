@@ -10,6 +10,7 @@ from pathlib import Path
 
 import targets
 from checkers import availability, coverage, faults
+from checkers.errors import SettingError
 from checkers.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from harness.run import RunConfig
 from nemesis import guided, schedule
@@ -59,8 +60,8 @@ def test_a_fault_the_target_lacks_the_capability_for_is_refused_with_its_reason(
     for fault in (f for f in CATALOGUE if f.needs and not f.bookkeeping):
         try:
             RunConfig(target="etcd", nemesis=[fault.name], nemesis_strategy="random").validate()
-        except ValueError as error:
-            assert str(error) == f"nemesis: etcd{fault.refused}", fault.name
+        except SettingError as error:
+            assert (error.setting, error.reason) == ("nemesis", f"etcd{fault.refused}"), fault.name
         else:
             assert any(getattr(targets.get("etcd").capabilities, need) for need in fault.needs), fault.name
 

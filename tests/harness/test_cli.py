@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from checkers.errors import SettingError
 from harness.run import RunConfig
 
 
@@ -181,8 +182,8 @@ def test_etcd_on_one_node_takes_the_faults_one_node_can_take():
     assert config.nemesis and "partition" not in config.nemesis
     try:
         RunConfig(target="etcd", nodes=1, nemesis=["partition"]).validate()
-    except ValueError as error:
-        assert "one node has none" in str(error)
+    except SettingError as error:
+        assert error.setting == "nemesis" and "one node has none" in error.reason
     else:
         raise AssertionError("a partition of one node was taken")
 
@@ -234,8 +235,8 @@ def test_the_links_are_cut_as_the_target_can_take_it():
     RunConfig(target="etcd", backend="docker", nemesis=["partition", "kill"]).validate()
     try:
         RunConfig(target="etcd", backend="docker", net="proxy", nemesis=["partition"]).validate()
-    except ValueError as error:
-        assert str(error).startswith("net: etcd's members dial one advertised peer URL")
+    except SettingError as error:
+        assert error.setting == "net" and error.reason.startswith("etcd's members dial one advertised peer URL")
     else:
         raise AssertionError("--net proxy was taken for etcd on Docker")
 

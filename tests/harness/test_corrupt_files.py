@@ -11,6 +11,7 @@ import random
 import pytest
 
 import targets
+from checkers.errors import ClusterError
 from harness.local_cluster import LocalCluster
 
 
@@ -50,5 +51,5 @@ def test_a_kind_can_be_named_and_one_not_written_yet_is_refused(cluster):
     data = cluster.data_dir("n1")
     (data / "log.bin").write_bytes(b"abc" * 50)
     assert cluster.corrupt("n1", random.Random(1), "log")["kind"] == "log"
-    with pytest.raises(RuntimeError, match="no metadata file written yet"):
+    with pytest.raises(ClusterError, match="no metadata file written yet"):
         cluster.corrupt("n1", random.Random(1), "metadata")

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from checkers.coverage import cell, role_of
 from nemesis import topologies
 from nemesis import clock
-from nemesis.guided import EARLY_S, Guide, Observation
+from nemesis.guided import Guide, Observation
 from nemesis.schedule import NemesisOp, generate
+from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, quiesce
 
@@ -113,26 +114,29 @@ def random_turns(seed: int) -> SimNemesis:
 
 
 def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, Guide]:
-    """The guided strategy's turns, as `splitbrain run` takes them."""
+    """The guided strategy's turns (nemesis/turns.py, as `splitbrain run`
+    drives them), over as long as the random schedule's."""
     nemesis = simulation(seed)
     guide = Guide(random.Random(seed), KINDS, tried=tried)
-    for _ in range(TURNS):
-        nemesis.run(INTERVAL_MS)
-        first = guide.choose(Observation(nemesis.states()))
-        if first:
-            nemesis.apply(guide.op(0, first))
-        ran, made = 0, [first] if first else []
-        held_ms = int(guide.held_s(first, INTERVAL_MS / 1000) * 1000) if first else INTERVAL_MS
-        for when_ms, at_once in ((int(EARLY_S * 1000), True), (held_ms // 2, False)):
-            nemesis.run(when_ms - ran)
-            ran = when_ms
-            more = guide.overlap(Observation(nemesis.states()), made, at_once) if first else None
-            if more:
-                made.append(more)
-                nemesis.apply(guide.op(0, more))
-        nemesis.run(held_ms - ran)
-        nemesis.apply(NemesisOp(0, "heal-all"))
+    steps = turns(guide, INTERVAL_MS / 1000, 2 * TURNS * INTERVAL_MS / 1000)
+    now_ms = 0
+    for at_s, op in drive(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):
+        nemesis.run(max(0, int(at_s * 1000) - now_ms))
+        now_ms = max(now_ms, int(at_s * 1000))
+        if op is not None:
+            nemesis.apply(op)
     return nemesis, guide
+
+
+def drive(steps, seen):
+    """The generator's steps, each answered with `seen()` once it is made."""
+    try:
+        step = next(steps)
+        while True:
+            yield step
+            step = steps.send(seen())
+    except StopIteration:
+        return
 
 
 def test_guided_turns_reach_more_cells_than_random_ones():

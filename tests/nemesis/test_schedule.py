@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from checkers.errors import SettingError
 from nemesis.schedule import FAULTS, generate
 
 KINDS = st.lists(st.sampled_from(sorted(FAULTS)), unique=True)
@@ -51,5 +52,5 @@ def test_every_kind_has_a_turn_before_any_kind_has_two(kinds, seed, nodes):
 
 
 def test_unknown_faults_are_refused_by_name():
-    with pytest.raises(ValueError, match="unknown fault.*'flood'"):
+    with pytest.raises(SettingError, match="nemesis: unknown fault.*'flood'"):
         generate(random.Random(0), ["kill", "flood"], 10, 1, 3)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, strategies as st
 
 import targets
@@ -129,3 +130,20 @@ def test_the_declarations_need_only_the_standard_library():
                                 text=True, timeout=60)  # fmt: skip
         assert listed.returncode == 0, listed.stderr
     assert "nats-py" in listed.stdout.split()
+
+
+def test_a_capability_is_declared_exactly_where_its_ability_is_implemented():
+    """Optional abilities are protocols beside Target: declaring voter or
+    member changes without implementing them (or the reverse) fails as the
+    class is made, and every registered target holds to it."""
+    from dataclasses import replace
+
+    from targets.interface import MemberChanges, VoterChanges
+
+    for name in targets.names():
+        target = targets.get(name)
+        assert target.capabilities.voter_changes == isinstance(target, VoterChanges), name
+        assert target.capabilities.member_changes == isinstance(target, MemberChanges), name
+    nats = type(targets.get("nats"))
+    with pytest.raises(TypeError, match="capabilities.member_changes is True, but it does not subclass MemberChanges"):
+        type("Claims", (nats,), {"capabilities": replace(nats.capabilities, member_changes=True)})

@@ -124,11 +124,16 @@ def test_a_stream_that_vanished_is_not_made_again(server):
 
 
 def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
-    port = free_port()
-    process = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)  # fmt: skip
+    """Also: its status names no leader (a server with JetStream turned off
+    claimed to lead itself, so a cluster two of whose servers had turned it
+    off never agreed on a leader, and no copy was read)."""
+    port, monitor = free_port(), free_port()
+    process = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port), "-m", str(monitor)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         time.sleep(0.5)
+        status = NATS.status(Address("127.0.0.1", port, {"monitor": ("127.0.0.1", monitor)}), 2.0)
+        assert status is not None and (status["state"], status["leader"]) == ("no-leader", None), status
 
         async def script():
             client = await NATS.connect(Address("127.0.0.1", port), 2.0, SETTINGS)

@@ -1,0 +1,65 @@
+"""Verdicts before and after a change, compared as JSON: each run directory
+given is copied twice and checked again (`splitbrain check`) by the code at
+a git revision (a worktree made for it) and by this checkout; every
+verdict.json must be equal, field by field (the checkers' own timings
+aside). For refactors of the checkers and of what feeds them (issue "the
+structure the next engineer reads").
+
+    .venv/bin/python benchmarks/verdicts_unchanged.py --before REV RUN_DIR [RUN_DIR ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Fields that measure the checking itself, not what it found.
+TIMINGS = {"elapsed_s", "seconds", "duration_s", "checked_in_s"}
+
+
+def checked(code: Path, run_dir: Path, scratch: Path) -> dict:
+    """`run_dir`'s verdict as the code in `code` gives it, on a copy."""
+    copy = scratch / run_dir.name
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("report.html"))
+    subprocess.run([sys.executable, "-m", "harness.cli", "check", "--quiet", str(copy)], cwd=code, capture_output=True)
+    return without_timings(json.loads((copy / "verdict.json").read_text()))
+
+
+def without_timings(value):
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the git revision to compare with")
+    parser.add_argument("runs", type=Path, nargs="+")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="splitbrain-verdicts-") as work:
+        before = Path(work) / "before"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(before), args.before], cwd=ROOT, check=True)
+        try:
+            differ = 0
+            for run_dir in args.runs:
+                old = checked(before, run_dir, Path(tempfile.mkdtemp(dir=work)))
+                new = checked(ROOT, run_dir, Path(tempfile.mkdtemp(dir=work)))
+                same = old == new
+                differ += not same
+                print(f"{'same' if same else 'DIFFERENT'}  valid {old.get('valid')} / {new.get('valid')}  {run_dir}", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=ROOT, check=False)
+    print(f"{len(args.runs) - differ} of {len(args.runs)} verdicts equal as JSON (goal: all)")
+    return 0 if differ == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

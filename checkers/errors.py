@@ -1,0 +1,67 @@
+"""Every error splitbrain raises for its user to read, as one tree, so the
+command line catches one root and nothing takes a message apart again
+(httpx's `_exceptions.py` is the model). It sits below everything, beside
+the history schema, since every layer raises these.
+
+    SplitbrainError             the root
+    ├── UsageError              the user's input is wrong: one line, exit 2
+    │   ├── SettingError        a run setting: `setting` as the run config names
+    │   │                       it, and `reason`; the command line shows the
+    │   │                       setting as its flag (--time-limit), a campaign
+    │   │                       file as its key
+    │   ├── HistoryError        a run directory or history file (results/history.py)
+    │   ├── PolicyError         a gate policy (results/gate.py)
+    │   ├── ArchiveError        an archive (results/archive.py)
+    │   ├── ImportFormatError   another tool's history (results/jepsen_formats.py)
+    │   ├── ExportError         a run that cannot be exported (results/exporter.py)
+    │   ├── CampaignError       a campaign file (harness/campaign.py)
+    │   ├── HostsFileError      an SSH hosts file (harness/ssh_hosts.py)
+    │   ├── ShrinkError         a run that cannot be shrunk (harness/shrinking.py)
+    │   └── ClusterStateError   a manual cluster's state folder (harness/manual_cluster.py)
+    ├── ClusterError            a backend could not make, reach or heal its nodes:
+    │   │                       a node that exited as it started, no agreed leader,
+    │   │                       copies that did not converge or could not be read,
+    │   │                       no free port, no link proxy, no node image
+    │   └── SshError            an SSH host (harness/ssh_cluster.py)
+    └── TargetError             a target's client met an answer it must turn into
+        │                       a completion (never past the target's own module)
+        ├── GatewayError        etcd answered with an error (targets/etcd/gateway.py)
+        └── NotSent             a request that never left: also a ConnectionError
+
+A checker never raises for a history it cannot judge: it answers `unknown`
+with the reason (checkers/result.py). An exception outside this tree is a
+bug of ours: the command line keeps its traceback and says so. The programs
+that run on the nodes (the reference quorum's node, our Toxiproxy server)
+keep errors of their own: they run with the standard library alone, and
+what reaches splitbrain of them is their answers.
+"""
+
+from __future__ import annotations
+
+
+class SplitbrainError(Exception):
+    """The root of every error splitbrain raises for its user."""
+
+
+class UsageError(SplitbrainError):
+    """A bad option, setting or input file: reported in one line, exit 2."""
+
+
+class SettingError(UsageError):
+    """A run setting that cannot be used: which one (as the run config, and
+    a campaign file, name it) and why, kept apart so that each front end
+    names the setting its own way."""
+
+    def __init__(self, setting: str, reason: str) -> None:
+        super().__init__(f"{setting}: {reason}")
+        self.setting = setting
+        self.reason = reason
+
+
+class ClusterError(SplitbrainError):
+    """A backend could not make, reach or heal its nodes."""
+
+
+class TargetError(SplitbrainError):
+    """What a target's client met and turns into a completion (an error
+    answer, a request never sent); never raised past the target's module."""
