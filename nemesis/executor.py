@@ -60,76 +60,84 @@ class Nemesis:
     # ------------------------------------------------------------------ faults
 
     def perform(self, op: NemesisOp):
-        f, args = op.f, op.args
-        if f == "partition":
-            rng = random.Random(args.get("seed"))
-            if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
-                chosen = self.targets(args["target"], rng)
-                grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
-            else:
-                grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
-            self.faulty_links = True
-            cut = [list(link) for link in self.links.cut(topologies.links(grudge))]
-            self.confine(args.get("clients", 0), grudge, rng)
-            return cut
-        if f == "latency":
-            self.faulty_links = True
-            attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
-            return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
-        if f == "heal":
-            self.links.heal()
-            self.faulty_links = False
-            self.confined.clear()
-            return []
-        if f == "clock":
-            nodes = self.aimed(args)
-            self.move_clocks(nodes, args)
-            return nodes
-        if f == "clock-reset":
-            return self.reset_clocks()
-        if f == "disk-full":
-            nodes = self.aimed(args)
-            for node in nodes:
-                self.cluster.fill_disk(node)
-                self.full.add(node)
-            return nodes
-        if f == "disk-space":
-            return self.give_room()
-        if f == "corrupt":
-            rng = random.Random(args.get("seed"))
-            touched: list = []
-            for node in self.aimed(args, rng):
-                self.cluster.kill(node)
-                touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
-                self.cluster.start(node)
-                self.paused.discard(node)
-                self.down.discard(node)
-            return touched
-        if f in ("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"):
-            nodes = self.aimed(args)
-            if f == "wipe" and self.member_changes:
-                return MemberChanges(self).wipe(nodes)
-            if f == "lose-unfsynced" and len(nodes) > 1:
-                return self.power_loss(nodes)
-            for node in nodes:
-                self.fault_node(f, node)
-            return nodes
-        if f in ("resume", "start"):
-            nodes = sorted(self.paused if f == "resume" else self.down)
-            for node in nodes:
-                self.fault_node(f, node)
-            return nodes
-        if f == "start-observers":
-            for node in self.cluster.observers:
-                self.cluster.start(node)
-            return list(self.cluster.observers)
-        if f == "shrink":
-            return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")))
-        if f == "rejoin":
-            return self.changes().rejoin()
-        if f == "heal-all":
-            return self.heal_all()
-        raise ValueError(f"unknown nemesis operation {f!r}")
+        """Make one operation (OPERATIONS names each one's method); what it
+        touched, for its history row: nodes, links, or what was damaged."""
+        make = OPERATIONS.get(op.f)
+        if make is None:
+            raise ValueError(f"unknown nemesis operation {op.f!r}")
+        return make(self, op.f, op.args)
+
+    def _partition(self, f: str, args: dict) -> list:
+        rng = random.Random(args.get("seed"))
+        if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
+            chosen = self.targets(args["target"], rng)
+            grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
+        else:
+            grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
+        self.faulty_links = True
+        cut = [list(link) for link in self.links.cut(topologies.links(grudge))]
+        self.confine(args.get("clients", 0), grudge, rng)
+        return cut
+
+    def _latency(self, f: str, args: dict) -> list:
+        self.faulty_links = True
+        attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
+        return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
+
+    def _heal_links(self, f: str, args: dict) -> list:
+        self.links.heal()
+        self.faulty_links = False
+        self.confined.clear()
+        return []
+
+    def _clock(self, f: str, args: dict) -> list:
+        nodes = self.aimed(args)
+        self.move_clocks(nodes, args)
+        return nodes
+
+    def _disk_full(self, f: str, args: dict) -> list:
+        nodes = self.aimed(args)
+        for node in nodes:
+            self.cluster.fill_disk(node)
+            self.full.add(node)
+        return nodes
+
+    def _corrupt(self, f: str, args: dict) -> list:
+        rng = random.Random(args.get("seed"))
+        touched: list = []
+        for node in self.aimed(args, rng):
+            self.cluster.kill(node)
+            touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
+            self.cluster.start(node)
+            self.paused.discard(node)
+            self.down.discard(node)
+        return touched
+
+    def _node_fault(self, f: str, args: dict) -> list:
+        """pause, kill, restart, bounce, wipe, lose-unfsynced: on each node aimed at."""
+        nodes = self.aimed(args)
+        if f == "wipe" and self.member_changes:
+            return MemberChanges(self).wipe(nodes)
+        if f == "lose-unfsynced" and len(nodes) > 1:
+            return self.power_loss(nodes)
+        for node in nodes:
+            self.fault_node(f, node)
+        return nodes
+
+    def _bring_back(self, f: str, args: dict) -> list:
+        """resume every paused node, or start every downed one."""
+        nodes = sorted(self.paused if f == "resume" else self.down)
+        for node in nodes:
+            self.fault_node(f, node)
+        return nodes
+
+    def _start_observers(self, f: str, args: dict) -> list:
+        for node in self.cluster.observers:
+            self.cluster.start(node)
+        return list(self.cluster.observers)
+
+    def _shrink(self, f: str, args: dict) -> list:
+        return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")))
 
     def fault_node(self, f: str, node: str) -> None:
         cluster = self.cluster
@@ -299,3 +307,23 @@ class Nemesis:
         if target == "all":
             return sorted(live)
         return [rng.choice(live)]
+
+
+# Each operation the nemesis makes (a fault, or what undoes one) and the method that makes it.
+OPERATIONS = {
+    "partition": Nemesis._partition,
+    "latency": Nemesis._latency,
+    "heal": Nemesis._heal_links,
+    "clock": Nemesis._clock,
+    "clock-reset": lambda nemesis, f, args: nemesis.reset_clocks(),
+    "disk-full": Nemesis._disk_full,
+    "disk-space": lambda nemesis, f, args: nemesis.give_room(),
+    "corrupt": Nemesis._corrupt,
+    **dict.fromkeys(("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"), Nemesis._node_fault),
+    "resume": Nemesis._bring_back,
+    "start": Nemesis._bring_back,
+    "start-observers": Nemesis._start_observers,
+    "shrink": Nemesis._shrink,
+    "rejoin": lambda nemesis, f, args: nemesis.changes().rejoin(),
+    "heal-all": lambda nemesis, f, args: nemesis.heal_all(),
+}
