@@ -1,0 +1,94 @@
+"""NATS JetStream 2.9.10 under the guided nemesis: what the checkers find,
+for README's track record (issue "a third real target"). Each row is one
+kind of campaign, run once per seed on the local backend (3 servers, the
+workload's stream or bucket of 3 replicas):
+
+- `kill-bounce`: append under kills and bounces (`--nemesis kill,bounce`), 30 s;
+- `pause`: append under pauses alone, 30 s (a server paused while the
+  others elect a leader, then resumed);
+- `serializable`: register with `--serializable-reads` (direct gets, which
+  any replica answers) under kills and partitions, 30 s: stale reads flagged
+  or not; `leader-reads`, the same faults with reads the stream leader answers;
+- `guided-register`, `guided-append`: the default guided nemesis (its own
+  fault set), 60 s.
+
+Prints a row per run (every checker that did not pass, operations,
+acknowledged, faults made, disruptive elections, the first anomaly, or why
+the run could not be judged, and the run's directory, whose report.html
+shows its evidence), then per row how many runs each checker found false
+and could not decide. The runs are kept for checking by hand.
+
+    .venv/bin/python benchmarks/nats_track_record.py [--rows kill-bounce pause serializable leader-reads guided-register guided-append]
+        [--seeds 1 2 3 4 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from no_false_alarm import describe
+
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = {
+    "kill-bounce": ("append", 30, ["--nemesis", "kill,bounce"]),
+    "pause": ("append", 30, ["--nemesis", "pause"]),
+    "serializable": ("register", 30, ["--nemesis", "kill,partition", "--serializable-reads"]),
+    "leader-reads": ("register", 30, ["--nemesis", "kill,partition"]),
+    "guided-register": ("register", 60, []),
+    "guided-append": ("append", 60, []),
+}
+
+
+def run(results: Path, row: str, seed: int) -> tuple[Path, int, str]:
+    workload, seconds, extra = ROWS[row]
+    folder = results / row
+    folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "harness.cli", "run", "--target", "nats", "--backend", "local", "--nodes", "3",
+               "--workload", workload, "--nemesis-strategy", "guided", "--time-limit", str(seconds), "--seed", str(seed),
+               "--quiet", "--results", str(folder), *extra]  # fmt: skip
+    before = set(folder.iterdir())
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    [run_dir] = set(folder.iterdir()) - before
+    unsettled = [line.removeprefix("splitbrain: ") for line in done.stderr.splitlines() if "did not settle" in line]
+    return run_dir, done.returncode, "; ".join(unsettled)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    args = parser.parse_args()
+    results = Path(tempfile.mkdtemp(prefix="splitbrain-nats-record-"))
+    found_false: dict[str, Counter] = {row: Counter() for row in args.rows}
+    undecided: dict[str, Counter] = {row: Counter() for row in args.rows}
+    print("| row | seed | exit | checkers not passed | completed ops | ok | faults | disruptive elections | first anomaly, or why undecided | run |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    started = time.monotonic()
+    for row in args.rows:
+        for seed in args.seeds:
+            run_dir, code, unsettled = run(results, row, seed)
+            found = describe(run_dir)
+            verdicts = [part.split("=") for part in found["checkers"].split(", ") if "=" in part]
+            found_false[row].update(checker for checker, valid in verdicts if valid == "False")
+            undecided[row].update(checker for checker, valid in verdicts if valid != "False")
+            why = "; ".join(part for part in (found["first"], unsettled) if part)
+            print(f"| {row} | {seed} | {code} | {found['checkers']} | {found['operations']} | {found['ok']} | "
+                  f"{found['faults']} | {found['disruptive']} | {why} | {run_dir.relative_to(results)} |",
+                  flush=True)  # fmt: skip
+    print()
+    for row in args.rows:
+        false = ", ".join(f"{checker} in {n}" for checker, n in sorted(found_false[row].items())) or "none"
+        unknown = ", ".join(f"{checker} in {n}" for checker, n in sorted(undecided[row].items())) or "none"
+        print(f"{row}: {len(args.seeds)} runs; false: {false}; unknown: {unknown}")
+    print(f"{time.monotonic() - started:.0f} s in all; runs in {results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
