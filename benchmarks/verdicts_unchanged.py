@@ -1,9 +1,8 @@
 """Verdicts before and after a change, compared as JSON: each run directory
 given is copied twice and checked again (`splitbrain check`) by the code at
 a git revision (a worktree made for it) and by this checkout; every
-verdict.json must be equal, field by field (the checkers' own timings
-aside). For refactors of the checkers and of what feeds them (issue "the
-structure the next engineer reads").
+verdict.json must be equal, field by field. For refactors of the checkers
+and of what feeds them (issue "the structure the next engineer reads").
 
     .venv/bin/python benchmarks/verdicts_unchanged.py --before REV RUN_DIR [RUN_DIR ...]
 """
@@ -19,24 +18,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Fields that measure the checking itself, not what it found.
-TIMINGS = {"elapsed_s", "seconds", "duration_s", "checked_in_s"}
-
-
 def checked(code: Path, run_dir: Path, scratch: Path) -> dict:
     """`run_dir`'s verdict as the code in `code` gives it, on a copy."""
     copy = scratch / run_dir.name
     shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("report.html"))
     subprocess.run([sys.executable, "-m", "harness.cli", "check", "--quiet", str(copy)], cwd=code, capture_output=True)
-    return without_timings(json.loads((copy / "verdict.json").read_text()))
-
-
-def without_timings(value):
-    if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in TIMINGS}
-    if isinstance(value, list):
-        return [without_timings(v) for v in value]
-    return value
+    return json.loads((copy / "verdict.json").read_text())
 
 
 def main() -> int:

@@ -90,7 +90,8 @@ def given_options(args: argparse.Namespace) -> dict:
 
 def option_flag(name: str) -> str:
     """A setting as the command line spells it, for messages about it."""
-    return OPTIONS.get(name) or (declarations()[name][0][1].flag if name in declarations() else name)
+    declared = declarations().get(name)
+    return OPTIONS.get(name) or (declared[0][1].flag if declared else name)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

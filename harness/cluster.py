@@ -28,7 +28,7 @@ from harness.ownership import Ownership, unmount
 from targets.options import settings
 from targets.interface import NodeSpec, Target
 
-DEFAULT_TARGET = "kraft"
+DEFAULT_TARGET = targets.DEFAULT
 MOUNT_TIMEOUT_S = 10.0
 
 

@@ -387,9 +387,10 @@ class Run:
         if self.nemesis.paused or self.nemesis.down or self.nemesis.removed or self.nemesis.faulty_links:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
         final: list[dict] = []
+        settle_s = max(QUIESCE_TIMEOUT_S, self.target.settle_s)
         try:
-            cluster.wait_for_leader(max(QUIESCE_TIMEOUT_S, self.target.settle_s))
-            self._wait_converged(cluster)
+            cluster.wait_for_leader(settle_s)
+            self._wait_converged(cluster, settle_s)
             final = self.final_logs(cluster)
         except ClusterError as error:
             print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
@@ -398,8 +399,8 @@ class Run:
         frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
         frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
-    def _wait_converged(self, cluster) -> None:
-        deadline = time.monotonic() + max(QUIESCE_TIMEOUT_S, self.target.settle_s)
+    def _wait_converged(self, cluster, settle_s: float) -> None:
+        deadline = time.monotonic() + settle_s
         while time.monotonic() < deadline:
             statuses = [cluster.status(node) for node in cluster.ids]
             if all(statuses) and len({s["hwm"] for s in statuses}) == 1:

@@ -10,6 +10,8 @@ from targets.interface import Target
 
 # name -> the module whose TARGET implements targets.interface.Target
 REGISTRY = {"kraft": "targets.kraft.target", "etcd": "targets.etcd.target", "nats": "targets.nats.target"}
+# The target a run takes when none is named (`--target`): the reference quorum.
+DEFAULT = "kraft"
 
 
 def names() -> tuple[str, ...]:
