@@ -9,7 +9,8 @@ the history schema, since every layer raises these.
     │   │                       it, and `reason`; the command line shows the
     │   │                       setting as its flag (--time-limit), a campaign
     │   │                       file as its key
-    │   ├── HistoryError        a run directory or history file (results/history.py)
+    │   ├── HistoryError        a run directory or history file, or a history
+    │   │                       that no model takes (results/history.py, checkers/)
     │   ├── PolicyError         a gate policy (results/gate.py)
     │   ├── ArchiveError        an archive (results/archive.py)
     │   ├── ImportFormatError   another tool's history (results/jepsen_formats.py)
@@ -23,17 +24,25 @@ the history schema, since every layer raises these.
     │   │                       copies that did not converge or could not be read,
     │   │                       no free port, no link proxy, no node image
     │   └── SshError            an SSH host (harness/ssh_cluster.py)
-    └── TargetError             a target's client met an answer it must turn into
-        │                       a completion (never past the target's own module)
-        ├── GatewayError        etcd answered with an error (targets/etcd/gateway.py)
-        └── NotSent             a request that never left: also a ConnectionError
+    ├── TargetError             a target's client met an answer it must turn into
+    │   │                       a completion (never past the target's own module)
+    │   ├── GatewayError        etcd answered with an error (targets/etcd/gateway.py)
+    │   ├── NotSent             a request that never left: also a ConnectionError
+    │   ├── ConnectionLost      a node's connection closed or broke under a request:
+    │   │                       also a ConnectionError (the operation is indeterminate)
+    │   └── ConnectionRefused   a node took no connection: also a ConnectionRefusedError
+    └── Defect                  splitbrain broke a rule of its own (a checker that
+                                answered "ture", an operation no nemesis knows):
+                                a bug of ours, reported with its traceback
 
 A checker never raises for a history it cannot judge: it answers `unknown`
 with the reason (checkers/result.py). An exception outside this tree is a
-bug of ours: the command line keeps its traceback and says so. The programs
-that run on the nodes (the reference quorum's node, our Toxiproxy server)
-keep errors of their own: they run with the standard library alone, and
-what reaches splitbrain of them is their answers.
+bug of ours, as a Defect is: the command line keeps its traceback and says
+so. The programs that run on the nodes (the reference quorum's node:
+targets/kraft's core, storage, messages and server; our Toxiproxy server,
+harness/toxiproxy/) keep errors of their own: they run with the standard
+library alone (an SSH host gets targets/ and nothing else), and what
+reaches splitbrain of them is their answers.
 """
 
 from __future__ import annotations
@@ -58,6 +67,11 @@ class SettingError(UsageError):
         self.reason = reason
 
 
+class HistoryError(UsageError):
+    """A run directory file that cannot be read, or a history no checker can
+    take; the message names the file and row, or what is wrong."""
+
+
 class ClusterError(SplitbrainError):
     """A backend could not make, reach or heal its nodes."""
 
@@ -65,3 +79,17 @@ class ClusterError(SplitbrainError):
 class TargetError(SplitbrainError):
     """What a target's client met and turns into a completion (an error
     answer, a request never sent); never raised past the target's module."""
+
+
+class Defect(SplitbrainError):
+    """A rule of splitbrain's own broken: a bug of ours, never the user's
+    input, so the command line reports it as an internal error."""
+
+
+class ConnectionLost(TargetError, ConnectionError):
+    """A node's connection closed or broke under a request: the harness,
+    which catches OSError, records the operation indeterminate."""
+
+
+class ConnectionRefused(TargetError, ConnectionRefusedError):
+    """A node took no connection (a target's `connect`): the operation was never sent."""

@@ -21,6 +21,8 @@ in linearization order), so a report can draw both.
 
 from __future__ import annotations
 
+from .errors import HistoryError
+
 import contextlib
 import gc
 import json
@@ -85,7 +87,7 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | 
     f = history["f"]
     unknown_fs = {"None" if pd.isna(name) else str(name) for name in f[history["process"] >= 0].unique()} - model.fs
     if unknown_fs:
-        raise ValueError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(unknown_fs)))
+        raise HistoryError(CLIENT_FUNCTIONS_ERROR.format(model=model.name, fs=sorted(unknown_fs)))
     pairs = pair(history)
     rows = Rows(history, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
     ok, fail = rows.ok, rows.fail

@@ -13,6 +13,8 @@ States must be hashable (the search memoises on them), or the model gives
 
 from __future__ import annotations
 
+from .errors import SettingError
+
 import json
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -210,7 +212,7 @@ MODELS: dict[str, Callable[..., Model]] = {
 def make_model(name: str, initial=None) -> Model:
     """The model `name`; `initial` replaces its initial state where it has one."""
     if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
+        raise SettingError("model", f"unknown model {name!r}; known: {', '.join(MODELS)}")
     if name in ("log", "workloads"):
         return MODELS[name]()
     if initial is None:

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
 
 import pandas as pd
 
@@ -17,12 +20,44 @@ from .membership import CHANGES, membership
 from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
+from .checker import Checker, Result, Rule, Tables
 
 DEFAULT_BUDGET_S = 30.0
 NO_FAULT = "no fault was made"
-# Every checker a verdict may hold (DESIGN.md, "Verdicts").
-CHECKERS = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable", "membership",
-            "mutual-exclusion", "availability")  # fmt: skip
+
+
+def _appends(t: Tables) -> bool:
+    return "append" in t.client_fs()
+
+
+def _locks(t: Tables) -> bool:
+    return bool(t.client_fs() & LOCK_FS)
+
+
+def _registers(t: Tables) -> bool:
+    """Client operations a model checks: any but appends' and locks' own checkers take."""
+    return bool(t.client_fs()) and not _locks(t)
+
+
+def _membership_changed(t: Tables) -> bool:
+    return bool((t.events["event"] == "voters").any() or t.history["f"].isin(CHANGES).any())
+
+
+def _always(t: Tables) -> bool:
+    return True
+
+
+# Every checker a verdict may hold (DESIGN.md, "Verdicts"), in the verdict's order.
+CHECKERS: tuple[Checker, ...] = (
+    Rule("election-safety", _always, lambda t: election_safety(t.events, t.capabilities)),
+    Rule("single-leader-per-epoch", _always, lambda t: single_leader_per_epoch(t.events, t.history, t.capabilities)),
+    Rule("committed-data-loss", _appends, lambda t: committed_data_loss(t.history, t.final, t.events)),
+    Rule("linearizable", _registers, lambda t: linearizable(t.history, None, t.budget_s)),
+    Rule("mutual-exclusion", _locks, lambda t: mutual_exclusion(t.history, t.final)),
+    Rule("membership", _membership_changed, lambda t: membership(t.history, t.events, t.final)),
+    Rule("availability", _always, lambda t: availability(t.history, t.events)),
+)
+NAMES = tuple(checker.name for checker in CHECKERS)
 
 
 def check_tables(
@@ -30,26 +65,16 @@ def check_tables(
     events: pd.DataFrame,
     final: pd.DataFrame,
     budget_s: float = DEFAULT_BUDGET_S,
-    capabilities: dict | None = None,
-) -> dict:
+    capabilities: Mapping[str, Any] | None = None,
+) -> Result:
     """Every checker that applies. `capabilities` are what the run's target
     declared (run.json); checkers read them instead of assuming a target.
     They run side by side on threads: each only reads the tables, and their
     work is mostly numpy and Arrow, which let go of the interpreter lock."""
-    client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())
-    applies = {"election-safety": (election_safety, events, capabilities),
-               "single-leader-per-epoch": (single_leader_per_epoch, events, history, capabilities)}  # fmt: skip
-    if "append" in client_fs:
-        applies["committed-data-loss"] = (committed_data_loss, history, final, events)
-    if client_fs & LOCK_FS:
-        applies["mutual-exclusion"] = (mutual_exclusion, history, final)
-    elif client_fs:
-        applies["linearizable"] = (linearizable, history, None, budget_s)
-    if (events["event"] == "voters").any() or history["f"].isin(CHANGES).any():
-        applies["membership"] = (membership, history, events, final)
-    applies["availability"] = (availability, history, events)
+    tables = Tables(history, events, final, capabilities, budget_s)
+    applying = [checker for checker in CHECKERS if checker.applies(tables)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        running = {name: pool.submit(run_checker, *call) for name, call in applies.items()}
+        running = {c.name: pool.submit(run_checker, partial(c.check, tables), c.name) for c in applying}
         covered = pool.submit(_coverage, history, events)
         verdict = merge({name: future.result() for name, future in running.items()})
         # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
@@ -60,14 +85,14 @@ def check_tables(
     return verdict
 
 
-def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     try:
         return coverage(history, events)
     except Exception as error:  # as with a checker: a bug here must not lose the verdicts
         return {"cells": [], "hit": 0, "error": f"{type(error).__name__}: {error}"}
 
 
-def check_imported(history: pd.DataFrame, model_spec: dict, budget_s: float = DEFAULT_BUDGET_S) -> dict:
+def check_imported(history: pd.DataFrame, model_spec: Mapping[str, Any], budget_s: float = DEFAULT_BUDGET_S) -> Result:
     """A history from another tool has no node events: only the model checker applies."""
     model = make_model(model_spec["name"], model_spec.get("initial"))
-    return merge({"linearizable": run_checker(linearizable, history, model, budget_s)})
+    return merge({"linearizable": run_checker(partial(linearizable, history, model, budget_s), "linearizable")})

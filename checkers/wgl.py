@@ -13,6 +13,8 @@ Tests hold the two to the same verdicts.
 
 from __future__ import annotations
 
+from .errors import UsageError
+
 from .models import Model, Op
 
 try:
@@ -173,5 +175,5 @@ def default_engine() -> str:
 def new_search(ops: list[Op], model: Model, engine: str | None = None):
     engine = engine or default_engine()
     if engine == "native" and splitbrain_wgl is None:
-        raise RuntimeError("the native linearizability engine is not built (scripts/bootstrap.sh builds it)")
+        raise UsageError("the native linearizability engine is not built (scripts/bootstrap.sh builds it)")
     return ENGINES[engine](ops, model)

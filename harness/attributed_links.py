@@ -20,6 +20,8 @@ redials every 100 ms).
 
 from __future__ import annotations
 
+from checkers.errors import SettingError
+
 import asyncio
 import os
 import socket
@@ -153,7 +155,7 @@ class AttributedLinks(LinkApplier):
         links = sorted(set(links))
         one_way = [(src, dst) for src, dst in links if (dst, src) not in links]
         if one_way:
-            raise ValueError(f"cannot cut {one_way[0][0]}->{one_way[0][1]} one way: this target's links are cut per pair")
+            raise SettingError("nemesis", f"cannot cut {one_way[0][0]}->{one_way[0][1]} one way: this target's links are cut per pair")
         self._call(self._cut({frozenset(link) for link in links}))
         return links
 
@@ -164,7 +166,7 @@ class AttributedLinks(LinkApplier):
                 writer.transport.abort()
 
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
-        raise ValueError(f"this target's links can only be cut, both ways: no {type} toxic")
+        raise SettingError("nemesis", f"this target's links can only be cut, both ways: no {type} toxic")
 
     def heal(self) -> None:
         self._call(self._heal())

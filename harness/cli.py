@@ -285,7 +285,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
            "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
            "nemesis_strategy": "--nemesis-strategy", "workload": "--workload", "backend": "--backend", "net": "--net",
-           "nodes": "--nodes", "rate": "--rate", "concurrency": "--concurrency", "op_timeout_s": "--op-timeout",
+           "nodes": "--nodes", "target": "--target", "rate": "--rate", "concurrency": "--concurrency", "op_timeout_s": "--op-timeout",
            "seed": "--seed"}  # fmt: skip
 
 
@@ -454,8 +454,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     try:
         model = make_model(args.model, parse_initial(args.initial))
-    except ValueError as error:
-        raise UsageError(f"--model/--initial: {error}") from None
+    except SettingError as error:
+        raise UsageError(f"--model: {error.reason}") from None
     writable_folder(args.to, "--to", make=False)
     worst = EXIT_VALID
     for path in tqdm(args.files, desc="import", unit="file", disable=_no_bar(args, args.files)):

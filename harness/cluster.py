@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import targets
-from checkers.errors import ClusterError
+from checkers.errors import ClusterError, SettingError
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
@@ -61,7 +61,7 @@ class ClusterBase:
         self.ownership = ownership or Ownership(self.root, f"cluster-{os.urandom(4).hex()}")
         self.ids = node_ids(nodes)
         if initial_voters is not None and not 1 <= initial_voters <= nodes:
-            raise ValueError(f"--initial-voters: {initial_voters} is not between 1 and the {nodes} nodes")
+            raise SettingError("initial_voters", f"{initial_voters} is not between 1 and the {nodes} nodes")
         self.initial_voters = nodes if initial_voters is None else initial_voters
         self.directory_ids = {node: self.target.new_directory_id() for node in self.ids}
         self.formatted: set[str] = set()

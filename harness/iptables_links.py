@@ -8,6 +8,8 @@ Latency and other toxics need the link proxies; this applier refuses them.
 
 from __future__ import annotations
 
+from checkers.errors import SettingError
+
 from collections.abc import Iterable
 
 from harness.link_applier import Link, LinkApplier
@@ -28,7 +30,7 @@ class IptablesLinks(LinkApplier):
         return done
 
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
-        raise ValueError(f"--net iptables cannot add a {type} toxic: use the link proxies (--net proxy)")
+        raise SettingError("net", f"iptables cannot add a {type} toxic: use the link proxies (proxy)")
 
     def heal(self) -> None:
         """Flush the rules of every running container (a stopped one lost its
@@ -51,10 +53,10 @@ class DirectLinks(LinkApplier):
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
 
     def cut(self, links) -> list[Link]:
-        raise ValueError("link faults need per-link proxies (or --net iptables on Docker)")
+        raise SettingError("net", "link faults need per-link proxies (or iptables on Docker)")
 
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
-        raise ValueError("link faults need per-link proxies")
+        raise SettingError("net", "link faults need per-link proxies")
 
     def heal(self) -> None:
         """No link was ever cut."""

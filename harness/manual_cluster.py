@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 import targets
-from checkers.errors import ClusterError, UsageError
+from checkers.errors import ClusterError, SettingError, UsageError
 from harness import ownership
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
@@ -79,8 +79,8 @@ def status(state_dir: Path) -> list[dict]:
     state = read_state(state_dir)
     try:
         target = targets.get(state.get("target", DEFAULT_TARGET))
-    except ValueError as error:
-        raise ClusterStateError(f"{Path(state_dir) / STATE_FILE}: {error}") from None
+    except SettingError as error:
+        raise ClusterStateError(f"{Path(state_dir) / STATE_FILE}: {error.reason}") from None
     rows = []
     for node, address in state["clients"].items():
         rows.append(target.status(address, 1.0) or {"node": node, "state": "unreachable"})

@@ -21,7 +21,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
-from checkers.errors import ClusterError, SettingError
+from checkers.errors import ClusterError, SettingError, UsageError
 from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
@@ -279,7 +279,7 @@ class Run:
         self.run_id = run_id
         # Written under a temporary name until it has its verdict (results.history.complete).
         if (Path(config.results) / run_id).exists():
-            raise FileExistsError(f"{Path(config.results) / run_id}: a run directory of that name exists")
+            raise UsageError(f"{Path(config.results) / run_id}: a run directory of that name exists")
         self.dir = partial(Path(config.results) / run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         crash.write_here(self.dir)

@@ -16,6 +16,8 @@ measures its lease on its own clock.
 
 from __future__ import annotations
 
+from checkers.errors import Defect
+
 import random
 
 SHAPES = ("jump", "skew", "strobe")
@@ -56,7 +58,7 @@ def offset_ms(args: dict, elapsed_s: float) -> int:
     if shape == "strobe":
         flips = int(elapsed_s * 1000 // int(args["period_ms"]))
         return int(args["delta_ms"]) if flips % 2 == 0 else 0
-    raise ValueError(f"clock: unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+    raise Defect(f"clock: unknown shape {shape!r}; known: {', '.join(SHAPES)}")
 
 
 def changes(args: dict) -> bool:

@@ -9,6 +9,8 @@ and `status(node)`; links go through a `LinkMesh` (or, on Docker, iptables).
 
 from __future__ import annotations
 
+from checkers.errors import Defect
+
 import json
 import random
 import threading
@@ -64,7 +66,7 @@ class Nemesis:
         touched, for its history row: nodes, links, or what was damaged."""
         make = OPERATIONS.get(op.f)
         if make is None:
-            raise ValueError(f"unknown nemesis operation {op.f!r}")
+            raise Defect(f"unknown nemesis operation {op.f!r}")
         return make(self, op.f, op.args)
 
     def _partition(self, f: str, args: dict) -> list:

@@ -7,6 +7,8 @@ only the appliers (link proxies, iptables) turn it into a fault.
 
 from __future__ import annotations
 
+from checkers.errors import SettingError
+
 import random
 from collections.abc import Sequence
 
@@ -73,7 +75,7 @@ def flip_flop(nodes: Sequence[str], leader: str) -> Grudge:
     """KIP-996's motivating 5-node topology: with leader 3, server 4 cannot
     reach the leader and server 5 cannot reach server 2 (both ways)."""
     if len(nodes) != 5:
-        raise ValueError("the flip-flop topology needs 5 nodes")
+        raise SettingError("topologies", "the flip-flop topology needs 5 nodes")
     server2, server4, server5 = [n for n in nodes if n != leader][:3]
     cut = {(leader, server4), (server4, leader), (server2, server5), (server5, server2)}
     return from_links(cut)
@@ -122,7 +124,7 @@ def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None
             return one_way(leader, node)  # aimed: a follower deaf to its leader, which still hears it
         src, dst = rng.sample(nodes, 2)
         return one_way(src, dst)
-    raise ValueError(f"unknown topology {topology!r}")
+    raise SettingError("topologies", f"unknown topology {topology!r}")
 
 
 def two_way(topology: str, nodes: list[str]) -> bool:

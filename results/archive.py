@@ -51,7 +51,7 @@ def read_manifest(archive: Path) -> dict:
         for entry in manifest["runs"].values():
             for meta in entry["files"].values():
                 if not isinstance(meta["sha256"], str) or not isinstance(meta["bytes"], int):
-                    raise TypeError("each file needs its sha256 (text) and bytes (a number)")
+                    raise ArchiveError(f"{path}: unreadable manifest: each file needs its sha256 (text) and bytes (a number)")
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
         raise ArchiveError(f"{path}: unreadable manifest: {type(error).__name__}: {error}") from None
     return manifest
@@ -175,7 +175,7 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
         verdict = json.loads((run_dir / "verdict.json").read_text())
         if not isinstance(meta, dict) or not isinstance(verdict, dict) or not isinstance(verdict.get("checkers", {}), dict):
-            raise ValueError("run.json and verdict.json must hold JSON objects")
+            raise HistoryError(f"{run_dir}: run.json and verdict.json must hold JSON objects")
     except (OSError, ValueError) as error:
         raise HistoryError(f"{run_dir}: {error}") from None
     config = meta.get("config", {})

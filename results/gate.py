@@ -34,7 +34,7 @@ from pathlib import Path
 
 from checkers.availability import CLIENT_FIGURES, FIGURES
 from checkers.errors import UsageError
-from checkers.verdict import CHECKERS, NO_FAULT
+from checkers.verdict import NAMES, NO_FAULT
 
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults"}
 
@@ -73,9 +73,9 @@ def load_policy(path: Path) -> Policy:
         names = raw.get(key, [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise PolicyError(f"{path}: {key!r} must be a list of checker names")
-        unknown = [n for n in names if n not in CHECKERS]
+        unknown = [n for n in names if n not in NAMES]
         if unknown:
-            raise PolicyError(f"{path}: {key}: unknown checker {unknown[0]!r}; known: {', '.join(CHECKERS)}")
+            raise PolicyError(f"{path}: {key}: unknown checker {unknown[0]!r}; known: {', '.join(NAMES)}")
     if not isinstance(raw.get("availability", {}), dict):
         raise PolicyError(f"{path}: 'availability' must be a table of thresholds")
     min_faults = raw.get("min_faults", 0)
@@ -111,7 +111,7 @@ def judge(run_dir: Path, policy: Policy) -> list[Check]:
         verdict = json.loads((run_dir / "verdict.json").read_text())
         checkers = verdict["checkers"]
         if not isinstance(checkers, dict) or not all(isinstance(r, dict) for r in checkers.values()):
-            raise TypeError("checkers must map each name to its result")
+            return [Check(run, "verdict", "verdict.json unreadable: checkers must map each name to its result")]
     except FileNotFoundError:
         return [Check(run, "verdict", "no verdict.json (splitbrain check writes it)")]
     except (ValueError, KeyError, TypeError) as error:

@@ -18,12 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from checkers.errors import UsageError
+from checkers.errors import Defect, HistoryError, UsageError
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
-
-
-class HistoryError(UsageError):
-    """A run directory file that cannot be read; the message names file and row."""
 
 
 class HistoryRecorder:
@@ -48,7 +44,7 @@ class HistoryRecorder:
 
     def record(self, process: int, type: str, f: str, **fields) -> dict:
         if type not in OP_TYPES:
-            raise ValueError(f"history row type must be one of {OP_TYPES}, not {type!r}")
+            raise Defect(f"history row type must be one of {OP_TYPES}, not {type!r}")
         with self.lock:
             return self._record(process, type, f, fields)
 
@@ -56,7 +52,7 @@ class HistoryRecorder:
         row = {"index": self.rows, "time_ns": self.now_ns(), "process": process, "type": type, "f": f}
         for name, value in fields.items():
             if name not in HISTORY_COLUMNS:
-                raise ValueError(f"history has no column {name!r}")
+                raise Defect(f"history has no column {name!r}")
             if value is not None:
                 row[name] = value if HISTORY_COLUMNS[name] != TEXT or isinstance(value, str) else json.dumps(value)
         self.file.write(json.dumps(row) + "\n")
@@ -89,13 +85,14 @@ def read_jsonl(path: Path, columns: dict[str, str] | None = None) -> tuple[list[
             continue
         try:
             row = json.loads(line)
-            if not isinstance(row, dict):
-                raise ValueError("not a JSON object")
+            problem = None if isinstance(row, dict) else "not a JSON object"
         except ValueError as error:
+            problem = str(error)
+        if problem is not None:
             if number - 1 == last:
-                torn = f"{path}: line {number}: torn last line left out ({error})"
+                torn = f"{path}: line {number}: torn last line left out ({problem})"
                 continue
-            raise HistoryError(f"{path}: line {number}: {error}") from None
+            raise HistoryError(f"{path}: line {number}: {problem}")
         if columns is not None:
             problem = _type_problem(row, columns)
             if problem:

@@ -36,13 +36,13 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.verdict import CHECKERS
+from checkers.verdict import NAMES
 
 from . import archive as archive_
 from .checking import check_run
 from .history import HistoryError
 
-SAFETY = tuple(name for name in CHECKERS if name != "availability")
+SAFETY = tuple(name for name in NAMES if name != "availability")
 CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
 VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds"]
 

@@ -4,6 +4,8 @@ is named (`--target NAME`), never imported by its package."""
 
 from __future__ import annotations
 
+from checkers.errors import SettingError
+
 import importlib
 
 from targets.interface import Target
@@ -21,5 +23,5 @@ def names() -> tuple[str, ...]:
 def get(name: str) -> Target:
     """The target called `name`; ValueError naming the known ones otherwise."""
     if name not in REGISTRY:
-        raise ValueError(f"unknown target {name!r}; known: {', '.join(REGISTRY)}")
+        raise SettingError("target", f"unknown target {name!r}; known: {', '.join(REGISTRY)}")
     return importlib.import_module(REGISTRY[name]).TARGET

@@ -13,6 +13,8 @@ declarations to learn what to install.
 
 from __future__ import annotations
 
+from checkers.errors import Defect
+
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -231,7 +233,7 @@ class Target(ABC):
         declared = getattr(cls, "capabilities", None)
         for ability, flag in ((VoterChanges, "voter_changes"), (MemberChanges, "member_changes")):
             if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
-                raise TypeError(f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
+                raise Defect(f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
                                 f"but it {'does not subclass' if getattr(declared, flag) else 'subclasses'} {ability.__name__}")
 
 

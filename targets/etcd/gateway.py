@@ -13,7 +13,7 @@ import base64
 import http.client
 import json
 
-from checkers.errors import TargetError
+from checkers.errors import ConnectionLost, TargetError
 
 
 class NotSent(TargetError, ConnectionError):
@@ -65,7 +65,7 @@ class Gateway:
             data = response.read()
         except (OSError, http.client.HTTPException) as error:
             self.connection.close()
-            raise ConnectionError(f"{type(error).__name__}: {error}") from None
+            raise ConnectionLost(f"{type(error).__name__}: {error}") from None
         try:
             answer = json.loads(data) if data else {}
         except ValueError:

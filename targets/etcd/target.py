@@ -28,7 +28,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from checkers.errors import ClusterError
+from checkers.errors import ClusterError, ConnectionRefused, Defect
 from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
 from targets.options import Option
 
@@ -85,7 +85,7 @@ class EtcdClient(TargetClient):
         if f == "release":
             post("/v3/lock/unlock", {"key": b64(value)}, timeout_s)
             return {"type": "ok", "value": value}
-        raise ValueError(f"etcd: no operation {f!r}")
+        raise Defect(f"etcd: no operation {f!r}")
 
     def _append(self, key: str, value: object, timeout_s: float) -> dict:
         """Read the list, then write it with `value` at its end in a txn that
@@ -223,7 +223,7 @@ class Etcd(Target, MemberChanges):
         try:
             await asyncio.to_thread(gateway.connect)
         except NotSent as error:
-            raise ConnectionRefusedError(str(error)) from None
+            raise ConnectionRefused(str(error)) from None
         return EtcdClient(gateway, settings["serializable_reads"])
 
     def _name(self, address: tuple[str, int], member: str | None) -> str | None:

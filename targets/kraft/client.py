@@ -6,6 +6,8 @@ connection, matched to answers by id. `call` is a one-shot blocking helper.
 
 from __future__ import annotations
 
+from checkers.errors import ConnectionLost
+
 import asyncio
 import itertools
 import json
@@ -87,5 +89,5 @@ def call(address: tuple[str, int], op: str, timeout_s: float = 2.0, **fields) ->
         with sock.makefile("rb") as stream:
             line = stream.readline()
     if not line:
-        raise ConnectionError(f"{address[0]}:{address[1]} closed the connection")
+        raise ConnectionLost(f"{address[0]}:{address[1]} closed the connection")
     return json.loads(line)

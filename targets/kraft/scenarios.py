@@ -9,6 +9,8 @@ follower's refusal stand between it and a needless election.
 
 from __future__ import annotations
 
+from checkers.errors import ClusterError, SettingError
+
 from dataclasses import replace
 
 from .simulation import SimSettings, Simulation
@@ -21,7 +23,7 @@ def _settled(settings: SimSettings) -> tuple[Simulation, str]:
     sim.run(SETTLE_MS)
     leader = sim.leader()
     if leader is None:
-        raise RuntimeError(f"seed {settings.seed}: no leader after {SETTLE_MS} ms")
+        raise ClusterError(f"seed {settings.seed}: no leader after {SETTLE_MS} ms")
     return sim, leader
 
 
@@ -51,7 +53,7 @@ def flip_flop(settings: SimSettings, duration_ms: int = 5000) -> int:
     the leader and server 5 cannot reach server 2; all other links work.
     Returns the leader elections during `duration_ms` of that partial partition."""
     if settings.nodes != 5:
-        raise ValueError("the flip-flop topology has 5 nodes")
+        raise SettingError("nodes", "the flip-flop topology has 5 nodes")
     sim, leader = _settled(settings)
     server2, server4, server5 = [node for node in sim.ids if node != leader][:3]
     for a, b in ((leader, server4), (server2, server5)):

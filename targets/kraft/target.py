@@ -11,7 +11,7 @@ import json
 import random
 from pathlib import Path
 
-from checkers.errors import SettingError
+from checkers.errors import HistoryError, SettingError
 from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
 from targets.options import Option
 
@@ -189,7 +189,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
             except ValueError:
                 if number == len(lines):
                     continue
-                raise ValueError(f"{path}: line {number}: not JSON") from None
+                raise HistoryError(f"{path}: line {number}: not JSON") from None
             rows.append(log_event(record, to_run_ns(record["ts_ns"])))
         return rows
 

@@ -26,6 +26,8 @@ is named by committed-data-loss); any other API error is indeterminate.
 
 from __future__ import annotations
 
+from checkers.errors import ClusterError, ConnectionLost, Defect
+
 import asyncio
 import json
 
@@ -55,7 +57,7 @@ class NatsClient(TargetClient):
 
     async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
         if self.connection.is_closed:  # the harness makes a new client for the next operation
-            raise ConnectionError("the connection closed")
+            raise ConnectionLost("the connection closed")
         try:
             await self._ready(f, timeout_s)
         except (nats.errors.Error, OSError) as error:  # nothing of the operation was sent
@@ -79,8 +81,8 @@ class NatsClient(TargetClient):
             definite = f == "read" or error.err_code == WRONG_LAST_SEQUENCE
             return {"type": "fail" if definite else "info", "value": value, "error": _described(error)}
         except nats.errors.Error as error:  # the connection closed or broke: the harness records it indeterminate
-            raise ConnectionError(_described(error)) from None
-        raise ValueError(f"nats: no operation {f!r}")
+            raise ConnectionLost(_described(error)) from None
+        raise Defect(f"nats: no operation {f!r}")
 
     async def _ready(self, f: str, timeout_s: float) -> None:
         """The register's bucket, bound on first use (it was made before load:
@@ -168,7 +170,7 @@ async def make_workload(workload: str, address: tuple[str, int], settings: dict,
             return
         except (nats.errors.Error, OSError) as error:
             if loop.time() > deadline:
-                raise RuntimeError(f"nats: the {workload} workload's stream was not made: {_described(error)}") from None
+                raise ClusterError(f"nats: the {workload} workload's stream was not made: {_described(error)}") from None
             await asyncio.sleep(0.5)
         finally:
             if connection is not None:

@@ -21,7 +21,7 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
-from checkers.errors import ClusterError
+from checkers.errors import ClusterError, ConnectionRefused
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
@@ -91,7 +91,7 @@ class Nats(Target):
         try:
             return await NatsClient.connect(address, timeout_s, settings)
         except Exception as error:  # nats-py raises its own errors for a refused or lost connection
-            raise ConnectionRefusedError(f"{type(error).__name__}: {error}") from None
+            raise ConnectionRefused(f"{type(error).__name__}: {error}") from None
 
     def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
         from .client import make_workload

@@ -7,6 +7,7 @@ import pytest
 
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
+from checkers.errors import Defect
 from checkers.result import merge, run_checker
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
@@ -208,11 +209,11 @@ def test_a_checker_answering_neither_true_false_nor_unknown_is_named_not_folded_
     def typo():
         return {"valid": "ture", "anomalies": []}
 
-    answered = run_checker(typo)
+    answered = run_checker(typo, "typo")
     assert answered["valid"] == "unknown" and "typo answered valid='ture'" in answered["error"]
-    with pytest.raises(ValueError, match="'b': 'ture'"):
+    with pytest.raises(Defect, match="'b' answered valid='ture'"):
         merge({"a": {"valid": True}, "b": {"valid": "ture"}})
-    with pytest.raises(ValueError, match="'b': 1"):
+    with pytest.raises(Defect, match="'b' answered valid=1"):
         merge({"a": {"valid": True}, "b": {"valid": 1}})
 
 

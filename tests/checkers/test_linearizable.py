@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from checkers.errors import HistoryError
 from checkers.linearizable import linearizable, operations
 from checkers.models import cas_register, kv, log
 from checkers.schema import HISTORY_COLUMNS, frame
@@ -281,7 +282,7 @@ def test_an_unkeyed_read_beside_the_log_is_decided_with_it():
 
 def test_unknown_client_functions_are_an_error_not_a_pass():
     h = history((0, "frob", "k", None, "ok", None, 0, 10))
-    with pytest.raises(ValueError, match="frob"):
+    with pytest.raises(HistoryError, match="frob"):
         linearizable(h, cas_register())
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from checkers.errors import Defect
 from checkers.schema import HISTORY_COLUMNS
 from results.history import HistoryError, HistoryRecorder, load_history, recover
 
@@ -44,5 +45,5 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_it(tmp_path):
 
 
 def test_a_wrong_row_type_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="row type"):
+    with pytest.raises(Defect, match="row type"):
         HistoryRecorder(tmp_path).record(0, "maybe", "append")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from checkers.errors import Defect
 from hypothesis import given, strategies as st
 
 import targets
@@ -145,5 +147,5 @@ def test_a_capability_is_declared_exactly_where_its_ability_is_implemented():
         assert target.capabilities.voter_changes == isinstance(target, VoterChanges), name
         assert target.capabilities.member_changes == isinstance(target, MemberChanges), name
     nats = type(targets.get("nats"))
-    with pytest.raises(TypeError, match="capabilities.member_changes is True, but it does not subclass MemberChanges"):
+    with pytest.raises(Defect, match="capabilities.member_changes is True, but it does not subclass MemberChanges"):
         type("Claims", (nats,), {"capabilities": replace(nats.capabilities, member_changes=True)})

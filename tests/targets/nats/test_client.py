@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from checkers.errors import ClusterError
+
 import targets
 from harness.ports import free_port
 from targets.interface import Address, NodeSpec
@@ -144,7 +146,7 @@ def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
 
         done = asyncio.run(script())
         assert done["type"] == "fail" and done["error"].startswith("read: "), done
-        with pytest.raises(RuntimeError, match="stream was not made"):
+        with pytest.raises(ClusterError, match="stream was not made"):
             NATS.prepare_workload("append", Address("127.0.0.1", port), SETTINGS, 1.0)
     finally:
         process.kill()

@@ -1,0 +1,71 @@
+"""What a checker is, for `checkers/verdict.py` to run them all alike: a
+name, whether it applies to a run (its tables and the capabilities its
+target declared), and the check. It is a protocol, as Jepsen's `Checker`
+is: a checker is anything with these three, and `Rule` makes one of two
+functions. Validity is typed: true, false or "unknown" (DESIGN.md,
+"Verdicts"), and `validity` refuses anything else, so a typo ("ture")
+cannot pass for "unknown"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
+
+import pandas as pd
+
+from .errors import Defect
+
+Validity: TypeAlias = Literal[True, False, "unknown"]
+# A checker's result (DESIGN.md): valid, anomalies, stats, and an error where it could not decide.
+Result: TypeAlias = dict[str, Any]
+
+
+def validity(value: object) -> Validity:
+    """`value` as a validity; a Defect for anything but true, false or "unknown"."""
+    if value is True or value is False or value == "unknown":
+        return value  # type: ignore[return-value]  # narrowed by the test above
+    raise Defect(f"a validity is true, false or \"unknown\", not {value!r}")
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What every checker reads: a run's history, node events and final
+    copies, the capabilities its target declared (run.json; None for a run
+    that recorded none), and the time the searching checkers may spend."""
+
+    history: pd.DataFrame
+    events: pd.DataFrame
+    final: pd.DataFrame
+    capabilities: Mapping[str, Any] | None = None
+    budget_s: float = 30.0
+
+    def client_fs(self) -> set[str]:
+        """The functions the clients called (not the nemesis's)."""
+        return set(self.history.loc[self.history["process"] >= 0, "f"].dropna().unique())
+
+
+class Checker(Protocol):
+    """A checker: its verdict's name, whether it applies to these tables, and its check."""
+
+    @property
+    def name(self) -> str: ...
+
+    def applies(self, tables: Tables) -> bool: ...
+
+    def check(self, tables: Tables) -> Result: ...
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A checker made of two functions of the tables."""
+
+    name: str
+    when: Callable[[Tables], bool]
+    then: Callable[[Tables], Result]
+
+    def applies(self, tables: Tables) -> bool:
+        return self.when(tables)
+
+    def check(self, tables: Tables) -> Result:
+        return self.then(tables)
