@@ -275,7 +275,7 @@ def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
     of a 12 s run, and replay and shrink refused their own run."""
     import dataclasses
 
-    from harness.cli import recorded_run
+    from harness.cli.runs import recorded_run
 
     config = RunConfig(time_limit_s=12.0, nemesis=["partition"], nemesis_strategy="random")
     meta = {"config": {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()},

@@ -1,0 +1,5 @@
+"""`python -m harness.cli`: the `splitbrain` command."""
+
+from harness.cli import entry
+
+entry()

@@ -1,0 +1,40 @@
+"""`splitbrain campaign`: a matrix of runs from a TOML file, resumable."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+from results.wording import counted
+
+from .arguments import path_arg
+from .outcome import EXIT_VALID, exit_code, verdict_line
+
+NAME = "campaign"
+HELP = "a matrix of runs from a TOML file; resumable"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign and policy files\")")
+    parser.add_argument("--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def command(args: argparse.Namespace) -> int:
+    """The matrix of runs, resumable; one line per run as it finishes; the worst exit code."""
+    from harness import campaign
+
+    worst = EXIT_VALID
+
+    def finished_run(run_dir: Path) -> None:
+        nonlocal worst
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        tqdm.write(verdict_line(run_dir, verdict))
+        worst = max(worst, exit_code(verdict))
+
+    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
+    print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
+    return worst

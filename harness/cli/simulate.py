@@ -1,0 +1,63 @@
+"""`splitbrain simulate`: fault schedules over a target's simulation: a seeded campaign of random schedules, and its verdict."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tqdm import tqdm
+
+import targets
+from checkers.errors import UsageError
+from harness import limits
+from harness.limits import setting_type
+from results.wording import counted
+from targets.interface import Simulated
+
+from .arguments import add_target_options, given_options
+from .outcome import exit_code
+
+NAME = "simulate"
+HELP = "fault schedules over a simulated cluster of the reference quorum"
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--nodes", type=limits.SIM_NODES.parse, default=3, help="nodes in the simulated cluster")
+    parser.add_argument("--schedules", type=limits.SCHEDULES.parse, default=200, help="schedules to run, one seed each")
+    parser.add_argument("--steps", type=limits.STEPS.parse, default=20, help="fault and load steps per schedule")
+    parser.add_argument("--seed", type=setting_type("seed"), default=0, help="the first schedule's seed")
+    parser.add_argument("--keep-going", action="store_true", help="do not stop at the first violation")
+    parser.add_argument("--observers", type=limits.OBSERVERS.parse, default=0, help="replicas beyond the initial voters")
+    parser.add_argument(
+        "--membership", action="store_true", help="schedules also lose disks and add and remove voters"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_target_options(parser)
+
+
+def command(args: argparse.Namespace) -> int:
+    """A seeded campaign of random fault schedules over the target's simulation."""
+    target = targets.get(args.target)
+    settings = {**given_options(args), "nodes": args.nodes, "observers": args.observers}
+
+    def bar(items):
+        return tqdm(items, desc="schedules", unit="run", disable=args.quiet)
+
+    if not isinstance(target, Simulated):
+        raise UsageError(f"--target: {target.name} has no simulator")
+    verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
+    json.dump(verdict, sys.stdout, indent=2)
+    print()
+    print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
+    return exit_code(verdict)
+
+
+
+def simulation_summary(verdict: dict) -> str:
+    """`simulate`'s verdict in one line, as `run` ends: how many schedules, and the first violation with its seed."""
+    result = verdict["checkers"]["simulation-invariants"]
+    schedules = counted(result["stats"].get("schedules", 0), "schedule")
+    anomalies = result.get("anomalies") or []
+    first = f"; first: {anomalies[0].get('violation')} (seed {anomalies[0].get('seed')})" if anomalies else ""
+    return f"valid: {verdict['valid']}  ({schedules}, {counted(len(anomalies), 'violation')}{first})"
