@@ -59,23 +59,40 @@ def history(appends: int, rng: np.random.Generator) -> pd.DataFrame:
     done = np.concatenate([np.zeros(appends, bool), np.ones(appends, bool)])[order]
     ops = np.concatenate([op, op])[order]
     value = np.char.add('"', np.char.add(ops.astype(str), '"'))
-    table = pd.DataFrame({
-        "index": np.arange(2 * appends), "time_ns": time_ns[order], "process": ops % CLIENTS,
-        "type": text(np.where(done, "ok", "invoke")), "f": text(np.full(2 * appends, "append")),
-        "key": text([None] * (2 * appends)), "value": text(value), "node": text(leader[ops]),
-        "epoch": pd.array(np.where(done, epoch[ops], None), dtype="Int64"),
-        "leader": text(np.where(done, leader[ops], None)), "offset": pd.array(np.where(done, ops, None), dtype="Int64"),
-        "error": text([None] * (2 * appends)),
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "index": np.arange(2 * appends),
+            "time_ns": time_ns[order],
+            "process": ops % CLIENTS,
+            "type": text(np.where(done, "ok", "invoke")),
+            "f": text(np.full(2 * appends, "append")),
+            "key": text([None] * (2 * appends)),
+            "value": text(value),
+            "node": text(leader[ops]),
+            "epoch": pd.array(np.where(done, epoch[ops], None), dtype="Int64"),
+            "leader": text(np.where(done, leader[ops], None)),
+            "offset": pd.array(np.where(done, ops, None), dtype="Int64"),
+            "error": text([None] * (2 * appends)),
+        }
+    )
     return _typed(table, HISTORY_COLUMNS)
 
 
 def final(appends: int) -> pd.DataFrame:
     offsets = np.tile(np.arange(appends), len(NODES))
     value = np.char.add('"', np.char.add(offsets.astype(str), '"'))
-    return _typed(pd.DataFrame({"node": text(np.repeat(NODES, appends)), "key": text([None] * len(offsets)),
-                                "offset": pd.array(offsets, dtype="Int64"), "epoch": pd.array(1 + offsets // 200_000, dtype="Int64"),
-                                "value": text(value)}), FINAL_COLUMNS)  # fmt: skip
+    return _typed(
+        pd.DataFrame(
+            {
+                "node": text(np.repeat(NODES, appends)),
+                "key": text([None] * len(offsets)),
+                "offset": pd.array(offsets, dtype="Int64"),
+                "epoch": pd.array(1 + offsets // 200_000, dtype="Int64"),
+                "value": text(value),
+            }
+        ),
+        FINAL_COLUMNS,
+    )
 
 
 def events(polls: int, appends: int) -> pd.DataFrame:
@@ -84,11 +101,21 @@ def events(polls: int, appends: int) -> pd.DataFrame:
     node = NODES[i % len(NODES)]
     epoch = 1 + (i * appends // polls) // 200_000
     leader = NODES[(epoch - 1) % len(NODES)]
-    return _typed(pd.DataFrame({
-        "time_ns": i * (appends * 1000 // polls), "node": text(node), "generation": pd.array(np.ones(polls, int), dtype="Int64"),
-        "event": text(np.full(polls, "status")), "state": text(np.where(node == leader, "leader", "follower")),
-        "epoch": pd.array(epoch, dtype="Int64"), "leader": text(leader), "source": text(np.full(polls, "poll")),
-    }), EVENTS_COLUMNS)  # fmt: skip
+    return _typed(
+        pd.DataFrame(
+            {
+                "time_ns": i * (appends * 1000 // polls),
+                "node": text(node),
+                "generation": pd.array(np.ones(polls, int), dtype="Int64"),
+                "event": text(np.full(polls, "status")),
+                "state": text(np.where(node == leader, "leader", "follower")),
+                "epoch": pd.array(epoch, dtype="Int64"),
+                "leader": text(leader),
+                "source": text(np.full(polls, "poll")),
+            }
+        ),
+        EVENTS_COLUMNS,
+    )
 
 
 def _typed(table: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
@@ -107,15 +134,20 @@ def main() -> int:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="splitbrain-e2e-"))
     run_dir = folder / "big-run"
     run_dir.mkdir(parents=True, exist_ok=True)
-    tables = {"history.parquet": history(args.appends, np.random.default_rng(1)), "final.parquet": final(args.appends),
-              "events.parquet": events(args.events, args.appends)}  # fmt: skip
+    tables = {
+        "history.parquet": history(args.appends, np.random.default_rng(1)),
+        "final.parquet": final(args.appends),
+        "events.parquet": events(args.events, args.appends),
+    }
     for name, table in tables.items():
         table.to_parquet(run_dir / name, index=False)
     capabilities = targets.get("kraft").capabilities.as_json()
     config = {"workload": "append", "nodes": 5, "nemesis": [], "bugs": [], "concurrency": CLIENTS}
     (run_dir / "run.json").write_text(json.dumps({"target": "kraft", "config": config, "capabilities": capabilities}))
     rows = sum(len(t) for t in tables.values())
-    print(f"run: {args.appends:,} acknowledged appends, {rows:,} rows ({', '.join(f'{n} {len(t):,}' for n, t in tables.items())})")
+    print(
+        f"run: {args.appends:,} acknowledged appends, {rows:,} rows ({', '.join(f'{n} {len(t):,}' for n, t in tables.items())})"
+    )
     del tables
     os.sync()  # the tables on disk, not in the kernel's write-back while the check reads them
     command = [sys.executable, "-m", "harness.cli", "check", str(run_dir), "--quiet"]
@@ -130,8 +162,10 @@ def main() -> int:
     peak_gib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     print(done.stdout.strip()[-400:])
     print(f"exit {done.returncode} (goal 0)" + (f": {done.stderr.strip()[-300:]}" if done.returncode else ""))
-    print(f"time {seconds:.2f} s, the median of {', '.join(f'{t:.2f}' for t in times)} s: {rows / seconds:,.0f} rows/s "
-          f"(goal {GOAL_ROWS_S:,}, floor {FLOOR_ROWS_S:,})")  # fmt: skip
+    print(
+        f"time {seconds:.2f} s, the median of {', '.join(f'{t:.2f}' for t in times)} s: {rows / seconds:,.0f} rows/s "
+        f"(goal {GOAL_ROWS_S:,}, floor {FLOOR_ROWS_S:,})"
+    )
     print(f"peak memory {peak_gib:.2f} GiB (goal at most {GOAL_PEAK_GIB:g})")
     if args.keep is None:
         shutil.rmtree(folder, ignore_errors=True)

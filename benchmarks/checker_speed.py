@@ -78,24 +78,27 @@ def status_events(rows: int) -> pd.DataFrame:
     leader = NODES[(epoch - 1) % len(NODES)]
     kinds = np.where(np.isin(i % 1000, (7, 8, 9)), "vote", np.where(i % 1000 == 3, "transition", "status"))
     state = np.where(node == leader, "leader", "follower")
-    return with_every_column(pd.DataFrame(
-        {
-            "time_ns": i * 100,
-            "node": pd.array(node, dtype=TEXT),
-            "generation": pd.array(np.ones(rows, dtype=np.int64), dtype="Int64"),
-            "event": pd.array(kinds, dtype=TEXT),
-            "state": pd.array(np.where(kinds == "vote", None, state), dtype=TEXT),
-            "epoch": pd.array(epoch, dtype="Int64"),
-            "leader": pd.array(np.where(kinds == "vote", None, leader), dtype=TEXT),
-            "voted_for": pd.array([None] * rows, dtype=TEXT),
-            "candidate": pd.array(np.where(kinds == "vote", leader, None), dtype=TEXT),
-            "offset": pd.array(i, dtype="Int64"),
-            "hwm": pd.array(i, dtype="Int64"),
-            "directory_id": pd.array([None] * rows, dtype=TEXT),
-            "voters": pd.array([None] * rows, dtype=TEXT),
-            "source": pd.array(np.where(kinds == "status", "poll", "log"), dtype=TEXT),
-        }
-    ), EVENTS_COLUMNS)
+    return with_every_column(
+        pd.DataFrame(
+            {
+                "time_ns": i * 100,
+                "node": pd.array(node, dtype=TEXT),
+                "generation": pd.array(np.ones(rows, dtype=np.int64), dtype="Int64"),
+                "event": pd.array(kinds, dtype=TEXT),
+                "state": pd.array(np.where(kinds == "vote", None, state), dtype=TEXT),
+                "epoch": pd.array(epoch, dtype="Int64"),
+                "leader": pd.array(np.where(kinds == "vote", None, leader), dtype=TEXT),
+                "voted_for": pd.array([None] * rows, dtype=TEXT),
+                "candidate": pd.array(np.where(kinds == "vote", leader, None), dtype=TEXT),
+                "offset": pd.array(i, dtype="Int64"),
+                "hwm": pd.array(i, dtype="Int64"),
+                "directory_id": pd.array([None] * rows, dtype=TEXT),
+                "voters": pd.array([None] * rows, dtype=TEXT),
+                "source": pd.array(np.where(kinds == "status", "poll", "log"), dtype=TEXT),
+            }
+        ),
+        EVENTS_COLUMNS,
+    )
 
 
 def register_history(ops: int, seed: int = 0) -> pd.DataFrame:
@@ -111,13 +114,22 @@ def register_history(ops: int, seed: int = 0) -> pd.DataFrame:
         clocks[process] = end
         effects.append((point, process, start, end, rng.random(), n))
     rows, state = [], None
-    for point, process, start, end, roll, n in sorted(effects):
+    for _point, process, start, end, roll, n in sorted(effects):
         if roll < 0.5:
             f, value, done = "read", None, state
         else:
             f, value, done = "write", n, n
             state = n
-        rows.append({"time_ns": start, "process": process, "type": "invoke", "f": f, "key": "k", "value": json.dumps(value) if value is not None else None})
+        rows.append(
+            {
+                "time_ns": start,
+                "process": process,
+                "type": "invoke",
+                "f": f,
+                "key": "k",
+                "value": json.dumps(value) if value is not None else None,
+            }
+        )
         rows.append({"time_ns": end, "process": process, "type": "ok", "f": f, "key": "k", "value": json.dumps(done)})
     rows.sort(key=lambda r: (r["time_ns"], r["type"] == "invoke"))
     return frame([{"index": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)

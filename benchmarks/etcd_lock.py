@@ -36,10 +36,33 @@ MATRIX = [  # (name, clients, client timeout s, nemesis)
 
 
 def run(results: Path, seed: int, clients: int, timeout_s: int, nemesis: str, time_limit: int) -> dict:
-    command = [sys.executable, "-m", "harness.cli", "run", "--target", "etcd", "--workload", "lock", "--nemesis", nemesis,
-               "--nemesis-strategy", "random",
-               "--concurrency", str(clients), "--op-timeout", str(timeout_s), "--time-limit", str(time_limit),
-               "--interval", "3", "--quiet", "--results", str(results), "--seed", str(seed)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--target",
+        "etcd",
+        "--workload",
+        "lock",
+        "--nemesis",
+        nemesis,
+        "--nemesis-strategy",
+        "random",
+        "--concurrency",
+        str(clients),
+        "--op-timeout",
+        str(timeout_s),
+        "--time-limit",
+        str(time_limit),
+        "--interval",
+        "3",
+        "--quiet",
+        "--results",
+        str(results),
+        "--seed",
+        str(seed),
+    ]
     before = set(results.iterdir())
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(results.iterdir()) - before
@@ -53,7 +76,9 @@ def main() -> int:
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-etcd-lock-"))
     found: dict[tuple, int] = {}
-    print("| waits | clients | timeout s | faults | seed | mutual-exclusion | grants | late grants | anomalies | first |")
+    print(
+        "| waits | clients | timeout s | faults | seed | mutual-exclusion | grants | late grants | anomalies | first |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     started = time.monotonic()
     for name, clients, timeout_s, nemesis in MATRIX:
@@ -63,8 +88,11 @@ def main() -> int:
             kinds = ", ".join(sorted({a["kind"] for a in anomalies}))
             first = anomalies[0]["summary"] if anomalies else ""
             found[(name, nemesis)] = found.get((name, nemesis), 0) + (verdict["valid"] is False)
-            print(f"| {name} | {clients} | {timeout_s} | {nemesis} | {seed} | {verdict['valid']} | {stats['acquired']} | "
-                  f"{stats['late_grants']} | {len(anomalies)} ({kinds}) | {first} |", flush=True)  # fmt: skip
+            print(
+                f"| {name} | {clients} | {timeout_s} | {nemesis} | {seed} | {verdict['valid']} | {stats['acquired']} | "
+                f"{stats['late_grants']} | {len(anomalies)} ({kinds}) | {first} |",
+                flush=True,
+            )
     print()
     for (name, nemesis), count in found.items():
         print(f"{name}, faults {nemesis}: two holders at once in {count} of {len(args.seeds)} runs")

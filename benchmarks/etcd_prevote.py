@@ -25,8 +25,9 @@ def main() -> int:
     parser.add_argument("--results", type=Path, help="campaign results folder (default: a new temporary one)")
     args = parser.parse_args()
     results = args.results or Path(tempfile.mkdtemp(prefix="splitbrain-etcd-prevote-"))
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(results),
-                           str(CAMPAIGN)], cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(results), str(CAMPAIGN)], cwd=ROOT
+    )
     if done.returncode not in (0, 1):
         return done.returncode
     folder = results / "etcd-prevote"
@@ -38,16 +39,20 @@ def main() -> int:
         verdict = json.loads((folder / run["run_id"] / "verdict.json").read_text())
         stats = verdict["checkers"]["availability"]["stats"]
         seed = run["run_id"].rsplit("-s", 1)[1].split("-")[0]
-        print(f"| {run['target']} | {seed} | {verdict['valid']} | {stats['leader_elections']} | "
-              f"{stats['disruptive_elections']} | {stats['leaderless_ms']:.0f} |")  # fmt: skip
+        print(
+            f"| {run['target']} | {seed} | {verdict['valid']} | {stats['leader_elections']} | "
+            f"{stats['disruptive_elections']} | {stats['leaderless_ms']:.0f} |"
+        )
         totals.setdefault(run["target"], []).append((stats["disruptive_elections"], stats["leaderless_ms"]))
     print()
     print("| option set | runs | runs with disruptive elections | disruptive elections (mean) | leaderless ms (mean) |")
     print("|---|---|---|---|---|")
     for name, figures in totals.items():
         runs = len(figures)
-        print(f"| {name} | {runs} | {sum(1 for d, _ in figures if d)} | {sum(d for d, _ in figures) / runs:.1f} | "
-              f"{sum(ms for _, ms in figures) / runs:.0f} |")  # fmt: skip
+        print(
+            f"| {name} | {runs} | {sum(1 for d, _ in figures if d)} | {sum(d for d, _ in figures) / runs:.1f} | "
+            f"{sum(ms for _, ms in figures) / runs:.0f} |"
+        )
     print(f"\ncampaign folder: {folder}")
     return 0
 

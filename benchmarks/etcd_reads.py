@@ -21,11 +21,40 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(results: Path, seed: int, serializable: bool) -> dict:
-    command = [sys.executable, "-m", "harness.cli", "run", "--target", "etcd", "--workload", "register",
-               "--backend", "docker", "--nodes", "5", "--net", "iptables", "--nemesis", "partition",
-               "--nemesis-strategy", "random",
-               "--time-limit", "30", "--interval", "3", "--concurrency", "8", "--rate", "100", "--quiet",
-               "--results", str(results), "--seed", str(seed), *(["--serializable-reads"] if serializable else [])]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--target",
+        "etcd",
+        "--workload",
+        "register",
+        "--backend",
+        "docker",
+        "--nodes",
+        "5",
+        "--net",
+        "iptables",
+        "--nemesis",
+        "partition",
+        "--nemesis-strategy",
+        "random",
+        "--time-limit",
+        "30",
+        "--interval",
+        "3",
+        "--concurrency",
+        "8",
+        "--rate",
+        "100",
+        "--quiet",
+        "--results",
+        str(results),
+        "--seed",
+        str(seed),
+        *(["--serializable-reads"] if serializable else []),
+    ]
     before = set(results.iterdir())
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(results.iterdir()) - before
@@ -45,10 +74,15 @@ def main() -> int:
             verdict = run(results, seed, serializable)
             anomaly = (verdict.get("anomalies") or [{}])[0].get("summary", "")
             flagged[serializable] += verdict["valid"] is False
-            print(f"| {'serializable' if serializable else 'linearizable'} | {seed} | {verdict['valid']} | {anomaly} |", flush=True)
+            print(
+                f"| {'serializable' if serializable else 'linearizable'} | {seed} | {verdict['valid']} | {anomaly} |",
+                flush=True,
+            )
     runs = len(args.seeds)
-    print(f"\nserializable reads flagged in {flagged[True]} of {runs} runs (goal: at least 2); "
-          f"linearizable reads flagged in {flagged[False]} of {runs} (goal: 0); runs in {results}")  # fmt: skip
+    print(
+        f"\nserializable reads flagged in {flagged[True]} of {runs} runs (goal: at least 2); "
+        f"linearizable reads flagged in {flagged[False]} of {runs} (goal: 0); runs in {results}"
+    )
     return 0 if flagged[True] >= 2 and flagged[False] == 0 else 1
 
 

@@ -48,8 +48,11 @@ def main() -> int:
     text = text.replace("seeds = [1, 2, 3]", f"seeds = {args.seeds}")
     text = text.replace('backend = "local"', f'backend = "{args.backend}"')
     config.write_text(text)
-    subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(work / "runs"), str(config)],
-                   cwd=ROOT, check=False)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(work / "runs"), str(config)],
+        cwd=ROOT,
+        check=False,
+    )
     summarize(work / "runs", args.checker)
     return 0
 

@@ -98,7 +98,7 @@ if __name__ == "__main__":
         pyfuse3.close()
 '''
 # Appends of 200-byte records: each fsynced, then a run without fsync.
-CLIENT = '''\
+CLIENT = """\
 import os, sys, time
 path = sys.argv[1]; n = int(sys.argv[2]); record = b"x" * 200
 fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o644)
@@ -113,7 +113,7 @@ os.fsync(fd)
 plain = n / (time.perf_counter() - t)
 os.close(fd)
 print(f"{synced:.0f} {plain:.0f}")
-'''
+"""
 
 
 def serve(python: str, script: Path, backing: Path, mount: Path) -> subprocess.Popen:
@@ -133,7 +133,9 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="splitbrain-fuse-"))
     if shutil.which("pkg-config") is None or subprocess.run(["pkg-config", "--exists", "fuse3"]).returncode:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "libfuse3-dev", "pkg-config"], check=True, capture_output=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "libfuse3-dev", "pkg-config"], check=True, capture_output=True
+        )
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
     subprocess.run([str(work / "venv" / "bin" / "pip"), "install", "-q", "pyfuse3", "trio", "mfusepy"], check=True)
     python = str(work / "venv" / "bin" / "python")
@@ -154,8 +156,12 @@ def main() -> int:
             process = None if name == "plain directory" else serve(python, work / f"{name}_lazy.py", backing, mount)
             try:
                 target = (backing if process is None else mount) / "log"
-                out = subprocess.run([sys.executable, str(work / "client.py"), str(target), str(args.records)],
-                                     capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+                out = subprocess.run(
+                    [sys.executable, str(work / "client.py"), str(target), str(args.records)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.split()
                 print(f"| {name} | {out[0]} | {out[1]} |")
             finally:
                 if process is not None:

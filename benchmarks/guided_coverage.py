@@ -41,10 +41,22 @@ seeds = {seeds}
 
 def campaign(folder: Path, strategy: str, args) -> tuple[list[dict], list]:
     path = folder / f"{strategy}.toml"
-    path.write_text(CAMPAIGN.format(strategy=strategy, results=folder, backend=args.backend, nodes=args.nodes,
-                                    time_limit=args.time_limit, seeds=list(range(1, args.runs + 1))))  # fmt: skip
-    subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(path)], cwd=ROOT,
-                   capture_output=True, text=True)  # fmt: skip
+    path.write_text(
+        CAMPAIGN.format(
+            strategy=strategy,
+            results=folder,
+            backend=args.backend,
+            nodes=args.nodes,
+            time_limit=args.time_limit,
+            seeds=list(range(1, args.runs + 1)),
+        )
+    )
+    subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     verdicts = [json.loads(p.read_text()) for p in sorted((folder / strategy).glob("*/verdict.json"))]
     cells = add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts)
     return cells, [v["valid"] for v in verdicts]
@@ -63,12 +75,17 @@ def main() -> int:
         cells, valids = campaign(folder, strategy, args)
         found[strategy] = cells
         alarms = sum(v is not True for v in valids)
-        print(f"{strategy}: {len(cells)} cells hit in {len(valids)} runs, {sum(c['count'] for c in cells)} faults; "
-              f"runs not valid: {alarms}", flush=True)  # fmt: skip
+        print(
+            f"{strategy}: {len(cells)} cells hit in {len(valids)} runs, {sum(c['count'] for c in cells)} faults; "
+            f"runs not valid: {alarms}",
+            flush=True,
+        )
     ratio = len(found["guided"]) / max(len(found["random"]), 1)
     print(f"\nguided / random cells: {ratio:.2f} (goal: at least 1.5); campaigns in {folder}")
-    only = sorted({(c["fault"], c["role"], c["with"]) for c in found["guided"]} -
-                  {(c["fault"], c["role"], c["with"]) for c in found["random"]})  # fmt: skip
+    only = sorted(
+        {(c["fault"], c["role"], c["with"]) for c in found["guided"]}
+        - {(c["fault"], c["role"], c["with"]) for c in found["random"]}
+    )
     print("cells only guided hit:", ", ".join("/".join(c) for c in only))
     return 0 if ratio >= 1.5 else 1
 

@@ -53,9 +53,29 @@ def faults(bug: str, strategy: str) -> list[str]:
 
 def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> Path:
     workload, _ = BUGS[bug]
-    command = [sys.executable, "-m", "harness.cli", "run", "--backend", "docker", "--nodes", "5", "--bug", bug,
-               "--workload", workload, "--nemesis-strategy", strategy, "--time-limit", str(time_limit),
-               "--quiet", "--results", str(results), "--seed", str(seed)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--backend",
+        "docker",
+        "--nodes",
+        "5",
+        "--bug",
+        bug,
+        "--workload",
+        workload,
+        "--nemesis-strategy",
+        strategy,
+        "--time-limit",
+        str(time_limit),
+        "--quiet",
+        "--results",
+        str(results),
+        "--seed",
+        str(seed),
+    ]
     if bug in MEMBERSHIP_BUGS:
         command += ["--nemesis", ",".join(faults(bug, strategy))]
     before = set(results.iterdir())
@@ -70,8 +90,12 @@ def first_catch_s(run_dir: Path, checkers: set[str]) -> float | None:
     import pandas as pd
 
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    caught = [a for name in checkers for a in (verdict["checkers"].get(name) or {}).get("anomalies", [])
-              if (verdict["checkers"][name].get("valid") is False)]  # fmt: skip
+    caught = [
+        a
+        for name in checkers
+        for a in (verdict["checkers"].get(name) or {}).get("anomalies", [])
+        if (verdict["checkers"][name].get("valid") is False)
+    ]
     if not caught:
         return None
     history = pd.read_parquet(run_dir / "history.parquet", columns=["index", "time_ns"]).set_index("index")["time_ns"]

@@ -73,8 +73,10 @@ def main() -> None:
         for attempt in range(3):
             run_dir = campaign(args.backend, root, nodes=5, nemesis=[], time_limit_s=0.5, seed=attempt)
             ups.append(first_leader_s(run_dir))
-        print(f"{args.backend}, 5 nodes: cluster up (network, proxies, nodes) to first leader:"
-              f" {statistics.median(ups):.2f} s median of {len(ups)} ({', '.join(f'{u:.2f}' for u in ups)})")
+        print(
+            f"{args.backend}, 5 nodes: cluster up (network, proxies, nodes) to first leader:"
+            f" {statistics.median(ups):.2f} s median of {len(ups)} ({', '.join(f'{u:.2f}' for u in ups)})"
+        )
         faults = ["partition", "pause", "kill", "restart", "bounce", "wipe", "latency"]
         run_dir = campaign(args.backend, root, nodes=5, nemesis=faults, time_limit_s=40, interval_s=1.0, seed=7)
         print(f"{args.backend}, 5 nodes: nemesis invoke -> confirmed in force (ms), from the history:")
@@ -85,8 +87,10 @@ def main() -> None:
         clients = history[history["process"] >= 0]
         done = clients[clients["type"] != "invoke"]
         span_s = (done["time_ns"].max() - clients["time_ns"].min()) / 1e9
-        print(f"{args.backend}, 3 nodes, 64 clients, no faults: {len(done) / span_s:.0f} ops/s recorded"
-              f" ({(done['type'] == 'ok').mean():.1%} ok)")
+        print(
+            f"{args.backend}, 3 nodes, 64 clients, no faults: {len(done) / span_s:.0f} ops/s recorded"
+            f" ({(done['type'] == 'ok').mean():.1%} ok)"
+        )
 
 
 def first_leader_s(run_dir: Path) -> float:

@@ -33,7 +33,11 @@ def slowest_join_ms(run_dir: Path) -> float:
     for row in changes.itertuples():
         for node, _ in json.loads(row.voters):
             first_named.setdefault(node, row.time_ns)
-    joins = [(first_named[node] - start) / 1e6 for node, start in starts.items() if node not in initial and node in first_named]
+    joins = [
+        (first_named[node] - start) / 1e6
+        for node, start in starts.items()
+        if node not in initial and node in first_named
+    ]
     return max(joins, default=float("nan"))
 
 
@@ -49,7 +53,9 @@ def main() -> None:
         config.write_text(text)
         subprocess.run([sys.executable, "-m", "harness.cli", "campaign", str(config)], cwd=ROOT, check=False)
         folder, planned = load(config)
-        print(f"{'target':32} {'run':>4} {'resignations':>13} {'elections':>10} {'leaderless ms':>14} {'ok rate':>8} {'join ms':>8}")
+        print(
+            f"{'target':32} {'run':>4} {'resignations':>13} {'elections':>10} {'leaderless ms':>14} {'ok rate':>8} {'join ms':>8}"
+        )
         for plan in planned:
             stats = json.loads((folder / plan.run_id / "verdict.json").read_text())["checkers"]["availability"]["stats"]
             windows = stats["clients"].values()

@@ -14,7 +14,10 @@ from targets.kraft.simulation import SimSettings
 VARIANTS = {
     "pre-vote": {},
     "no pre-vote": {"pre_vote": False},
-    "bug prevote-always": {"bugs": frozenset(["prevote-always"]), "check_invariants": False},  # it breaks the Pre-Vote rule
+    "bug prevote-always": {
+        "bugs": frozenset(["prevote-always"]),
+        "check_invariants": False,
+    },  # it breaks the Pre-Vote rule
 }
 
 

@@ -49,9 +49,30 @@ def run(results: Path, row: str, seed: int) -> tuple[Path, int, str]:
     workload, seconds, extra = ROWS[row]
     folder = results / row
     folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "harness.cli", "run", "--target", "nats", "--backend", "local", "--nodes", "3",
-               "--workload", workload, "--nemesis-strategy", "guided", "--time-limit", str(seconds), "--seed", str(seed),
-               "--quiet", "--results", str(folder), *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--target",
+        "nats",
+        "--backend",
+        "local",
+        "--nodes",
+        "3",
+        "--workload",
+        workload,
+        "--nemesis-strategy",
+        "guided",
+        "--time-limit",
+        str(seconds),
+        "--seed",
+        str(seed),
+        "--quiet",
+        "--results",
+        str(folder),
+        *extra,
+    ]
     before = set(folder.iterdir())
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(folder.iterdir()) - before
@@ -67,7 +88,9 @@ def main() -> int:
     results = Path(tempfile.mkdtemp(prefix="splitbrain-nats-record-"))
     found_false: dict[str, Counter] = {row: Counter() for row in args.rows}
     undecided: dict[str, Counter] = {row: Counter() for row in args.rows}
-    print("| row | seed | exit | checkers not passed | completed ops | ok | faults | disruptive elections | first anomaly, or why undecided | run |")
+    print(
+        "| row | seed | exit | checkers not passed | completed ops | ok | faults | disruptive elections | first anomaly, or why undecided | run |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     started = time.monotonic()
     for row in args.rows:
@@ -78,9 +101,11 @@ def main() -> int:
             found_false[row].update(checker for checker, valid in verdicts if valid == "False")
             undecided[row].update(checker for checker, valid in verdicts if valid != "False")
             why = "; ".join(part for part in (found["first"], unsettled) if part)
-            print(f"| {row} | {seed} | {code} | {found['checkers']} | {found['operations']} | {found['ok']} | "
-                  f"{found['faults']} | {found['disruptive']} | {why} | {run_dir.relative_to(results)} |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| {row} | {seed} | {code} | {found['checkers']} | {found['operations']} | {found['ok']} | "
+                f"{found['faults']} | {found['disruptive']} | {why} | {run_dir.relative_to(results)} |",
+                flush=True,
+            )
     print()
     for row in args.rows:
         false = ", ".join(f"{checker} in {n}" for checker, n in sorted(found_false[row].items())) or "none"

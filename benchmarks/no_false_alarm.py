@@ -40,9 +40,29 @@ FAULTS = [fault.name for fault in CATALOGUE if not fault.makes]
 
 
 def run(results: Path, workload: str, seed: int, args: argparse.Namespace) -> tuple[Path, int]:
-    command = [sys.executable, "-m", "harness.cli", "run", "--target", args.target, "--workload", workload,
-               "--backend", "docker", "--nodes", "5", "--nemesis-strategy", args.strategy,
-               "--time-limit", str(args.time_limit), "--quiet", "--results", str(results), "--seed", str(seed)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--target",
+        args.target,
+        "--workload",
+        workload,
+        "--backend",
+        "docker",
+        "--nodes",
+        "5",
+        "--nemesis-strategy",
+        args.strategy,
+        "--time-limit",
+        str(args.time_limit),
+        "--quiet",
+        "--results",
+        str(results),
+        "--seed",
+        str(seed),
+    ]
     if args.target == "etcd":  # its peers cut with iptables; the figures in README were taken at this pace
         command += ["--net", "iptables", "--interval", "3", "--concurrency", "8", "--rate", "100"]
     nemesis = args.nemesis or ("partition,pause,kill" if args.target == "etcd" else None)
@@ -60,7 +80,9 @@ def describe(run_dir: Path) -> dict:
     history = pd.read_parquet(run_dir / "history.parquet")
     clients, nemesis = history[history["process"] >= 0], history[history["process"] == -1]
     bad = {name: c for name, c in checkers.items() if c["valid"] is not True}
-    first = next(((name, (c.get("anomalies") or [{}])[0].get("summary") or c.get("error", "")) for name, c in bad.items()), None)
+    first = next(
+        ((name, (c.get("anomalies") or [{}])[0].get("summary") or c.get("error", "")) for name, c in bad.items()), None
+    )
     return {
         "valid": not bad,
         "checkers": ", ".join(f"{name}={c['valid']}" for name, c in bad.items()) or "all true",
@@ -79,7 +101,10 @@ def main() -> int:
     parser.add_argument("--target", choices=["etcd", "kraft"], default="etcd")
     parser.add_argument("--strategy", choices=["random", "guided"], default="random")
     parser.add_argument("--time-limit", type=int, default=30)
-    parser.add_argument("--nemesis", help="default: partition,pause,kill on etcd, the strategy's set on kraft; also: membership,partition,kill")
+    parser.add_argument(
+        "--nemesis",
+        help="default: partition,pause,kill on etcd, the strategy's set on kraft; also: membership,partition,kill",
+    )
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix=f"splitbrain-{args.target}-valid-"))
     alarms = {workload: 0 for workload in args.workloads}
@@ -93,14 +118,31 @@ def main() -> int:
             row = describe(run_dir)
             alarms[workload] += not row["valid"]
             disruptive += row["disruptive"]
-            print(f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "
-                  f"{row['faults']} | {row['disruptive']} | {row['first']} |", flush=True)  # fmt: skip
+            print(
+                f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "
+                f"{row['faults']} | {row['disruptive']} | {row['first']} |",
+                flush=True,
+            )
     print()
     for workload, count in alarms.items():
         print(f"{workload}: {count} of {len(args.seeds)} runs not valid (goal: 0)")
     print(f"disruptive elections: {disruptive} in all (Pre-Vote on: goal 0)")
-    gate = subprocess.run([sys.executable, "-m", "harness.cli", "gate", str(results), "--policy", "examples/policy.toml",
-                           "--junit", str(results / "gate.xml")], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    gate = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "gate",
+            str(results),
+            "--policy",
+            "examples/policy.toml",
+            "--junit",
+            str(results / "gate.xml"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     print(gate.stdout.strip().splitlines()[-1] if gate.stdout.strip() else gate.stderr.strip())
     print(f"{time.monotonic() - started:.0f} s in all; runs in {results}")
     return 0 if not any(alarms.values()) else 1

@@ -74,15 +74,27 @@ def timed(loaded: dict, names: list[str], engine: str, repeats: int) -> float:
 def porcupine_figures(checkout: Path, repeats: int) -> dict[str, float]:
     """Porcupine's own benchmarks run in `checkout`, in seconds, labelled as ours are."""
     try:
-        done = subprocess.run(["go", "test", "-run", "^$", "-bench", "EtcdJepsen|Kv50Clients(Ok|Bad)$", "-benchtime", f"{repeats}x"],
-                              cwd=checkout, capture_output=True, text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["go", "test", "-run", "^$", "-bench", "EtcdJepsen|Kv50Clients(Ok|Bad)$", "-benchtime", f"{repeats}x"],
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     except (OSError, subprocess.CalledProcessError) as error:
         last = (getattr(error, "stderr", "") or getattr(error, "stdout", "") or str(error)).strip().splitlines()[-1:]
         print(f"--porcupine {checkout}: Porcupine's benchmarks did not run: {' '.join(last) or error}", file=sys.stderr)
         raise SystemExit(2) from None
-    ns = {name: float(value) for name, value in re.findall(r"^Benchmark(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op", done.stdout, re.M)}
+    ns = {
+        name: float(value)
+        for name, value in re.findall(r"^Benchmark(\w+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op", done.stdout, re.M)
+    }
     etcd = [value for name, value in ns.items() if name.startswith("EtcdJepsen")]
-    return {"etcd (102 together)": sum(etcd) / 1e9, "kv c50-ok": ns["Kv50ClientsOk"] / 1e9, "kv c50-bad": ns["Kv50ClientsBad"] / 1e9}
+    return {
+        "etcd (102 together)": sum(etcd) / 1e9,
+        "kv c50-ok": ns["Kv50ClientsOk"] / 1e9,
+        "kv c50-bad": ns["Kv50ClientsBad"] / 1e9,
+    }
 
 
 def main() -> None:
@@ -100,7 +112,10 @@ def main() -> None:
     for engine in args.engines.split(","):
         if args.porcupine:  # in the same minute as each engine's figures
             porcupine = porcupine_figures(args.porcupine, args.repeats)
-            print("Porcupine, now: " + ", ".join(f"{label} {seconds * 1000:.1f} ms" for label, seconds in porcupine.items()))
+            print(
+                "Porcupine, now: "
+                + ", ".join(f"{label} {seconds * 1000:.1f} ms" for label, seconds in porcupine.items())
+            )
         each = {name: timed(loaded, [name], engine, args.repeats) for name in loaded}
         slowest = max(each, key=each.get)
         figures[engine] = {

@@ -36,8 +36,11 @@ def main() -> int:
             seed = re.search(r"seed: (\d+)", done.stderr)
             caught = done.returncode == 1 and f"{checker}: False" in done.stdout
             found[bug] += caught
-            print(f"| {bug} | {number + 1} | {seed[1] if seed else '?'} | {done.returncode} | {caught} | "
-                  f"{time.monotonic() - started:.0f} |", flush=True)  # fmt: skip
+            print(
+                f"| {bug} | {number + 1} | {seed[1] if seed else '?'} | {done.returncode} | {caught} | "
+                f"{time.monotonic() - started:.0f} |",
+                flush=True,
+            )
     print()
     for bug, count in found.items():
         print(f"{bug}: found in {count} of {args.runs} runs (goal: {args.runs})")

@@ -47,8 +47,12 @@ def failing_run(runs: Path, bug: str) -> Path | None:
 def replays(run_dir: Path, tries: int, out: Path) -> int:
     reproduced = 0
     for _ in range(tries):
-        done = subprocess.run([*SPLITBRAIN, "replay", str(run_dir), "--quiet", "--results", str(out)],
-                              cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            [*SPLITBRAIN, "replay", str(run_dir), "--quiet", "--results", str(out)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         reproduced += ": reproduced (" in done.stdout
     return reproduced
 
@@ -57,16 +61,40 @@ def shrinks(run_dir: Path, trials: int, out: Path) -> dict:
     """Minutes, groups and fault operations left, and whether the campaign file fails again."""
     toml = out / f"shrunk-{run_dir.name}.toml"
     began = time.monotonic()
-    done = subprocess.run([*SPLITBRAIN, "shrink", str(run_dir), "--trials", str(trials), "--to", str(toml),
-                           "--results", str(out / f"trials-{run_dir.name}")], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            *SPLITBRAIN,
+            "shrink",
+            str(run_dir),
+            "--trials",
+            str(trials),
+            "--to",
+            str(toml),
+            "--results",
+            str(out / f"trials-{run_dir.name}"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     minutes = (time.monotonic() - began) / 60
     left = re.search(r"shrunk: (\d+) fault", done.stdout)
     if done.returncode != 0 or left is None:
-        return {"minutes": minutes, "groups": None, "ops": None, "fails_again": None, "error": done.stderr.strip()[-300:]}
+        return {
+            "minutes": minutes,
+            "groups": None,
+            "ops": None,
+            "fails_again": None,
+            "error": done.stderr.strip()[-300:],
+        }
     schedule = tomllib.loads(toml.read_text())["targets"]["shrunk"]["schedule"]
     ops = sum(1 for op in schedule if op["f"] != "heal-all" and "of" not in (op.get("args") or {}))
-    again = subprocess.run([*SPLITBRAIN, "campaign", str(toml), "--quiet", "--results", str(out / "again")],
-                           cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    again = subprocess.run(
+        [*SPLITBRAIN, "campaign", str(toml), "--quiet", "--results", str(out / "again")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     return {"minutes": minutes, "groups": int(left.group(1)), "ops": ops, "fails_again": again.returncode == 1}
 
 
@@ -84,7 +112,9 @@ def main() -> int:
         print(f"shrink_replay: --runs {args.runs}: not a folder", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    bugs = args.bugs or sorted({b for p in args.runs.glob("*/run.json") for b in run_options.planted(json.loads(p.read_text()))})
+    bugs = args.bugs or sorted(
+        {b for p in args.runs.glob("*/run.json") for b in run_options.planted(json.loads(p.read_text()))}
+    )
     print("| bug | run | replays reproduced | shrink (min) | groups left | fault ops left | shrunk file fails again |")
     print("|---|---|---|---|---|---|---|")
     for bug in bugs:
@@ -94,10 +124,17 @@ def main() -> int:
             continue
         replay = not args.no_replay and bug in REPLAYED
         replayed = f"{replays(run_dir, args.tries, args.out / 'replays')} of {args.tries}" if replay else "-"
-        row = {"minutes": None, "groups": "-", "ops": "-", "fails_again": "-"} if args.no_shrink else shrinks(run_dir, args.trials, args.out)
+        row = (
+            {"minutes": None, "groups": "-", "ops": "-", "fails_again": "-"}
+            if args.no_shrink
+            else shrinks(run_dir, args.trials, args.out)
+        )
         minutes = "-" if row["minutes"] is None else f"{row['minutes']:.1f}"
-        print(f"| {bug} | {run_dir.name} | {replayed} | {minutes} | {row['groups']} | {row['ops']} | {row['fails_again']} |"
-              + (f" {row['error']}" if row.get("error") else ""), flush=True)  # fmt: skip
+        print(
+            f"| {bug} | {run_dir.name} | {replayed} | {minutes} | {row['groups']} | {row['ops']} | {row['fails_again']} |"
+            + (f" {row['error']}" if row.get("error") else ""),
+            flush=True,
+        )
     return 0
 
 

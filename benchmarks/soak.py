@@ -33,10 +33,29 @@ REAPER_GRACE_S = 30.0
 
 
 def run_once(results: Path, backend: str, cut: str | None) -> tuple[int, float]:
-    command = [sys.executable, "-m", "harness.cli", "run", "--backend", backend, "--nodes", "3", "--quiet",
-               "--results", str(results), "--time-limit", "4", "--interval", "1", "--nemesis", "partition,kill,pause",
-               "--nemesis-strategy", "random",
-               "--seed", str(len(list(results.iterdir())))]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--backend",
+        backend,
+        "--nodes",
+        "3",
+        "--quiet",
+        "--results",
+        str(results),
+        "--time-limit",
+        "4",
+        "--interval",
+        "1",
+        "--nemesis",
+        "partition,kill,pause",
+        "--nemesis-strategy",
+        "random",
+        "--seed",
+        str(len(list(results.iterdir()))),
+    ]
     started = time.monotonic()
     before = set(results.iterdir())
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -65,8 +84,9 @@ def leftovers(results: Path) -> dict[str, list[str]]:
             found["networks"].append(network.name)
     for run_id in run_ids:
         _, entries = read_ledger(next(d for d in (results / run_id, partial(results / run_id)) if d.exists()) / LEDGER)
-        found["processes"] += [f"{run_id}: pid {e['process']}" for e in entries
-                               if "process" in e and alive(e["process"], e["start"])]  # fmt: skip
+        found["processes"] += [
+            f"{run_id}: pid {e['process']}" for e in entries if "process" in e and alive(e["process"], e["start"])
+        ]
         found["processes"] += [f"{run_id}: marked pid {pid}" for pid in marked_processes(RUN_ENV, run_id)]
         for entry in entries:
             for port in entry.get("ports", []):
@@ -95,10 +115,20 @@ def main() -> int:
     wall = time.monotonic() - started
     time.sleep(REAPER_GRACE_S)
     left = leftovers(results)
-    print(json.dumps({"backend": args.backend, "runs": args.runs, "wall_s": round(wall, 1),
-                      "exit_codes": {k: {str(c): v.count(c) for c in sorted(set(v))} for k, v in codes.items()},
-                      "left": {k: len(v) for k, v in left.items()}, "details": {k: v for k, v in left.items() if v},
-                      "results": str(results)}, indent=1))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "backend": args.backend,
+                "runs": args.runs,
+                "wall_s": round(wall, 1),
+                "exit_codes": {k: {str(c): v.count(c) for c in sorted(set(v))} for k, v in codes.items()},
+                "left": {k: len(v) for k, v in left.items()},
+                "details": {k: v for k, v in left.items() if v},
+                "results": str(results),
+            },
+            indent=1,
+        )
+    )
     return 1 if any(left.values()) else 0
 
 

@@ -49,7 +49,9 @@ def main() -> None:
             (run_dir / "run.json").write_text(json.dumps({"config": {"workload": "append", "nemesis": []}, "seed": n}))
             runs.append(run_dir)
         rows = len(runs) * per_run
-        print(f"{len(runs)} runs, {rows:,} rows ({len(history):,} history, {len(final):,} final, {len(events):,} events each)")
+        print(
+            f"{len(runs)} runs, {rows:,} rows ({len(history):,} history, {len(final):,} final, {len(events):,} events each)"
+        )
 
         start = time.perf_counter()
         for run_dir in runs:
@@ -70,8 +72,10 @@ def main() -> None:
         assert not found["problems"] and set(found["verdicts"]["valid"]) == {"true"}, found["verdicts"]
         for stage, seconds in found["timings"].items():
             print(f"  {stage + ':':29}{seconds:7.1f} s")
-        print(f"splitbrain analyze ({args.master}): {spark_s:7.1f} s  {rows / spark_s:>12,.0f} rows/s  "
-              f"(goal at 10^8 rows: 120 s, aim 60 s)")  # fmt: skip
+        print(
+            f"splitbrain analyze ({args.master}): {spark_s:7.1f} s  {rows / spark_s:>12,.0f} rows/s  "
+            f"(goal at 10^8 rows: 120 s, aim 60 s)"
+        )
 
 
 if __name__ == "__main__":

@@ -62,10 +62,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--lazy-disks", action="store_true", help="data directories on harness/lazyfs.py")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as root, LocalCluster(Path(root), args.nodes, lazy_disks=args.lazy_disks) as cluster:
+    with (
+        tempfile.TemporaryDirectory() as root,
+        LocalCluster(Path(root), args.nodes, lazy_disks=args.lazy_disks) as cluster,
+    ):
         cluster.start_all()
         leader = cluster.wait_for_leader()
-        latencies, errors, elapsed = asyncio.run(measure(cluster.client[leader], args.clients, args.window, args.seconds))
+        latencies, errors, elapsed = asyncio.run(
+            measure(cluster.client[leader], args.clients, args.window, args.seconds)
+        )
     latencies.sort()
     quantile = statistics.quantiles(latencies, n=100)
     print(

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
 def checked(code: Path, run_dir: Path, scratch: Path) -> dict:
     """`run_dir`'s verdict as the code in `code` gives it, on a copy."""
     copy = scratch / run_dir.name
@@ -41,7 +43,10 @@ def main() -> int:
                 new = checked(ROOT, run_dir, Path(tempfile.mkdtemp(dir=work)))
                 same = old == new
                 differ += not same
-                print(f"{'same' if same else 'DIFFERENT'}  valid {old.get('valid')} / {new.get('valid')}  {run_dir}", flush=True)
+                print(
+                    f"{'same' if same else 'DIFFERENT'}  valid {old.get('valid')} / {new.get('valid')}  {run_dir}",
+                    flush=True,
+                )
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(before)], cwd=ROOT, check=False)
     print(f"{len(args.runs) - differ} of {len(args.runs)} verdicts equal as JSON (goal: all)")

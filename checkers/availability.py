@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .faults import CATALOGUE, INSTANT, RECOVERIES
 from .pairing import pair
 from .result import result
-from .faults import CATALOGUE, INSTANT, RECOVERIES
 from .schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
@@ -44,7 +44,9 @@ def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFr
     open_faults: list[dict] = []
     windows = []
     end_of_run = int(history["time_ns"].max()) if len(history) else 0
-    for f, time_ns, node, start_ns in zip(nemesis["f"].tolist(), nemesis["time_ns"].tolist(), nemesis["node"].tolist(), starts):
+    for f, time_ns, node, start_ns in zip(
+        nemesis["f"].tolist(), nemesis["time_ns"].tolist(), nemesis["node"].tolist(), starts
+    ):
         undoes = RECOVERIES.get(f, ())
         if f in RECOVERIES:
             still = []
@@ -122,8 +124,9 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
     return without / 1e6
 
 
-def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame,
-                         node_faults: pd.DataFrame) -> list[dict]:
+def disruptive_elections(
+    events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame, node_faults: pd.DataFrame
+) -> list[dict]:
     """Leaders unseated while alive and heard by a majority: a leader of
     epoch E that stops leading once a later epoch has begun (it moves on to
     that epoch, or some node has stood for or won one), though no fault took
@@ -155,10 +158,20 @@ def disruptive_elections(events: pd.DataFrame, transitions: pd.DataFrame, window
         later = max(epoch_now, begun)
         if was == "leader" and now != "leader" and later > epoch:
             alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
-            if len(alive) and not _touched(node_faults, node, since_ns, time_ns) \
-                    and not _cut_off(partitions, node, nodes, since_ns, time_ns):
-                found.append({"time_ns": time_ns, "leader": node, "leader_epoch": epoch, "epoch": later,
-                              "candidate": stood.get(later)})  # fmt: skip
+            if (
+                len(alive)
+                and not _touched(node_faults, node, since_ns, time_ns)
+                and not _cut_off(partitions, node, nodes, since_ns, time_ns)
+            ):
+                found.append(
+                    {
+                        "time_ns": time_ns,
+                        "leader": node,
+                        "leader_epoch": epoch,
+                        "epoch": later,
+                        "candidate": stood.get(later),
+                    }
+                )
         state[node] = (now, epoch_now, since_ns if was == now else time_ns)
     return found
 
@@ -184,10 +197,19 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     done = nemesis_done(history)
     instant = done[done["f"].isin(INSTANT - LEAVE_NODES_UP)]
     rows = [(start, end, node) for start, end, node in columns(lasting, "start_ns", "end_ns", "node")]
-    rows += [(start, end, node) for start, end, node in zip(_invoked_at(history, instant), instant["time_ns"].tolist(),
-                                                             instant["node"].tolist())]  # fmt: skip
-    return pd.DataFrame([{"start_ns": start, "end_ns": end, "nodes": {n for n in named_nodes(node) if isinstance(n, str)}} for start, end, node in rows],
-                        columns=["start_ns", "end_ns", "nodes"])  # fmt: skip
+    rows += [
+        (start, end, node)
+        for start, end, node in zip(
+            _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist()
+        )
+    ]
+    return pd.DataFrame(
+        [
+            {"start_ns": start, "end_ns": end, "nodes": {n for n in named_nodes(node) if isinstance(n, str)}}
+            for start, end, node in rows
+        ],
+        columns=["start_ns", "end_ns", "nodes"],
+    )
 
 
 def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:
@@ -200,7 +222,9 @@ def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
     windows = fault_windows(history)
     logged = (events["event"] == "transition") & (events["source"] == "log")
-    transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values("time_ns", kind="stable")
+    transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values(
+        "time_ns", kind="stable"
+    )
     being_made = fault_windows(history, from_invoke=True)
     disruptive = disruptive_elections(events, transitions, being_made, _node_faults(history, being_made))
     stats = {

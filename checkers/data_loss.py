@@ -39,15 +39,27 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     and the verdict holds them all, with the figures a reader wants beside them."""
     appends = Appends.of(history, final)
     lost = Lost.of(appends)
-    anomalies = [*lost_acknowledged_appends(appends, lost), *divergent_committed_logs(appends),
-                 *duplicate_appends(appends), *failed_appends_committed(appends), *truncated_committed(events),
-                 *earlier_generations_counted(events)]  # fmt: skip
-    stats = {"acknowledged": len(appends.acked), "failed": len(appends.failed), "nodes": len(lost.nodes),
-             "final_records": appends.final_records, "lost_appends": int(lost.anywhere.sum()),
-             "cut_back": logs_cut_back(events)}  # fmt: skip
+    anomalies = [
+        *lost_acknowledged_appends(appends, lost),
+        *divergent_committed_logs(appends),
+        *duplicate_appends(appends),
+        *failed_appends_committed(appends),
+        *truncated_committed(events),
+        *earlier_generations_counted(events),
+    ]
+    stats = {
+        "acknowledged": len(appends.acked),
+        "failed": len(appends.failed),
+        "nodes": len(lost.nodes),
+        "final_records": appends.final_records,
+        "lost_appends": int(lost.anywhere.sum()),
+        "cut_back": logs_cut_back(events),
+    }
     verdict = result(anomalies, stats)
     if not anomalies and len(appends.acked) and not lost.nodes:
-        verdict.update(valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked")
+        verdict.update(
+            valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked"
+        )
     return verdict
 
 
@@ -69,10 +81,14 @@ class Appends:
 
     @classmethod
     def of(cls, history: pd.DataFrame, final: pd.DataFrame) -> Appends:
-        client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (history["process"] >= 0).to_numpy()
+        client_appends = (history["f"] == "append").to_numpy(dtype=bool, na_value=False) & (
+            history["process"] >= 0
+        ).to_numpy()
         kind = history["type"]
         columns = ["index", "key", "value", "offset"]
-        acked = history.loc[client_appends & ((kind == "ok") & history["offset"].notna()).to_numpy(dtype=bool, na_value=False), columns]
+        acked = history.loc[
+            client_appends & ((kind == "ok") & history["offset"].notna()).to_numpy(dtype=bool, na_value=False), columns
+        ]
         failed = history.loc[client_appends & (kind == "fail").to_numpy(dtype=bool, na_value=False), columns]
         # A record's place is (key, offset): keyed appends (etcd) are one list per
         # key; the reference quorum's unkeyed ones one log (key "").
@@ -136,8 +152,13 @@ def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict]:
     anomalies = []
     for position in np.flatnonzero(lost.anywhere)[:MAX_CASES]:
         row = appends.acked.iloc[position]
-        held = {node: None if lost.found_at[node][position] < 0 else appends.records["value"].iat[lost.found_at[node][position]]
-                for node in lost.nodes if lost.missing[node][position]}  # fmt: skip
+        held = {
+            node: None
+            if lost.found_at[node][position] < 0
+            else appends.records["value"].iat[lost.found_at[node][position]]
+            for node in lost.nodes
+            if lost.missing[node][position]
+        }
         found = {node: None if value is None or pd.isna(value) else value for node, value in held.items()}
         others = [f"{node} has {value}" for node, value in found.items() if value is not None]
         anomalies.append(
@@ -165,12 +186,22 @@ def divergent_committed_logs(appends: Appends) -> list[dict]:
     for place in coded.divergent_places()[:MAX_CASES]:
         key, offset = coded.key_names[place // coded.stride], int(place % coded.stride)
         held = records.iloc[np.flatnonzero(coded.record_place == place)][["node", "value"]].to_dict("records")
-        values = sorted(({"node": holder, "value": record["value"]} for record in held
-                         for holder in _holders(record["node"], appends.copy_of)),
-                        key=lambda record: (record["node"], str(record["value"])))  # fmt: skip
+        values = sorted(
+            (
+                {"node": holder, "value": record["value"]}
+                for record in held
+                for holder in _holders(record["node"], appends.copy_of)
+            ),
+            key=lambda record: (record["node"], str(record["value"])),
+        )
         anomalies.append(
-            {"kind": "divergent-committed-logs", **({"key": key} if key else {}), "offset": offset, "values": values,
-             "summary": f"nodes committed different records at offset {offset}{_of(key)}"}
+            {
+                "kind": "divergent-committed-logs",
+                **({"key": key} if key else {}),
+                "offset": offset,
+                "values": values,
+                "summary": f"nodes committed different records at offset {offset}{_of(key)}",
+            }
         )
     return anomalies
 
@@ -186,17 +217,27 @@ def duplicate_appends(appends: Appends) -> list[dict]:
     places or more (every value a client appends is unique)."""
     coded, copy_of = appends.coded, appends.copy_of
     appended = _appended(coded)
-    pair = coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]  # (node, value)
+    pair = (
+        coded.record_node[appended].astype("int64") * len(coded.value_names) + coded.record_value[appended]
+    )  # (node, value)
     ordered = np.sort(pair)
     twice = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    named = sorted((holder, coded.value_names[p % len(coded.value_names)], p) for p in twice
-                   for holder in _holders(coded.node_names[p // len(coded.value_names)], copy_of))  # fmt: skip
+    named = sorted(
+        (holder, coded.value_names[p % len(coded.value_names)], p)
+        for p in twice
+        for holder in _holders(coded.node_names[p // len(coded.value_names)], copy_of)
+    )
     anomalies = []
     for node, value, node_value in named[:MAX_CASES]:
         offsets = coded.record_offset[appended][pair == node_value]
         anomalies.append(
-            {"kind": "duplicate-append", "node": node, "value": value, "offsets": [int(offsets.min()), int(offsets.max())],
-             "summary": f"{node} holds append {value} {len(offsets)} times"}
+            {
+                "kind": "duplicate-append",
+                "node": node,
+                "value": value,
+                "offsets": [int(offsets.min()), int(offsets.max())],
+                "summary": f"{node} holds append {value} {len(offsets)} times",
+            }
         )
     return anomalies
 
@@ -208,22 +249,41 @@ def failed_appends_committed(appends: Appends) -> list[dict]:
     appended = _appended(coded)
     committed = np.zeros(len(coded.value_names) + 1, dtype=bool)
     committed[coded.record_value[appended]] = True
-    codes = pd.Index(coded.value_names).get_indexer(failed["value"].astype(object)) if len(failed) else np.zeros(0, dtype=int)
+    codes = (
+        pd.Index(coded.value_names).get_indexer(failed["value"].astype(object))
+        if len(failed)
+        else np.zeros(0, dtype=int)
+    )
     resurrected = failed[committed[codes] & (codes >= 0)]
-    return [{"kind": "failed-append-committed", "index": int(row["index"]), "value": row["value"],
-             "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed"}
-            for _, row in resurrected.head(MAX_CASES).iterrows()]  # fmt: skip
+    return [
+        {
+            "kind": "failed-append-committed",
+            "index": int(row["index"]),
+            "value": row["value"],
+            "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed",
+        }
+        for _, row in resurrected.head(MAX_CASES).iterrows()
+    ]
 
 
 def truncated_committed(events: pd.DataFrame) -> list[dict]:
     """`truncated-committed`: a node cut its log below its own high watermark
     (a `truncate` event whose offset is under its hwm)."""
-    truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(subset=["offset", "hwm"])
+    truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(
+        subset=["offset", "hwm"]
+    )
     below = truncations[truncations["offset"] < truncations["hwm"]]
-    return [{"kind": "truncated-committed", "node": row["node"], "time_ns": int(row["time_ns"]),
-             "offset": int(row["offset"]), "hwm": int(row["hwm"]),
-             "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}"}
-            for _, row in below.head(MAX_CASES).iterrows()]  # fmt: skip
+    return [
+        {
+            "kind": "truncated-committed",
+            "node": row["node"],
+            "time_ns": int(row["time_ns"]),
+            "offset": int(row["offset"]),
+            "hwm": int(row["hwm"]),
+            "summary": f"{row['node']} truncated to {row['offset']} below its high watermark {row['hwm']}",
+        }
+        for _, row in below.head(MAX_CASES).iterrows()
+    ]
 
 
 def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -291,14 +351,15 @@ class _Coded:
         as_first, first_at = self._as_first(acked_values, values)
         own = np.flatnonzero(~as_first & ~acked_values.isna())  # acknowledged values hashed themselves
         anchors = self.by_place[anchor]
-        codes, names = pd.factorize(pd.concat([pd.Series(values.take(anchors)), pd.Series(acked_values.take(own))],
-                                              ignore_index=True))  # fmt: skip
+        codes, names = pd.factorize(
+            pd.concat([pd.Series(values.take(anchors)), pd.Series(acked_values.take(own))], ignore_index=True)
+        )
         self.value_names = pd.Series(names, dtype=object)
         self.record_value = np.full(len(records), -1, dtype="int64")
         self.record_value[self.by_place] = codes[np.cumsum(anchor) - 1]
         self.acked_value = np.full(n, -1, dtype="int64")
         self.acked_value[as_first] = self.record_value[first_at[as_first]]
-        self.acked_value[own] = codes[len(anchors):]
+        self.acked_value[own] = codes[len(anchors) :]
         # Indexed by a value's code; the last entry answers for code -1 (null).
         starts = pd.Series(names).str.startswith("{").fillna(False).to_numpy(dtype=bool)
         self.value_is_record = np.append(starts, False)
@@ -356,9 +417,18 @@ def logs_cut_back(events: pd.DataFrame) -> list[dict]:
         committed = int(marks[before - 1]) if before else 0
         kept = int(row.offset)
         span = f"offset {kept}" if committed == kept + 1 else f"offsets {kept} to {committed - 1}"
-        gone = f"{span}, committed, gone from it until it caught up" if committed > kept else "nothing committed was lost"
-        found.append({"node": row.node, "time_ns": int(row.time_ns), "kept": kept, "committed": committed,
-                      "summary": f"{row.node} started on a damaged log and cut it back to {kept} records: {gone}"})  # fmt: skip
+        gone = (
+            f"{span}, committed, gone from it until it caught up" if committed > kept else "nothing committed was lost"
+        )
+        found.append(
+            {
+                "node": row.node,
+                "time_ns": int(row.time_ns),
+                "kept": kept,
+                "committed": committed,
+                "summary": f"{row.node} started on a damaged log and cut it back to {kept} records: {gone}",
+            }
+        )
     return found
 
 
@@ -366,7 +436,9 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     """Commits that counted a replica's offset from another generation than
     the one the same leader (node, epoch) last heard from (a later life, or
     the first of a new disk)."""
-    heard = events.loc[events["event"] == "generation", ["node", "epoch", "time_ns", "replicas"]].dropna(subset=["replicas", "epoch"])
+    heard = events.loc[events["event"] == "generation", ["node", "epoch", "time_ns", "replicas"]].dropna(
+        subset=["replicas", "epoch"]
+    )
     if heard.empty:
         return []
     heard_at: dict[tuple, list[tuple[int, int]]] = {}  # (leader, epoch, replica) -> [(time, later generation)]
@@ -384,11 +456,18 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
             later = max(before)[1] if before else None
             if generation is not None and later is not None and generation != later:
                 found.append(
-                    {"kind": "counted-earlier-generation", "node": row.node, "time_ns": int(row.time_ns),
-                     "epoch": int(row.epoch), "replica": replica, "offset": offset, "hwm": int(row.hwm),
-                     "summary": f"{row.node} (leader of epoch {row.epoch}) counted {replica}'s offset {offset} from generation"
-                                f" {generation}, after hearing from its new life (generation {later}), to commit up to {row.hwm}"}
-                )  # fmt: skip
+                    {
+                        "kind": "counted-earlier-generation",
+                        "node": row.node,
+                        "time_ns": int(row.time_ns),
+                        "epoch": int(row.epoch),
+                        "replica": replica,
+                        "offset": offset,
+                        "hwm": int(row.hwm),
+                        "summary": f"{row.node} (leader of epoch {row.epoch}) counted {replica}'s offset {offset} from generation"
+                        f" {generation}, after hearing from its new life (generation {later}), to commit up to {row.hwm}",
+                    }
+                )
     return found[:MAX_CASES]
 
 

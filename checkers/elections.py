@@ -29,7 +29,10 @@ def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> d
     anomalies = []
     fields = ["time_ns", "node", "epoch", "candidate", "directory_id"]
     votes = events.loc[events["event"] == "vote", fields]
-    own = events.loc[(events["event"] == "transition") & (events["state"] == "candidate"), ["time_ns", "node", "epoch", "directory_id"]]
+    own = events.loc[
+        (events["event"] == "transition") & (events["state"] == "candidate"),
+        ["time_ns", "node", "epoch", "directory_id"],
+    ]
     own = own.assign(candidate=own["node"])[fields]
     cast = _concat([votes, own]).dropna(subset=["epoch", "candidate"])
     ballots = cast.drop_duplicates(["node", "epoch", "candidate"])
@@ -73,23 +76,38 @@ def _epochs_gone_back(events: pd.DataFrame) -> list[dict]:
     (a commit, a refusal) belongs to the last one its node's source named
     before it. Sorted on integer codes (a sort on the node names cost most
     of the checker)."""
-    known = events.loc[events["epoch"].notna() & events["source"].notna() & events["node"].notna(),
-                       ["time_ns", "node", "epoch", "source", "directory_id"]]  # fmt: skip
+    known = events.loc[
+        events["epoch"].notna() & events["source"].notna() & events["node"].notna(),
+        ["time_ns", "node", "epoch", "source", "directory_id"],
+    ]
     sources, source_names = pd.factorize(known["source"], sort=True)
     nodes, _ = pd.factorize(known["node"], sort=True)
     times, epochs = known["time_ns"].to_numpy(dtype="int64"), known["epoch"].to_numpy(dtype="int64")
-    replicas = _last_named(pd.factorize(known["directory_id"])[0], np.lexsort((np.arange(len(known)), times, nodes, sources)),
-                           sources, nodes)  # fmt: skip
+    replicas = _last_named(
+        pd.factorize(known["directory_id"])[0],
+        np.lexsort((np.arange(len(known)), times, nodes, sources)),
+        sources,
+        nodes,
+    )
     order = np.lexsort((np.arange(len(known)), times, replicas, nodes, sources))
-    same = (sources[order][1:] == sources[order][:-1]) & (nodes[order][1:] == nodes[order][:-1]) & (replicas[order][1:] == replicas[order][:-1])
+    same = (
+        (sources[order][1:] == sources[order][:-1])
+        & (nodes[order][1:] == nodes[order][:-1])
+        & (replicas[order][1:] == replicas[order][:-1])
+    )
     back = np.flatnonzero(same & (epochs[order][1:] < epochs[order][:-1])) + 1
     found = sorted((sources[order[b]], nodes[order[b]], times[order[b]], order[b], epochs[order[b - 1]]) for b in back)
     return [
-        {"kind": "epoch-went-back", "node": known["node"].iat[at], "time_ns": int(time), "epoch": int(epochs[at]),
-         "previous": int(previous),
-         "summary": f"{known['node'].iat[at]} epoch went back from {previous} to {epochs[at]} ({source_names[source]})"}
+        {
+            "kind": "epoch-went-back",
+            "node": known["node"].iat[at],
+            "time_ns": int(time),
+            "epoch": int(epochs[at]),
+            "previous": int(previous),
+            "summary": f"{known['node'].iat[at]} epoch went back from {previous} to {epochs[at]} ({source_names[source]})",
+        }
         for source, _, time, at, previous in found
-    ]  # fmt: skip
+    ]
 
 
 def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
@@ -98,8 +116,12 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
     names that vote in every later transition of the epoch. One naming none
     forgot it, and may vote again."""
     replica = ["node", "replica", "epoch"]
-    first = (ballots.assign(replica=ballots["directory_id"].fillna("")).sort_values("time_ns", kind="stable")
-             .drop_duplicates(replica)[[*replica, "time_ns", "candidate"]].rename(columns={"time_ns": "voted_ns"}))  # fmt: skip
+    first = (
+        ballots.assign(replica=ballots["directory_id"].fillna(""))
+        .sort_values("time_ns", kind="stable")
+        .drop_duplicates(replica)[[*replica, "time_ns", "candidate"]]
+        .rename(columns={"time_ns": "voted_ns"})
+    )
     unvoted = (events["event"] == "transition") & (events["source"] == "log") & events["voted_for"].isna()
     moves = events.loc[unvoted, ["node", "directory_id", "epoch", "time_ns", "state"]]
     moves = moves.assign(replica=moves["directory_id"].fillna(""))[[*replica, "time_ns", "state"]]
@@ -107,26 +129,39 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
     lost = lost[lost["time_ns"] > lost["voted_ns"]].sort_values("time_ns", kind="stable").drop_duplicates(replica)
     fields = ["node", "epoch", "candidate", "voted_ns", "time_ns", "state"]
     return [
-        {"kind": "vote-forgotten", "node": node, "epoch": int(epoch), "candidate": candidate,
-         "times_ns": [int(voted_ns), int(time_ns)],
-         "summary": f"{node} voted for {candidate} in epoch {epoch}, then was {state} in epoch "
-                    f"{epoch} with no vote: a vote lost (say, at a restart) lets a node vote twice"}
+        {
+            "kind": "vote-forgotten",
+            "node": node,
+            "epoch": int(epoch),
+            "candidate": candidate,
+            "times_ns": [int(voted_ns), int(time_ns)],
+            "summary": f"{node} voted for {candidate} in epoch {epoch}, then was {state} in epoch "
+            f"{epoch} with no vote: a vote lost (say, at a restart) lets a node vote twice",
+        }
         for node, epoch, candidate, voted_ns, time_ns, state in columns(lost.head(20), *fields)
-    ]  # fmt: skip
+    ]
 
 
 def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:
     """KIP-996's Pre-Vote rule: a follower that has fetched from its leader
     refuses pre-votes. Read from `prevote` (grant) events that name the
     leader the granter had fetched from (targets whose events say so)."""
-    granted = events.loc[events["event"] == "prevote", ["node", "time_ns", "epoch", "candidate", "leader"]].dropna(subset=["leader"])
+    granted = events.loc[events["event"] == "prevote", ["node", "time_ns", "epoch", "candidate", "leader"]].dropna(
+        subset=["leader"]
+    )
     return [
-        {"kind": "prevote-while-following", "node": node, "time_ns": int(time_ns), "epoch": int(epoch),
-         "candidate": candidate, "leader": leader,
-         "summary": f"{node} granted {candidate} a pre-vote in epoch {epoch} while following {leader}, "
-                    "whose log it had fetched"}
+        {
+            "kind": "prevote-while-following",
+            "node": node,
+            "time_ns": int(time_ns),
+            "epoch": int(epoch),
+            "candidate": candidate,
+            "leader": leader,
+            "summary": f"{node} granted {candidate} a pre-vote in epoch {epoch} while following {leader}, "
+            "whose log it had fetched",
+        }
         for node, time_ns, epoch, candidate, leader in columns(granted.head(20), *granted.columns)
-    ]  # fmt: skip
+    ]
 
 
 def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict]:
@@ -134,7 +169,9 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
     (their own included) than a majority of the voter set in force at the
     leader when it was elected (its latest `voters` event); a node that never
     logged one is judged against all the nodes that logged anything."""
-    leaders = events.loc[(events["event"] == "transition") & (events["state"] == "leader"), ["time_ns", "node", "epoch"]]
+    leaders = events.loc[
+        (events["event"] == "transition") & (events["state"] == "leader"), ["time_ns", "node", "epoch"]
+    ]
     leaders = leaders.drop_duplicates(["node", "epoch"])
     leaders = leaders[leaders["epoch"].isin(votes["epoch"])]
     if leaders.empty:
@@ -218,7 +255,9 @@ class _Claim:
 
     def pairs(self, names: list[str]) -> np.ndarray:
         """Each row's (epoch, claimed) as one integer: epoch times the names' count plus the name's place in `names`."""
-        place = np.searchsorted(names, np.asarray(self.names, dtype=object)) if len(self.names) else np.zeros(0, "int64")
+        place = (
+            np.searchsorted(names, np.asarray(self.names, dtype=object)) if len(self.names) else np.zeros(0, "int64")
+        )
         return self.epochs * len(names) + place[self.codes].astype("int64")
 
     def in_epoch(self, epoch: int) -> pd.DataFrame:
@@ -230,13 +269,17 @@ class _Claim:
 
 def _claims(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None) -> list[_Claim]:
     everything = np.ones(len(events), dtype=bool)
-    claims = [_Claim(events, (events["state"] == "leader").to_numpy(dtype=bool, na_value=False), "node", "node"),
-              _Claim(events, everything, "leader", "node")]  # fmt: skip
+    claims = [
+        _Claim(events, (events["state"] == "leader").to_numpy(dtype=bool, na_value=False), "node", "node"),
+        _Claim(events, everything, "leader", "node"),
+    ]
     replies = (history["process"] >= 0).to_numpy()
     answered = replies & (history["type"] != "invoke").to_numpy(dtype=bool, na_value=False)
     claims.append(_Claim(history, answered, "leader", "node"))
     if (capabilities or {}).get("ok_proves_leadership", True):
-        claims.append(_Claim(history, replies & (history["type"] == "ok").to_numpy(dtype=bool, na_value=False), "node", "client"))
+        claims.append(
+            _Claim(history, replies & (history["type"] == "ok").to_numpy(dtype=bool, na_value=False), "node", "client")
+        )
     return claims
 
 

@@ -70,27 +70,60 @@ CATALOGUE = (
     Fault("bounce", "node", None, INSTANT_COLOUR),
     Fault("restart", "node", None, INSTANT_COLOUR),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
-    Fault("wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True),
+    Fault(
+        "wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True
+    ),
     # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
-    Fault("lose-unfsynced", "node", None, INSTANT_COLOUR, needs=("lazy_disks",), refused=LAZY, on_this_machine=True,
-          at_once=True),
+    Fault(
+        "lose-unfsynced",
+        "node",
+        None,
+        INSTANT_COLOUR,
+        needs=("lazy_disks",),
+        refused=LAZY,
+        on_this_machine=True,
+        at_once=True,
+    ),
     # A full disk (writes that add a byte fail with ENOSPC), then room again
     # (and a node that stopped on it started again).
     Fault("disk-full", "node", "disk-space", "#00796b", needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
     # One of a stopped node's data files damaged (a bit flipped, or bytes cut
     # off: at its log's tail, anywhere in blocks, snapshots or metadata), and
     # the node started.
-    Fault("corrupt", "node", None, INSTANT_COLOUR, needs=("data_files",),
-          refused=" names no data files that corrupt could damage", on_this_machine=True),  # fmt: skip
+    Fault(
+        "corrupt",
+        "node",
+        None,
+        INSTANT_COLOUR,
+        needs=("data_files",),
+        refused=" names no data files that corrupt could damage",
+        on_this_machine=True,
+    ),
     # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
-    Fault("clock", "node", "clock-reset", "#1565c0", leaves_nodes_up=True, needs=("clock_faults",),
-          refused=" takes no clock faults: libfaketime moves only clocks read through libc, and Go programs "
-                  "such as etcd read theirs through the vDSO", on_this_machine=True),  # fmt: skip
+    Fault(
+        "clock",
+        "node",
+        "clock-reset",
+        "#1565c0",
+        leaves_nodes_up=True,
+        needs=("clock_faults",),
+        refused=" takes no clock faults: libfaketime moves only clocks read through libc, and Go programs "
+        "such as etcd read theirs through the vDSO",
+        on_this_machine=True,
+    ),
     # Voter changes among faults: a follower's disk lost and the leader killed
     # before it is added again (its vote must not count under the old
     # identity), or one or two followers removed at once; then all rejoin.
-    Fault("membership", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS,
-          makes="shrink", reshapes=True),  # fmt: skip
+    Fault(
+        "membership",
+        "node",
+        "rejoin",
+        "#5d4037",
+        needs=("voter_changes", "member_changes"),
+        refused=VOTERS,
+        makes="shrink",
+        reshapes=True,
+    ),
     # Elections under stress: slow links, the leader killed, then nodes
     # bounced every few hundred milliseconds until the interval ends.
     Fault("churn", "link", "heal-all", LINK_COLOUR, guided=False, leaves_nodes_up=True, makes="latency"),
@@ -112,10 +145,12 @@ KINDS = tuple(fault.name for fault in CATALOGUE if not fault.bookkeeping)
 INSTANT = frozenset(fault.name for fault in CATALOGUE if fault.instant)
 # Each recovery and the operations it ends (heal-all: every one).
 RECOVERIES = {
-    **{recovery: tuple(f.name for f in CATALOGUE if f.recovery == recovery and not f.makes)
-       for recovery in dict.fromkeys(f.recovery for f in CATALOGUE if f.recovery and f.recovery != "heal-all")},
+    **{
+        recovery: tuple(f.name for f in CATALOGUE if f.recovery == recovery and not f.makes)
+        for recovery in dict.fromkeys(f.recovery for f in CATALOGUE if f.recovery and f.recovery != "heal-all")
+    },
     "heal-all": None,
-}  # fmt: skip
+}
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
 COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))
 
@@ -126,4 +161,6 @@ AT_ONCE = ("majority", "all")
 
 def of_kind(hits: str, guided: bool | None = None) -> tuple[str, ...]:
     """The `--nemesis` kinds that hit `hits` (and are guided or not, when given)."""
-    return tuple(f.name for f in CATALOGUE if f.hits == hits and not f.bookkeeping and (guided is None or f.guided == guided))
+    return tuple(
+        f.name for f in CATALOGUE if f.hits == hits and not f.bookkeeping and (guided is None or f.guided == guided)
+    )

@@ -21,8 +21,6 @@ in linearization order), so a report can draw both.
 
 from __future__ import annotations
 
-from .errors import HistoryError
-
 import contextlib
 import gc
 import json
@@ -33,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .errors import HistoryError
 from .models import Model, Op, Ordered, offsets_order, workloads
 from .pairing import pair
 from .result import result
@@ -138,21 +137,58 @@ class Rows:
         index, times, last_time = self.index, self.times, self.last_time
         outcome = np.where(self.ok[done], "ok", np.where(self.fail[done], "mismatch", "unknown")).tolist()
         values = _values(self.history["value"], np.concatenate([call, done, pending]))
-        c_value, d_value, p_value = values[: len(call)], values[len(call) : len(call) + len(done)], values[len(call) + len(done) :]
+        c_value, d_value, p_value = (
+            values[: len(call)],
+            values[len(call) : len(call) + len(done)],
+            values[len(call) + len(done) :],
+        )
         c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), self.process[call].tolist()
         c_f, c_key = self.column("f", call), self.column("key", call)
         d_index, d_time, d_offset = index[done].tolist(), times[done].tolist(), self.column("offset", done)
         ops = [
-            Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], d_value[n], None if d_offset[n] is None else int(d_offset[n]),
-               o, (c_time[n], c_index[n]), (d_time[n], d_index[n]))
-            if o != "unknown" else
-            Op(c_index[n], c_process[n], c_f[n], c_key[n], c_value[n], None, None, o, (c_time[n], c_index[n]),
-               (last_time, self.after_all + n))
+            Op(
+                c_index[n],
+                c_process[n],
+                c_f[n],
+                c_key[n],
+                c_value[n],
+                d_value[n],
+                None if d_offset[n] is None else int(d_offset[n]),
+                o,
+                (c_time[n], c_index[n]),
+                (d_time[n], d_index[n]),
+            )
+            if o != "unknown"
+            else Op(
+                c_index[n],
+                c_process[n],
+                c_f[n],
+                c_key[n],
+                c_value[n],
+                None,
+                None,
+                o,
+                (c_time[n], c_index[n]),
+                (last_time, self.after_all + n),
+            )
             for n, o in enumerate(outcome)
-        ]  # fmt: skip
+        ]
         p_f, p_key, after = self.column("f", pending), self.column("key", pending), self.after_all + len(ops)
-        ops += [Op(int(index[c]), int(self.process[c]), p_f[n], p_key[n], p_value[n], None, None, "unknown",
-                   (int(times[c]), int(index[c])), (last_time, after + n)) for n, c in enumerate(pending.tolist())]  # fmt: skip
+        ops += [
+            Op(
+                int(index[c]),
+                int(self.process[c]),
+                p_f[n],
+                p_key[n],
+                p_value[n],
+                None,
+                None,
+                "unknown",
+                (int(times[c]), int(index[c])),
+                (last_time, after + n),
+            )
+            for n, c in enumerate(pending.tolist())
+        ]
         return ops
 
 
@@ -171,7 +207,9 @@ class LogColumns:
         offset = self.rows.history["offset"].iloc[self.done]
         placed = np.flatnonzero((self.rows.ok | self.rows.fail)[self.done] & offset.notna().to_numpy())
         call, done, index, times = self.call[placed], self.done[placed], self.rows.index, self.rows.times
-        return offsets_order(placed, offset.iloc[placed].to_numpy(dtype="int64"), times[call], index[call], times[done], index[done])
+        return offsets_order(
+            placed, offset.iloc[placed].to_numpy(dtype="int64"), times[call], index[call], times[done], index[done]
+        )
 
     def ops(self) -> list[Op]:
         return self.rows.ops(self.call, self.done, self.pending)

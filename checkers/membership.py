@@ -51,7 +51,9 @@ def _overlapping_changes(logged: pd.DataFrame) -> list[dict]:
     offset, hwm = ordered["offset"].to_numpy(dtype="int64")[by_life], ordered["hwm"].to_numpy(dtype="int64")[by_life]
     taken = (ordered["state"].fillna("leader") == "leader").to_numpy(dtype=bool)[by_life]
     overlapping = np.zeros(len(by_life), dtype=bool)
-    overlapping[1:] = (life[by_life][1:] == life[by_life][:-1]) & taken[1:] & (offset[1:] > offset[:-1]) & (hwm[1:] <= offset[:-1])
+    overlapping[1:] = (
+        (life[by_life][1:] == life[by_life][:-1]) & taken[1:] & (offset[1:] > offset[:-1]) & (hwm[1:] <= offset[:-1])
+    )
     nodes, times = ordered["node"].to_numpy(dtype=object)[by_life], ordered["time_ns"].to_numpy(dtype="int64")[by_life]
     return [
         {
@@ -88,7 +90,9 @@ def _early_answers(logged: pd.DataFrame) -> list[dict]:
 
 def _old_identity_votes(logged: pd.DataFrame) -> list[dict]:
     fields = ["node", "time_ns", "epoch", "candidate", "directory_id", "event", "as_directory"]
-    votes = logged.loc[logged["event"].isin(["vote", "prevote"]), fields].dropna(subset=["as_directory", "directory_id"])
+    votes = logged.loc[logged["event"].isin(["vote", "prevote"]), fields].dropna(
+        subset=["as_directory", "directory_id"]
+    )
     wrong = votes[votes["as_directory"] != votes["directory_id"]]
     return _old_identity_candidacies(logged) + [
         {
@@ -107,9 +111,13 @@ def _old_identity_votes(logged: pd.DataFrame) -> list[dict]:
 def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
     """A candidate votes for itself: it must be a voter under its own
     directory id in the voter set in force at it (its latest `voters` event)."""
-    candidacies = logged.loc[(logged["event"] == "transition") & (logged["state"] == "candidate"),
-                             ["time_ns", "node", "generation", "epoch", "directory_id"]]  # fmt: skip
-    sets = logged.loc[logged["event"] == "voters", ["time_ns", "node", "generation", "voters"]].dropna(subset=["voters"])
+    candidacies = logged.loc[
+        (logged["event"] == "transition") & (logged["state"] == "candidate"),
+        ["time_ns", "node", "generation", "epoch", "directory_id"],
+    ]
+    sets = logged.loc[logged["event"] == "voters", ["time_ns", "node", "generation", "voters"]].dropna(
+        subset=["voters"]
+    )
     if candidacies.empty or sets.empty:
         return []
     # A node's life: its generation (-1 where a table has none, as the simulator's).

@@ -13,14 +13,14 @@ States must be hashable (the search memoises on them), or the model gives
 
 from __future__ import annotations
 
-from .errors import SettingError
-
 import json
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from .errors import SettingError
 
 
 @dataclass(slots=True)
@@ -121,13 +121,24 @@ def _log_step(state: int | None, op: Op):
 def _log_order(_key, ops: list[Op]) -> Ordered:
     """A keyed log's appends (Ops) decided by `offsets_order`."""
     placed = np.array([i for i, op in enumerate(ops) if op.offset is not None], dtype="int64")
-    columns = ([ops[i].offset for i in placed], [ops[i].call[0] for i in placed], [ops[i].call[1] for i in placed],
-               [ops[i].ret[0] for i in placed], [ops[i].ret[1] for i in placed])  # fmt: skip
+    columns = (
+        [ops[i].offset for i in placed],
+        [ops[i].call[0] for i in placed],
+        [ops[i].call[1] for i in placed],
+        [ops[i].ret[0] for i in placed],
+        [ops[i].ret[1] for i in placed],
+    )
     return offsets_order(placed, *(np.array(c, dtype="int64") for c in columns))
 
 
-def offsets_order(placed: np.ndarray, offsets: np.ndarray, call_time: np.ndarray, call_row: np.ndarray,
-                  ret_time: np.ndarray, ret_row: np.ndarray) -> Ordered:  # fmt: skip
+def offsets_order(
+    placed: np.ndarray,
+    offsets: np.ndarray,
+    call_time: np.ndarray,
+    call_row: np.ndarray,
+    ret_time: np.ndarray,
+    ret_row: np.ndarray,
+) -> Ordered:
     """The append log decided in O(n log n): acknowledged appends (at
     positions `placed` of the partition, with their offsets and their calls'
     and returns' (time, row)) are linearizable exactly when their offsets are
@@ -172,41 +183,85 @@ def _workload_step(state, op: Op):
 
 def register(initial=None) -> Model:
     """A read/write register per key (`initial`: every key's first value)."""
-    return Model("register", initial, _register_step, frozenset({"read", "write"}), frozenset({"read"}),
-                 _by_key, _json_key, {"initial": initial})  # fmt: skip
+    return Model(
+        "register",
+        initial,
+        _register_step,
+        frozenset({"read", "write"}),
+        frozenset({"read"}),
+        _by_key,
+        _json_key,
+        {"initial": initial},
+    )
 
 
 def cas_register(initial=None) -> Model:
     """A read/write/compare-and-set register per key; `cas` values are `[expected, new]`."""
-    return Model("cas-register", initial, _register_step, frozenset({"read", "write", "cas"}), frozenset({"read"}),
-                 _by_key, _json_key, {"initial": initial})  # fmt: skip
+    return Model(
+        "cas-register",
+        initial,
+        _register_step,
+        frozenset({"read", "write", "cas"}),
+        frozenset({"read"}),
+        _by_key,
+        _json_key,
+        {"initial": initial},
+    )
 
 
 def kv(initial: str = "") -> Model:
     """String values per key, with get, put and append (concatenation)."""
-    return Model("kv", initial, _kv_step, frozenset({"get", "put", "append"}), frozenset({"get"}), _by_key,
-                 params={"initial": initial}, native="kv")  # fmt: skip
+    return Model(
+        "kv",
+        initial,
+        _kv_step,
+        frozenset({"get", "put", "append"}),
+        frozenset({"get"}),
+        _by_key,
+        params={"initial": initial},
+        native="kv",
+    )
 
 
 def log() -> Model:
     """The append workload's log (one per key where appends are keyed),
     judged by the offsets of acknowledged appends; an append that never
     answered has no offset and constrains nothing."""
-    return Model("log", None, _log_step, frozenset({"append"}), frozenset({"append"}), _workload_part, order=_log_order,
-                 log_part=APPEND_LOG)  # fmt: skip
+    return Model(
+        "log",
+        None,
+        _log_step,
+        frozenset({"append"}),
+        frozenset({"append"}),
+        _workload_part,
+        order=_log_order,
+        log_part=APPEND_LOG,
+    )
 
 
 def workloads() -> Model:
     """Our own workloads together (a simulated history mixes them): the
     append log as one partition, each register key as another."""
-    return Model("workloads", None, _workload_step, frozenset({"append", "read", "write", "cas"}),
-                 frozenset({"append", "read"}), _workload_part, _json_key,
-                 order=lambda key, ops: _log_order(key, ops) if key == APPEND_LOG else None, log_part=APPEND_LOG)  # fmt: skip
+    return Model(
+        "workloads",
+        None,
+        _workload_step,
+        frozenset({"append", "read", "write", "cas"}),
+        frozenset({"append", "read"}),
+        _workload_part,
+        _json_key,
+        order=lambda key, ops: _log_order(key, ops) if key == APPEND_LOG else None,
+        log_part=APPEND_LOG,
+    )
 
 
 MODELS: dict[str, Callable[..., Model]] = {
-    "register": register, "cas-register": cas_register, "kv": kv, "log": log, "workloads": workloads,
-}  # fmt: skip
+    "register": register,
+    "cas-register": cas_register,
+    "kv": kv,
+    "log": log,
+    "workloads": workloads,
+}
 
 
 def make_model(name: str, initial=None) -> Model:

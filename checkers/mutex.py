@@ -71,12 +71,17 @@ def _overlaps(table: pd.DataFrame) -> list[dict]:
         open_holds = [h for h in open_holds if h.end > hold.start]
         for other in open_holds[:1]:
             anomalies.append(
-                {"kind": "overlapping-holds", "index": hold.index, "other_index": other.index,
-                 "keys": [other.key, hold.key], "overlap_ns": int(min(other.end, hold.end) - hold.start),
-                 "summary": f"the lock granted at row {hold.index} ({hold.key}) while the hold granted at row "
-                            f"{other.index} ({other.key}) had {(min(other.end, hold.end) - hold.start) / 1e6:.1f} ms "
-                            "of its lease still to run"}
-            )  # fmt: skip
+                {
+                    "kind": "overlapping-holds",
+                    "index": hold.index,
+                    "other_index": other.index,
+                    "keys": [other.key, hold.key],
+                    "overlap_ns": int(min(other.end, hold.end) - hold.start),
+                    "summary": f"the lock granted at row {hold.index} ({hold.key}) while the hold granted at row "
+                    f"{other.index} ({other.key}) had {(min(other.end, hold.end) - hold.start) / 1e6:.1f} ms "
+                    "of its lease still to run",
+                }
+            )
         open_holds.append(hold)
         if len(anomalies) >= LIMIT:
             break
@@ -93,11 +98,15 @@ def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict:
     twice = adds[adds.duplicated("offset_done", keep=False)].sort_values(["offset_done", "index"])
     for offset, group in list(twice.groupby("offset_done"))[:LIMIT]:
         anomalies.append(
-            {"kind": "same-place-adds", "offset": int(offset), "indices": group["index_done"].astype(int).tolist(),
-             "values": group["value"].tolist(),
-             "summary": f"adds {', '.join(group['value'])} (rows {', '.join(map(str, group['index_done'].astype(int)))}) "
-                        f"each read the guarded list at length {int(offset)}: each overwrote the other"}
-        )  # fmt: skip
+            {
+                "kind": "same-place-adds",
+                "offset": int(offset),
+                "indices": group["index_done"].astype(int).tolist(),
+                "values": group["value"].tolist(),
+                "summary": f"adds {', '.join(group['value'])} (rows {', '.join(map(str, group['index_done'].astype(int)))}) "
+                f"each read the guarded list at length {int(offset)}: each overwrote the other",
+            }
+        )
 
     lists = final[final["key"].isin(keys)]
     nodes = sorted(lists["node"].unique())
@@ -106,10 +115,15 @@ def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict:
         missing = [node for node in nodes if add.value not in held[node]]
         if missing:
             anomalies.append(
-                {"kind": "lost-guarded-add", "index": int(add.index_done), "value": add.value, "nodes": missing,
-                 "summary": f"add {add.value}, acknowledged at row {int(add.index_done)}, is not in the guarded list "
-                            f"on {', '.join(missing)}: a write by another holder replaced it"}
-            )  # fmt: skip
+                {
+                    "kind": "lost-guarded-add",
+                    "index": int(add.index_done),
+                    "value": add.value,
+                    "nodes": missing,
+                    "summary": f"add {add.value}, acknowledged at row {int(add.index_done)}, is not in the guarded list "
+                    f"on {', '.join(missing)}: a write by another holder replaced it",
+                }
+            )
             if sum(a["kind"] == "lost-guarded-add" for a in anomalies) >= LIMIT:
                 break
 

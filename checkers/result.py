@@ -50,6 +50,10 @@ def run_checker(check: Callable[[], Result], name: str) -> Result:
     try:
         validity(valid)
     except Defect:
-        return {"valid": "unknown", "anomalies": [], "stats": {},
-                "error": f"{name} answered valid={valid!r}: not true, false or unknown"}
+        return {
+            "valid": "unknown",
+            "anomalies": [],
+            "stats": {},
+            "error": f"{name} answered valid={valid!r}: not true, false or unknown",
+        }
     return found

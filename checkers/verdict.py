@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from .availability import availability
+from .checker import Checker, Result, Rule, Tables
 from .coverage import coverage
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
@@ -20,7 +21,6 @@ from .membership import CHANGES, membership
 from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
-from .checker import Checker, Result, Rule, Tables
 
 DEFAULT_BUDGET_S = 30.0
 NO_FAULT = "no fault was made"

@@ -14,7 +14,6 @@ Tests hold the two to the same verdicts.
 from __future__ import annotations
 
 from .errors import UsageError
-
 from .models import Model, Op
 
 try:
@@ -28,7 +27,9 @@ CALL, RETURN = 1, 0
 def entry_order(ops: list[Op]) -> list[tuple[int, int]]:
     """(kind, op) entries in the history's order: (time, row) is a total
     order, and every call comes before its own return."""
-    entries = sorted([(op.call, CALL, i) for i, op in enumerate(ops)] + [(op.ret, RETURN, i) for i, op in enumerate(ops)])
+    entries = sorted(
+        [(op.call, CALL, i) for i, op in enumerate(ops)] + [(op.ret, RETURN, i) for i, op in enumerate(ops)]
+    )
     return [(kind, i) for _, kind, i in entries]
 
 

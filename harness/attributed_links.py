@@ -20,8 +20,6 @@ redials every 100 ms).
 
 from __future__ import annotations
 
-from checkers.errors import SettingError
-
 import asyncio
 import os
 import socket
@@ -29,6 +27,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from checkers.errors import SettingError
 from harness.link_applier import Link, LinkApplier
 from harness.ports import free_port
 
@@ -52,7 +51,9 @@ def socket_inode(local: tuple[str, int], remote: tuple[str, int], proc: Path = P
         for line in lines:
             fields = line.split()
             if table == "net/tcp6":  # an IPv4-mapped address: ::ffff:a.b.c.d
-                fields[1:3] = [f[24:32] + f[32:] if f.startswith("0000000000000000FFFF0000") else f for f in fields[1:3]]
+                fields[1:3] = [
+                    f[24:32] + f[32:] if f.startswith("0000000000000000FFFF0000") else f for f in fields[1:3]
+                ]
             if (fields[1], fields[2]) == want:
                 return int(fields[9])
     return None
@@ -120,7 +121,7 @@ class AttributedLinks(LinkApplier):
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(*self.cluster.raft[node]), CONNECT_TIMEOUT_S
             )
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             writer.close()
             return
         live = self.live.setdefault(pair, set())  # (None, node): a connection from no node of ours
@@ -155,7 +156,9 @@ class AttributedLinks(LinkApplier):
         links = sorted(set(links))
         one_way = [(src, dst) for src, dst in links if (dst, src) not in links]
         if one_way:
-            raise SettingError("nemesis", f"cannot cut {one_way[0][0]}->{one_way[0][1]} one way: this target's links are cut per pair")
+            raise SettingError(
+                "nemesis", f"cannot cut {one_way[0][0]}->{one_way[0][1]} one way: this target's links are cut per pair"
+            )
         self._call(self._cut({frozenset(link) for link in links}))
         return links
 

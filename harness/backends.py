@@ -10,8 +10,8 @@ from pathlib import Path
 
 import targets
 from checkers.errors import UsageError
-from harness.cluster import DEFAULT_TARGET
 from harness.attributed_links import AttributedLinks
+from harness.cluster import DEFAULT_TARGET
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.mesh import LinkMesh
@@ -50,9 +50,19 @@ def bring_up(
     ownership = Ownership(root, run_id)
     if reaper:
         stack.callback(ownership.watch().release)
-    made = Made(stack, root, run_id, ownership, reaper, nodes, net, toxiproxy, hosts,
-                dict(options=options, initial_voters=initial_voters, ownership=ownership, target=targets.get(target)),
-                dict(lazy_disks=lazy_disks, clock_faults=clock_faults))  # fmt: skip
+    made = Made(
+        stack,
+        root,
+        run_id,
+        ownership,
+        reaper,
+        nodes,
+        net,
+        toxiproxy,
+        hosts,
+        dict(options=options, initial_voters=initial_voters, ownership=ownership, target=targets.get(target)),
+        dict(lazy_disks=lazy_disks, clock_faults=clock_faults),
+    )
     return BACKENDS[backend](made)
 
 
@@ -88,7 +98,9 @@ def _ssh(made: Made):
         return cluster, DirectLinks(cluster)
     server = ToxiproxyServer(spec.toxiproxy_url)
     wait_for_api(server)
-    mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]), spec.listen_host, spec.route_host)
+    mesh = LinkMesh(
+        server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]), spec.listen_host, spec.route_host
+    )
     return cluster, _routed(made, cluster, mesh, server)
 
 

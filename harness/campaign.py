@@ -84,8 +84,10 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
     # A run's own settings, and any target's options (each run refuses those its target does not declare).
     options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS - {"options"} | target_option_names()
     common = {k: v for k, v in campaign.items() if k not in MATRIX_KEYS}
-    for where, table, allowed in [("campaign", common, options),
-                                  *((f"targets.{name}", t, options | TARGET_MATRIX_KEYS) for name, t in targets.items())]:  # fmt: skip
+    for where, table, allowed in [
+        ("campaign", common, options),
+        *((f"targets.{name}", t, options | TARGET_MATRIX_KEYS) for name, t in targets.items()),
+    ]:
         for key in table:
             if key not in allowed:
                 raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
@@ -116,9 +118,20 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                     for repeat in range(matrix.get("repeats", 1)):
                         settings = run_settings({**common, **overrides})
                         try:
-                            config = RunConfig(**settings, workload=workload, nemesis=kinds, seed=seed, results=folder,
-                                               progress=False, option_set=target)  # fmt: skip
-                            faults = "default" if kinds is None and config.nemesis_strategy == "guided" else "+".join(config.nemesis)
+                            config = RunConfig(
+                                **settings,
+                                workload=workload,
+                                nemesis=kinds,
+                                seed=seed,
+                                results=folder,
+                                progress=False,
+                                option_set=target,
+                            )
+                            faults = (
+                                "default"
+                                if kinds is None and config.nemesis_strategy == "guided"
+                                else "+".join(config.nemesis)
+                            )
                             run_id = f"{target}-{workload}-{faults or 'none'}-s{seed}-r{repeat}"
                             config = dataclasses.replace(config, run_id=run_id)
                             config.validate()
@@ -205,8 +218,9 @@ def finished(run_dir: Path) -> bool:
         return False
 
 
-def execute(config_path: Path, progress: bool = True, results: Path | None = None,
-            finished_run=None) -> tuple[Path, list[Path]]:  # fmt: skip
+def execute(
+    config_path: Path, progress: bool = True, results: Path | None = None, finished_run=None
+) -> tuple[Path, list[Path]]:
     """Run what is not finished yet; returns the folder and every run
     directory. `finished_run(run_dir)` is called as each run has its verdict
     (runs finished before, too, in their turn)."""
@@ -237,15 +251,23 @@ def exclusive(folder: Path):
         yield
 
 
-def _execute(config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool,
-             finished_run) -> tuple[Path, list[Path]]:  # fmt: skip
+def _execute(
+    config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run
+) -> tuple[Path, list[Path]]:
     from results.campaign_page import write_summary
     from results.checking import check_and_record
     from results.history import complete, partial
 
-    (folder / "campaign.json").write_text(json.dumps(
-        {"config": str(Path(config_path).resolve()), "runs": [{"run_id": p.run_id, "target": p.target} for p in planned]},
-        indent=2) + "\n")  # fmt: skip
+    (folder / "campaign.json").write_text(
+        json.dumps(
+            {
+                "config": str(Path(config_path).resolve()),
+                "runs": [{"run_id": p.run_id, "target": p.target} for p in planned],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:
         for plan in planned:
             run_dir = folder / plan.run_id

@@ -25,8 +25,8 @@ from checkers.errors import ClusterError, SettingError
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
-from targets.options import settings
 from targets.interface import NodeSpec, Target
+from targets.options import settings
 
 DEFAULT_TARGET = targets.DEFAULT
 MOUNT_TIMEOUT_S = 10.0
@@ -104,15 +104,33 @@ class ClusterBase:
     def peer_address(self, src: str, dst: str) -> tuple[str, int]:
         return self.routes.get((src, dst), self.raft[dst])
 
-    def node_command(self, python: str, node: str, data_dir: str, raft_listen: str, client_listen: str,
-                     event_log: str | None = None, listen: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+    def node_command(
+        self,
+        python: str,
+        node: str,
+        data_dir: str,
+        raft_listen: str,
+        client_listen: str,
+        event_log: str | None = None,
+        listen: dict[str, str] | None = None,
+    ) -> list[str]:
         """The node's command line, by its target (`listen`: where its further listeners listen)."""
         peers = {peer: ":".join(map(str, self.peer_address(node, peer))) for peer in self.ids if peer != node}
         raft_host, _ = self.raft[node]
         client_port = client_listen.rpartition(":")[2]
         client_address = client_listen if not client_listen.startswith("0.0.0.0:") else f"{raft_host}:{client_port}"
-        spec = NodeSpec(node, data_dir, str(event_log or self.event_log(node)), raft_listen, client_listen, peers,
-                        self.raft_address(node), client_address, self.joining.get(node), listen or {})  # fmt: skip
+        spec = NodeSpec(
+            node,
+            data_dir,
+            str(event_log or self.event_log(node)),
+            raft_listen,
+            client_listen,
+            peers,
+            self.raft_address(node),
+            client_address,
+            self.joining.get(node),
+            listen or {},
+        )
         return self.target.command(python, spec, self.node_args)
 
     @property
@@ -162,15 +180,20 @@ class ClusterBase:
         with open(self.root / node / "lazyfs.log", "ab") as output:
             process = subprocess.Popen(
                 [sys.executable, "-m", "harness.lazyfs", "--backing", str(backing), "--mount", str(mount)],
-                stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
                 env=self.ownership.environment(),
-            )  # fmt: skip
+            )
         self.ownership.process(process.pid)
         self.disks[node] = process
         deadline = time.monotonic() + MOUNT_TIMEOUT_S
         while not os.path.ismount(mount):
             if process.poll() is not None or time.monotonic() > deadline:
-                raise ClusterError(f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}")
+                raise ClusterError(
+                    f"{node}: the lose-unfsynced filesystem did not mount; see {self.root / node / 'lazyfs.log'}"
+                )
             time.sleep(0.02)
 
     def lose(self, node: str) -> None:

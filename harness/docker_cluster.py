@@ -57,8 +57,9 @@ class DockerCluster(ClusterBase):
         lazy_disks: bool = False,
         clock_faults: bool = False,
     ) -> None:
-        super().__init__(root, nodes, options, initial_voters,
-                         ownership or Ownership(root, run_id), target, lazy_disks, clock_faults)  # fmt: skip
+        super().__init__(
+            root, nodes, options, initial_voters, ownership or Ownership(root, run_id), target, lazy_disks, clock_faults
+        )
         self.image = ensure_image()
         self.docker = docker.from_env()
         self.run_id = run_id
@@ -68,12 +69,16 @@ class DockerCluster(ClusterBase):
         self.network = self.docker.networks.create(self.prefix, driver="bridge", labels=self.labels)
         self.ownership.network(self.network)
         self.raft = {node: (node, RAFT_PORT) for node in self.ids}
-        self.client = {node: self._address({CLIENT_PORT: free_port(), **{port: free_port() for port in self.listener_ports}})
-                       for node in self.ids}  # fmt: skip
+        self.client = {
+            node: self._address({CLIENT_PORT: free_port(), **{port: free_port() for port in self.listener_ports}})
+            for node in self.ids
+        }
         self.containers: dict[str, object] = {}
         self.earlier_logs: dict[str, bytes] = {}  # output of containers a node had before its current one
 
-    def _create(self, name: str, alias: str, command: list[str], ports: dict, volumes: dict, environment: dict | None = None):
+    def _create(
+        self, name: str, alias: str, command: list[str], ports: dict, volumes: dict, environment: dict | None = None
+    ):
         container = self.docker.containers.create(
             self.image,
             command,
@@ -123,7 +128,8 @@ class DockerCluster(ClusterBase):
         run's network; returns its API URL on 127.0.0.1."""
         command = ["python3", "-m", "harness.toxiproxy", f"--listen=0.0.0.0:{TOXIPROXY_PORT}"]
         container, published = self._started(
-            lambda ports: self._create("toxiproxy", "toxiproxy", command, _bindings(ports), {}), {TOXIPROXY_PORT: free_port()}
+            lambda ports: self._create("toxiproxy", "toxiproxy", command, _bindings(ports), {}),
+            {TOXIPROXY_PORT: free_port()},
         )
         self.containers["toxiproxy"] = container
         return f"http://127.0.0.1:{published[TOXIPROXY_PORT]}"
@@ -137,7 +143,13 @@ class DockerCluster(ClusterBase):
         container = self.containers.get(node)
         listen = {name: f"0.0.0.0:{port}" for port, name in self.listener_ports.items()}
         command = self.node_command(
-            "python3", node, "/node/data", f"0.0.0.0:{RAFT_PORT}", f"0.0.0.0:{CLIENT_PORT}", "/node/events.jsonl", listen
+            "python3",
+            node,
+            "/node/data",
+            f"0.0.0.0:{RAFT_PORT}",
+            f"0.0.0.0:{CLIENT_PORT}",
+            "/node/events.jsonl",
+            listen,
         )
         if container is not None and container.attrs["Config"]["Cmd"] != command:
             self.earlier_logs[node] = self.earlier_logs.get(node, b"") + container.logs()
@@ -151,8 +163,10 @@ class DockerCluster(ClusterBase):
             # The node's folder is /node in its container: so is its clock's control file.
             environment = self.clock_environment(node, f"/node/{self.clock_control(node).name}")
             self.stopped.discard(node)
-            published = {CLIENT_PORT: self.client[node][1],
-                         **{port: self.client[node].listeners[name][1] for port, name in self.listener_ports.items()}}  # fmt: skip
+            published = {
+                CLIENT_PORT: self.client[node][1],
+                **{port: self.client[node].listeners[name][1] for port, name in self.listener_ports.items()},
+            }
             container, published = self._started(
                 lambda ports: self._create(node, node, command, _bindings(ports), volumes, environment), published
             )

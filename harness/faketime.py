@@ -17,7 +17,9 @@ import sysconfig
 from pathlib import Path
 
 # The thread-safe build: a node may read the clock from more than one thread.
-LIBRARY = Path("/usr/lib") / (sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu") / "faketime" / "libfaketimeMT.so.1"
+LIBRARY = (
+    Path("/usr/lib") / (sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu") / "faketime" / "libfaketimeMT.so.1"
+)
 
 
 def environment(control: str) -> dict[str, str]:

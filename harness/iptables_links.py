@@ -8,10 +8,9 @@ Latency and other toxics need the link proxies; this applier refuses them.
 
 from __future__ import annotations
 
-from checkers.errors import SettingError
-
 from collections.abc import Iterable
 
+from checkers.errors import SettingError
 from harness.link_applier import Link, LinkApplier
 
 CHAIN = "INPUT"

@@ -152,7 +152,17 @@ class LazyFS(mfusepy.Operations):
 
     def statfs(self, path: str) -> dict:
         st = os.statvfs(self._path(path))
-        names = ("f_bavail", "f_bfree", "f_blocks", "f_bsize", "f_favail", "f_ffree", "f_files", "f_frsize", "f_namemax")
+        names = (
+            "f_bavail",
+            "f_bfree",
+            "f_blocks",
+            "f_bsize",
+            "f_favail",
+            "f_ffree",
+            "f_files",
+            "f_frsize",
+            "f_namemax",
+        )
         found = {name: getattr(st, name) for name in names}
         if self.full:
             found.update(f_bavail=0, f_bfree=0)
@@ -273,8 +283,15 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isdir(name):
             print(f"lazyfs: {name}: not a directory", file=sys.stderr)
             return 2
-    mfusepy.FUSE(LazyFS(args.backing), args.mount, foreground=True, attr_timeout=0, entry_timeout=0,
-                 negative_timeout=0, fsname="splitbrain-lazyfs")  # fmt: skip
+    mfusepy.FUSE(
+        LazyFS(args.backing),
+        args.mount,
+        foreground=True,
+        attr_timeout=0,
+        entry_timeout=0,
+        negative_timeout=0,
+        fsname="splitbrain-lazyfs",
+    )
     return 0
 
 

@@ -50,7 +50,9 @@ class Range:
         try:
             value = self.kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {'an integer' if self.kind is int else 'a number'}, not {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"must be {'an integer' if self.kind is int else 'a number'}, not {text!r}"
+            ) from None
         problem = self.problem(value)
         if problem:
             raise argparse.ArgumentTypeError(problem)

@@ -72,7 +72,7 @@ class OwnToxiproxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, log_path: str | os.PathLike = os.devnull) -> "OwnToxiproxy":
+    def start(self, log_path: str | os.PathLike = os.devnull) -> OwnToxiproxy:
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "harness.toxiproxy", "--listen", f"127.0.0.1:{self.port}"],
@@ -105,7 +105,7 @@ class OwnToxiproxy:
                 self.process.kill()
                 self.process.wait()
 
-    def __enter__(self) -> "OwnToxiproxy":
+    def __enter__(self) -> OwnToxiproxy:
         return self.start()
 
     def __exit__(self, *exc) -> None:

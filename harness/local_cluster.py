@@ -37,8 +37,7 @@ class LocalCluster(ClusterBase):
         lazy_disks: bool = False,
         clock_faults: bool = False,
     ) -> None:
-        super().__init__(root, nodes, options, initial_voters, ownership, target,
-                         lazy_disks, clock_faults)  # fmt: skip
+        super().__init__(root, nodes, options, initial_voters, ownership, target, lazy_disks, clock_faults)
         self.raft = {node: ("127.0.0.1", free_port()) for node in self.ids}
         listeners = {node: {name: ("127.0.0.1", free_port()) for name in self.target.listeners} for node in self.ids}
         self.client = {node: Address("127.0.0.1", free_port(), listeners[node]) for node in self.ids}

@@ -37,7 +37,9 @@ def up(state_dir: Path, backend: str, nodes: int, options: dict | None = None, t
         raise ClusterStateError(f"{state_file}: a cluster is already up; run `splitbrain cluster down` first")
     run_id = f"manual-{uuid.uuid4().hex[:8]}"
     with contextlib.ExitStack() as stack:
-        cluster, mesh = bring_up(stack, backend, state_dir / run_id, run_id, nodes, options, reaper=False, target=target)
+        cluster, mesh = bring_up(
+            stack, backend, state_dir / run_id, run_id, nodes, options, reaper=False, target=target
+        )
         cluster.start_all()
         try:
             leader = cluster.wait_for_leader(30)
@@ -54,7 +56,9 @@ def up(state_dir: Path, backend: str, nodes: int, options: dict | None = None, t
         "toxiproxy": url,
         "clients": {node: list(cluster.client[node]) for node in cluster.ids},
         # The target's further listeners (an HTTP monitor), where it has them.
-        "listeners": {node: {name: list(a) for name, a in cluster.client[node].listeners.items()} for node in cluster.ids},
+        "listeners": {
+            node: {name: list(a) for name, a in cluster.client[node].listeners.items()} for node in cluster.ids
+        },
         "leader": leader,
     }
     state_file.write_text(json.dumps(state, indent=2) + "\n")
@@ -68,8 +72,12 @@ def read_state(state_dir: Path) -> dict:
     try:
         state = json.loads(state_file.read_text())
         listeners = state.get("listeners") or {}
-        clients = {str(node): Address(str(host), int(port), {str(name): (str(h), int(p)) for name, (h, p) in listeners.get(node, {}).items()})
-                   for node, (host, port) in state["clients"].items()}  # fmt: skip
+        clients = {
+            str(node): Address(
+                str(host), int(port), {str(name): (str(h), int(p)) for name, (h, p) in listeners.get(node, {}).items()}
+            )
+            for node, (host, port) in state["clients"].items()
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ClusterStateError(f"{state_file}: not a cluster state file ({type(error).__name__}: {error})") from None
     return {**state, "clients": clients}

@@ -81,7 +81,7 @@ class Ownership:
             ledger.flush()
             os.fsync(ledger.fileno())
 
-    def watch(self) -> "Reaper":
+    def watch(self) -> Reaper:
         """Start this run's reaper: it sweeps the ledger once the harness is gone."""
         return Reaper(self.path)
 

@@ -44,8 +44,12 @@ QUIESCE_TIMEOUT_S = 20.0
 LINK_FAULTS = set(of_kind("link"))
 RANDOM_DEFAULT = ("partition", "kill", "pause")
 GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if not BY_NAME[f].reshapes)
-CHOICES = {"backend": ("local", "docker", "ssh"), "net": ("proxy", "iptables"), "workload": tuple(WORKLOADS),
-           "nemesis_strategy": ("random", "guided")}  # fmt: skip
+CHOICES = {
+    "backend": ("local", "docker", "ssh"),
+    "net": ("proxy", "iptables"),
+    "workload": tuple(WORKLOADS),
+    "nemesis_strategy": ("random", "guided"),
+}
 
 
 # A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
@@ -193,7 +197,9 @@ class RunConfig:
         if refused:
             raise SettingError(*refused)
         if self.workload not in target.capabilities.workloads:
-            raise SettingError("workload", f"{target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}")
+            raise SettingError(
+                "workload", f"{target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}"
+            )
         try:
             self.node_args()
         except SettingError as error:
@@ -203,15 +209,27 @@ class RunConfig:
         if voters > self.nodes:
             raise SettingError("initial_voters", f"must be between 1 and nodes ({self.nodes}), not {voters}")
         if self.down_at_join >= voters:
-            raise SettingError("down_at_join", f"must be fewer than the {voters} initial voters, not {self.down_at_join}")
+            raise SettingError(
+                "down_at_join", f"must be fewer than the {voters} initial voters, not {self.down_at_join}"
+            )
         for op in self.schedule or []:
-            if not (isinstance(op, dict) and isinstance(op.get("f"), str) and isinstance(op.get("at_s"), (int, float))
-                    and 0 <= op["at_s"] <= self.time_limit_s and isinstance(op.get("args", {}), dict)):  # fmt: skip
-                raise SettingError("schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}")
+            if not (
+                isinstance(op, dict)
+                and isinstance(op.get("f"), str)
+                and isinstance(op.get("at_s"), (int, float))
+                and 0 <= op["at_s"] <= self.time_limit_s
+                and isinstance(op.get("args", {}), dict)
+            ):
+                raise SettingError(
+                    "schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}"
+                )
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy == "guided" and unguided:
-            raise SettingError("nemesis", f"the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
-                             f"(--nemesis-strategy random draws {', '.join(unguided)})")  # fmt: skip
+            raise SettingError(
+                "nemesis",
+                f"the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
+                f"(--nemesis-strategy random draws {', '.join(unguided)})",
+            )
         problem = schedule_problem(self.time_limit_s, self.interval_s)
         if problem:
             raise SettingError("interval_s", problem)
@@ -227,18 +245,30 @@ class RunConfig:
             raise SettingError("nemesis", "latency needs the link proxies, not iptables")
         if not capabilities.peer_routes:
             if self.backend == "docker" and self.net != "iptables" and LINK_FAULTS & set(self.nemesis):
-                raise SettingError("net", f"{target.name}'s members dial one advertised peer URL each, so no link proxy "
-                                 "can stand in one link's way: cut links with iptables (leave --net out, or --net iptables)")  # fmt: skip
+                raise SettingError(
+                    "net",
+                    f"{target.name}'s members dial one advertised peer URL each, so no link proxy "
+                    "can stand in one link's way: cut links with iptables (leave --net out, or --net iptables)",
+                )
             if self.backend == "ssh" and LINK_FAULTS & set(self.nemesis):
-                raise SettingError("nemesis", f"{target.name} cannot have its links cut on the ssh backend "
-                                 "(no per-link routes); use --backend docker --net iptables")  # fmt: skip
+                raise SettingError(
+                    "nemesis",
+                    f"{target.name} cannot have its links cut on the ssh backend "
+                    "(no per-link routes); use --backend docker --net iptables",
+                )
             if self.backend == "local" and {"latency", "churn"} & set(self.nemesis):
-                raise SettingError("nemesis", f"{target.name}'s links on the local backend are cut per pair, "
-                                 "and take no latency; use --backend docker")  # fmt: skip
+                raise SettingError(
+                    "nemesis",
+                    f"{target.name}'s links on the local backend are cut per pair, "
+                    "and take no latency; use --backend docker",
+                )
             one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
             if self.backend == "local" and "partition" in self.nemesis and one_way:
-                raise SettingError("topologies", f"{', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
-                                 f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables")  # fmt: skip
+                raise SettingError(
+                    "topologies",
+                    f"{', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
+                    f"{target.name}'s links on the local backend are cut per pair; use --backend docker --net iptables",
+                )
         for fault in (BY_NAME[kind] for kind in self.nemesis):
             if fault.needs and not any(getattr(capabilities, need) for need in fault.needs):
                 raise SettingError("nemesis", f"{target.name}{fault.refused}")
@@ -246,8 +276,10 @@ class RunConfig:
         if on_this_machine and self.backend == "ssh":
             raise SettingError("nemesis", f"{', '.join(on_this_machine)}: only on the local and docker backends")
         if "clock" in self.nemesis and self.backend == "local" and not faketime.LIBRARY.exists():
-            raise SettingError("nemesis", f"clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; "
-                             "scripts/bootstrap.sh installs it)")  # fmt: skip
+            raise SettingError(
+                "nemesis",
+                f"clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; scripts/bootstrap.sh installs it)",
+            )
         if not capabilities.voter_changes and self.initial_voters not in (None, self.nodes):
             raise SettingError("initial_voters", f"{target.name} starts every node as a voter")
 
@@ -273,9 +305,12 @@ class Run:
         self.rng = random.Random(config.seed)
         # The folder name says what a person looks for: when, the workload, the
         # names a list option holds (the bugs planted), the seed.
-        named = "".join(f"-{name}" for value in config.settings().values() if isinstance(value, list) for name in sorted(value))
-        run_id = config.run_id or (time.strftime("%Y%m%dT%H%M%S")
-                                   + f"-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}")  # fmt: skip
+        named = "".join(
+            f"-{name}" for value in config.settings().values() if isinstance(value, list) for name in sorted(value)
+        )
+        run_id = config.run_id or (
+            time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}"
+        )
         self.run_id = run_id
         # Written under a temporary name until it has its verdict (results.history.complete).
         if (Path(config.results) / run_id).exists():
@@ -295,8 +330,13 @@ class Run:
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
             self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
         elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
-            self.guide = Guide(random.Random(config.seed), config.nemesis, config.schedule_topologies(),
-                               read_tried(config.coverage_file), config.initial_voters or config.nodes)
+            self.guide = Guide(
+                random.Random(config.seed),
+                config.nemesis,
+                config.schedule_topologies(),
+                read_tried(config.coverage_file),
+                config.initial_voters or config.nodes,
+            )
             self.schedule = []
         else:
             self.schedule = generate(
@@ -308,8 +348,10 @@ class Run:
                 config.schedule_topologies(),
             )
         self.meta = {
-            "config": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
-                       "options": config.settings()},
+            "config": {
+                **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+                "options": config.settings(),
+            },
             "seed": config.seed,
             "target": config.target,
             "capabilities": self.target.capabilities.as_json(),
@@ -374,7 +416,9 @@ class Run:
             cluster.start(node)
         leader = cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
         # What the workload writes to, made once before load (a stream, a bucket), where the target needs it.
-        self.target.prepare_workload(self.config.workload, cluster.client[leader], self.config.settings(), QUIESCE_TIMEOUT_S)
+        self.target.prepare_workload(
+            self.config.workload, cluster.client[leader], self.config.settings(), QUIESCE_TIMEOUT_S
+        )
         if self.config.down_at_join:
             leader = self.nemesis.leader()
             victims = [node for node in cluster.voters if node != leader][: self.config.down_at_join]
@@ -397,7 +441,9 @@ class Run:
         cluster.collect(self.dir / "nodes")
         self.events += self.node_log_events(cluster)
         frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
-        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
+        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(
+            self.dir / "events.parquet", index=False
+        )
 
     def _wait_converged(self, cluster, settle_s: float) -> None:
         deadline = time.monotonic() + settle_s
@@ -517,17 +563,25 @@ class Run:
         client = clients.get(node)
         if client is None:
             try:
-                client = clients[node] = await asyncio.wait_for(self.target.connect(
-                    self.cluster.client[node], self.config.op_timeout_s, self.config.settings()), self.backstop_s())  # fmt: skip
-            except (OSError, asyncio.TimeoutError) as exc:
+                client = clients[node] = await asyncio.wait_for(
+                    self.target.connect(self.cluster.client[node], self.config.op_timeout_s, self.config.settings()),
+                    self.backstop_s(),
+                )
+            except (TimeoutError, OSError) as exc:
                 # Never sent: definitely did not happen.
                 return self.recorder.record(
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
                 )
         try:
-            fields = await asyncio.wait_for(client.invoke(op.f, op.key, op.value, self.config.op_timeout_s), self.backstop_s())
-        except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
-            fields = {"type": "info", "value": op.value, "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__}
+            fields = await asyncio.wait_for(
+                client.invoke(op.f, op.key, op.value, self.config.op_timeout_s), self.backstop_s()
+            )
+        except (TimeoutError, OSError, ConnectionError) as exc:
+            fields = {
+                "type": "info",
+                "value": op.value,
+                "error": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            }
             clients.pop(node, None)
             await self.closed(client)
         kind = fields.pop("type")

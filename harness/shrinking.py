@@ -36,8 +36,9 @@ def failing_checkers(run_dir: Path) -> set[str]:
     return {name for name, result in (verdict.get("checkers") or {}).items() if result.get("valid") is False}
 
 
-def shrink_run(run_dir: Path, config: RunConfig, trials: int, to: Path | None,
-               execute: Callable[[RunConfig], Path]) -> tuple[Shrunk, Path]:  # fmt: skip
+def shrink_run(
+    run_dir: Path, config: RunConfig, trials: int, to: Path | None, execute: Callable[[RunConfig], Path]
+) -> tuple[Shrunk, Path]:
     """Shrink, printing a line per candidate; (the result, the campaign file)."""
     wanted = failing_checkers(run_dir)
     if not wanted:
@@ -58,17 +59,29 @@ def shrink_run(run_dir: Path, config: RunConfig, trials: int, to: Path | None,
     print(f"shrinking {run_dir.name}: {len(schedule)} operations, failing {', '.join(sorted(wanted))}", flush=True)
     shrunk = shrink(schedule, config.time_limit_s, config.interval_s, progress(fails))
     path = to or Path(config.results) / "shrunk.toml"
-    settings = {k: v for k, v in asdict(config).items()
-                if k not in OWN_OPTIONS | {"schedule", "options"} and v is not None}  # fmt: skip
+    settings = {
+        k: v for k, v in asdict(config).items() if k not in OWN_OPTIONS | {"schedule", "options"} and v is not None
+    }
     settings.update(config.options)  # a campaign file names the target's options beside the others
     settings["time_limit_s"] = shrunk.time_limit_s
     text = to_toml(
-        "\n".join([f"splitbrain shrink of {run_dir.name}: {counted(shrunk.faults, 'fault')} left; the candidates:", *shrunk.tried]),
-        {**settings, "name": f"shrunk-{run_dir.name}", "results": "runs/campaigns",
-         "workloads": [config.workload], "nemeses": [",".join(config.nemesis) or "none"], "seeds": [config.seed],
-         "repeats": trials},  # it failed in at least one of this many trials
+        "\n".join(
+            [
+                f"splitbrain shrink of {run_dir.name}: {counted(shrunk.faults, 'fault')} left; the candidates:",
+                *shrunk.tried,
+            ]
+        ),
+        {
+            **settings,
+            "name": f"shrunk-{run_dir.name}",
+            "results": "runs/campaigns",
+            "workloads": [config.workload],
+            "nemeses": [",".join(config.nemesis) or "none"],
+            "seeds": [config.seed],
+            "repeats": trials,
+        },  # it failed in at least one of this many trials
         {"shrunk": {"schedule": [asdict(op) for op in shrunk.schedule]}},
-    )  # fmt: skip
+    )
     try:
         Path(path).write_text(text)
     except OSError as error:

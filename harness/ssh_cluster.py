@@ -7,7 +7,6 @@ SFTP; nodes run under nohup and are signalled by pid like local processes.
 from __future__ import annotations
 
 import shlex
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +14,9 @@ import paramiko
 
 from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
+from harness.docker_image import ROOT
 from harness.ownership import Ownership
 from targets.interface import Address, Target
-from harness.docker_image import ROOT
 
 REMOTE_DIR = "splitbrain"  # under the remote user's home
 COMMAND_TIMEOUT_S = 20.0
@@ -67,7 +66,7 @@ class SshConnection:
             ) from None
         except paramiko.SSHException as error:
             raise SshError(f"{target}: {error}") from None
-        except (OSError, socket.timeout) as error:
+        except (TimeoutError, OSError) as error:
             raise SshError(f"{target}: cannot connect: {error}") from None
 
     def run(self, command: str, timeout_s: float = COMMAND_TIMEOUT_S) -> str:
@@ -75,7 +74,9 @@ class SshConnection:
         out = stdout.read().decode(errors="replace")
         code = stdout.channel.recv_exit_status()
         if code != 0:
-            raise SshError(f"{self.target}: `{command}` exited {code}: {stderr.read().decode(errors='replace').strip()}")
+            raise SshError(
+                f"{self.target}: `{command}` exited {code}: {stderr.read().decode(errors='replace').strip()}"
+            )
         return out
 
     def put_tree(self, local: Path, remote: str, pattern: str = "*.py") -> int:
@@ -128,16 +129,19 @@ class SshCluster(ClusterBase):
         ownership: Ownership | None = None,
         target: Target | None = None,
     ) -> None:
-        super().__init__(root, len(nodes), options, initial_voters, ownership,
-                         target)  # fmt: skip
+        super().__init__(root, len(nodes), options, initial_voters, ownership, target)
         self.ids = tuple(nodes)
         self.specs = nodes
         self.raft = {node: spec.raft for node, spec in nodes.items()}
         # A target's further listeners take the ports after the client port.
-        self.listen = {node: {name: spec.client_port + 1 + i for i, name in enumerate(self.target.listeners)}
-                       for node, spec in nodes.items()}  # fmt: skip
-        self.client = {node: Address(*spec.client, {name: (spec.client[0], port) for name, port in self.listen[node].items()})
-                       for node, spec in nodes.items()}  # fmt: skip
+        self.listen = {
+            node: {name: spec.client_port + 1 + i for i, name in enumerate(self.target.listeners)}
+            for node, spec in nodes.items()
+        }
+        self.client = {
+            node: Address(*spec.client, {name: (spec.client[0], port) for name, port in self.listen[node].items()})
+            for node, spec in nodes.items()
+        }
         self.connections = {node: SshConnection(spec.ssh) for node, spec in nodes.items()}
         self.pids: dict[str, int] = {}
         self.base: dict[str, str] = {}
@@ -158,8 +162,9 @@ class SshCluster(ClusterBase):
         raft = f"0.0.0.0:{self.raft[node][1]}"
         client = f"0.0.0.0:{self.specs[node].client_port}"
         listen = {name: f"0.0.0.0:{port}" for name, port in self.listen[node].items()}
-        command = self.node_command("python3", node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"),
-                                    listen)  # fmt: skip
+        command = self.node_command(
+            "python3", node, self._remote(node, "data"), raft, client, self._remote(node, "events.jsonl"), listen
+        )
         line = " ".join(shlex.quote(word) for word in command)
         log = shlex.quote(self._remote(node, "node.log"))
         script = f"cd {shlex.quote(self.base[node])} || exit 1; nohup {line} >> {log} 2>&1 < /dev/null & echo $!"

@@ -20,9 +20,17 @@ def describe(name: str) -> dict:
         "versions": target.versions(),
         "workloads": capabilities.pop("workloads"),
         "capabilities": {k: v for k, v in capabilities.items() if v not in (False, None)},
-        "options": [{"name": o.name, "flag": o.flag, "default": o.normal(o.default), "help": o.help,
-                     **({"choices": list(o.choices)} if o.is_list else {}),
-                     **({"least": o.least, "most": o.most} if type(o.default) is int else {})} for o in target.options],  # fmt: skip
+        "options": [
+            {
+                "name": o.name,
+                "flag": o.flag,
+                "default": o.normal(o.default),
+                "help": o.help,
+                **({"choices": list(o.choices)} if o.is_list else {}),
+                **({"least": o.least, "most": o.most} if type(o.default) is int else {}),
+            }
+            for o in target.options
+        ],
         "faults": {backend: taken(name, backend) for backend in CHOICES["backend"]},
     }
 
@@ -36,14 +44,20 @@ def taken(name: str, backend: str) -> list[str]:
 def text(described: dict) -> str:
     """One target as a person reads it."""
     capabilities = ", ".join(k if v is True else f"{k}={v}" for k, v in described["capabilities"].items())
-    lines = [f"{described['name']}: " + ", ".join(f"{k} {v}" for k, v in described["versions"].items()),
-             f"  workloads: {', '.join(described['workloads'])}", f"  capabilities: {capabilities or 'none'}", "  options:"]  # fmt: skip
+    lines = [
+        f"{described['name']}: " + ", ".join(f"{k} {v}" for k, v in described["versions"].items()),
+        f"  workloads: {', '.join(described['workloads'])}",
+        f"  capabilities: {capabilities or 'none'}",
+        "  options:",
+    ]
     for option in described["options"]:
         default = option["default"]
         shown = ", ".join(default) or "none" if isinstance(default, list) else str(default).lower()
         limits = f"; {option['least']} to {option['most']}" if "least" in option else ""
         names = f"; one of {', '.join(option['choices'])}" if option.get("choices") else ""
-        lines.append(f"    {option['flag']:<28} {option['help']} (campaign key {option['name']}, default {shown}{limits}{names})")
+        lines.append(
+            f"    {option['flag']:<28} {option['help']} (campaign key {option['name']}, default {shown}{limits}{names})"
+        )
     if not described["options"]:
         lines.append("    none")
     lines.append("  faults:")

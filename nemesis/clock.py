@@ -16,9 +16,9 @@ measures its lease on its own clock.
 
 from __future__ import annotations
 
-from checkers.errors import Defect
-
 import random
+
+from checkers.errors import Defect
 
 SHAPES = ("jump", "skew", "strobe")
 # How often an offset that changes with time (skew, strobe) is written, in seconds.

@@ -9,14 +9,13 @@ and `status(node)`; links go through a `LinkMesh` (or, on Docker, iptables).
 
 from __future__ import annotations
 
-from checkers.errors import Defect
-
 import json
 import random
 import threading
 import time
 
 from checkers.coverage import CANDIDATE_STATES
+from checkers.errors import Defect
 from checkers.schema import NEMESIS_PROCESS
 
 from . import clock, topologies
@@ -73,7 +72,11 @@ class Nemesis:
         rng = random.Random(args.get("seed"))
         if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
             chosen = self.targets(args["target"], rng)
-            grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
+            grudge = (
+                topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0])
+                if chosen
+                else {}
+            )
         else:
             grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
         self.faulty_links = True

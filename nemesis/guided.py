@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from checkers.coverage import context as context_of, role_of
+from checkers.coverage import context as context_of
+from checkers.coverage import role_of
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
 
 from . import clock
@@ -68,8 +69,12 @@ def power_loss_bare_majority(rng: random.Random, at: float, interval_s: float, v
     def followers(when: float, f: str, count: int) -> NemesisOp:
         return NemesisOp(when, f, {"target": "follower", "count": count, "seed": rng.randrange(2**31)})
 
-    return [followers(at, "kill", voters - quorum), followers(later, "pause", quorum - 1),
-            NemesisOp(later, "lose-unfsynced", {"target": "leader", "seed": rng.randrange(2**31)}), NemesisOp(later, "start")]  # fmt: skip
+    return [
+        followers(at, "kill", voters - quorum),
+        followers(later, "pause", quorum - 1),
+        NemesisOp(later, "lose-unfsynced", {"target": "leader", "seed": rng.randrange(2**31)}),
+        NemesisOp(later, "start"),
+    ]
 
 
 # A voter change among faults, as the random schedule makes them, but two
@@ -78,8 +83,12 @@ def power_loss_bare_majority(rng: random.Random, at: float, interval_s: float, v
 MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": partial(membership_shrink, count=2)}
 # Partitions by the cell they reach: the role that must be there, the
 # topology, the role it is aimed at (the leader, unless named), the cell.
-PARTITIONS = (("leader", "isolate-leader", None, "leader-cut-off"), ("leader", "mute-leader", None, "leader-mute"),
-              ("follower", "orphan", "follower", "follower-orphaned"), ("follower", "isolate", "follower", "followers-cut-off"))  # fmt: skip
+PARTITIONS = (
+    ("leader", "isolate-leader", None, "leader-cut-off"),
+    ("leader", "mute-leader", None, "leader-mute"),
+    ("follower", "orphan", "follower", "follower-orphaned"),
+    ("follower", "isolate", "follower", "followers-cut-off"),
+)
 # Clients left beside a leader cut off (at most half of them): a client free
 # to go anywhere finds the new leader within a second, and only one beside
 # the old leader reads what it still says (a stale read needs both: a write
@@ -101,9 +110,19 @@ HOLD = {("partition", "leader-cut-off"): 2, ("lose-unfsynced", "leader"): 2}
 # the pre-votes of one that gave up on it early, KIP-996? does a leader that
 # still hears a majority step down?), and a run's first turn comes before
 # any other.
-RISK = {("partition", "leader-cut-off"): 3, ("partition", "leader-mute"): 4, ("kill", "leader"): 2, ("pause", "leader"): 2,
-        ("bounce", "candidate"): 2, ("kill", "candidate"): 2, ("bounce", "leader"): 1, ("restart", "leader"): 1,
-        ("partition", "follower-orphaned"): 1, ("lose-unfsynced", "leader"): 3, ("clock", "leader"): 2}  # fmt: skip
+RISK = {
+    ("partition", "leader-cut-off"): 3,
+    ("partition", "leader-mute"): 4,
+    ("kill", "leader"): 2,
+    ("pause", "leader"): 2,
+    ("bounce", "candidate"): 2,
+    ("kill", "candidate"): 2,
+    ("bounce", "leader"): 1,
+    ("restart", "leader"): 1,
+    ("partition", "follower-orphaned"): 1,
+    ("lose-unfsynced", "leader"): 3,
+    ("clock", "leader"): 2,
+}
 # Which way a clock fault made at once for its risk moves the clock, by the role it hits.
 CLOCK_WAY = {"leader": "behind", "follower": "ahead"}
 # Voter changes, where `membership` is among the faults, come before any
@@ -126,10 +145,17 @@ VOTER_CHANGE_RISK = {"wipe": 6, "shrink": 5}
 # leader forced; its vote in that epoch must survive the restart, or it can
 # vote again. A voter change (the first named `voter-change`) with the leader
 # killed or bounced at once, the change in flight.
-RISK_AT_ONCE = {("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3,
-                ("voter-change", "kill", "leader"): 2, ("voter-change", "bounce", "leader"): 2}  # fmt: skip
-RISK_HALFWAY = {(first, fault, "follower"): 2 for first in ("leader-cut-off", "leader-mute", "leader")
-                for fault in ("bounce", "restart")}  # fmt: skip
+RISK_AT_ONCE = {
+    ("leader-cut-off", "clock", "leader"): 3,
+    ("leader-mute", "clock", "follower"): 3,
+    ("voter-change", "kill", "leader"): 2,
+    ("voter-change", "bounce", "leader"): 2,
+}
+RISK_HALFWAY = {
+    (first, fault, "follower"): 2
+    for first in ("leader-cut-off", "leader-mute", "leader")
+    for fault in ("bounce", "restart")
+}
 Cell = tuple[str, str, str]
 
 
@@ -166,8 +192,14 @@ def risk_of(choice: Choice) -> int:
 
 
 class Guide:
-    def __init__(self, rng: random.Random, kinds: list[str], topologies: list[str] | None = None,
-                 tried: Counter | None = None, voters: int = 3) -> None:  # fmt: skip
+    def __init__(
+        self,
+        rng: random.Random,
+        kinds: list[str],
+        topologies: list[str] | None = None,
+        tried: Counter | None = None,
+        voters: int = 3,
+    ) -> None:
         self.rng = rng
         self.voters = voters
         self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
@@ -185,11 +217,19 @@ class Guide:
             if kind in NODE_FAULTS:
                 # A fault that may hit many at once (a power loss) is also aimed at a majority, and at all.
                 many = AT_ONCE if BY_NAME[kind].at_once and len(seen.states) > 1 else ()
-                found += [Choice((kind, role, context), kind, {"target": role, "seed": self.rng.randrange(2**31)})
-                          for role in (*roles, *many)]  # fmt: skip
+                found += [
+                    Choice((kind, role, context), kind, {"target": role, "seed": self.rng.randrange(2**31)})
+                    for role in (*roles, *many)
+                ]
             elif kind == "clock":
-                found += [Choice(("clock", role, context), "clock",
-                                 {"target": role, "seed": self.rng.randrange(2**31), **clock.draw(self.rng)}) for role in roles]  # fmt: skip
+                found += [
+                    Choice(
+                        ("clock", role, context),
+                        "clock",
+                        {"target": role, "seed": self.rng.randrange(2**31), **clock.draw(self.rng)},
+                    )
+                    for role in roles
+                ]
             elif node_faults_only:
                 continue
             elif kind == "latency":
@@ -197,7 +237,9 @@ class Guide:
             elif kind == "partition":
                 found += self._partitions(seen, context)
             elif kind == "membership" and "leader" in roles and "follower" in roles:
-                found += [Choice((variant, "follower", context), "membership", {"variant": variant}) for variant in MEMBERSHIP]
+                found += [
+                    Choice((variant, "follower", context), "membership", {"variant": variant}) for variant in MEMBERSHIP
+                ]
         return found
 
     def ops(self, at_s: float, choice: Choice, interval_s: float) -> list[NemesisOp]:
@@ -222,7 +264,11 @@ class Guide:
     @staticmethod
     def undo(at_s: float, made: list[Choice]) -> list[NemesisOp]:
         """What ends a turn: lost disks and removed voters added back, then everything healed."""
-        rejoin = [NemesisOp(at_s, "rejoin", {"of": "membership"})] if any(c.f in ("wipe", "membership") for c in made) else []
+        rejoin = (
+            [NemesisOp(at_s, "rejoin", {"of": "membership"})]
+            if any(c.f in ("wipe", "membership") for c in made)
+            else []
+        )
         return rejoin + [NemesisOp(at_s, "heal-all")]
 
     def _partitions(self, seen: Observation, context: str) -> list[Choice]:
@@ -235,8 +281,13 @@ class Guide:
                 aim = {"target": target} if target else {}
                 if cell == "leader-cut-off":
                     aim["clients"] = CLIENTS_BESIDE_CUT_OFF
-                found.append(Choice(("partition", cell, context), "partition",
-                                    {"topology": topology, **aim, "seed": self.rng.randrange(2**31)}))  # fmt: skip
+                found.append(
+                    Choice(
+                        ("partition", cell, context),
+                        "partition",
+                        {"topology": topology, **aim, "seed": self.rng.randrange(2**31)},
+                    )
+                )
         return found
 
     def choose(self, seen: Observation) -> Choice | None:
@@ -258,8 +309,12 @@ class Guide:
         in_force = seen.in_force + tuple(c.cell[0] for c in made)
         risks = RISK_AT_ONCE if at_once else RISK_HALFWAY
         first = "voter-change" if made[0].f == "membership" else made[0].cell[1]
-        options = [c for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
-                   if (self.tried[c.cell] == 0 or (at_once and (first, *c.cell[:2]) in risks)) and c.f not in {m.f for m in made}]  # fmt: skip
+        options = [
+            c
+            for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
+            if (self.tried[c.cell] == 0 or (at_once and (first, *c.cell[:2]) in risks))
+            and c.f not in {m.f for m in made}
+        ]
         weighed = [(c, risks.get((first, *c.cell[:2]), 0)) for c in options]
         weighed = [(c, risk) for c, risk in weighed if risk or not at_once]
         if not weighed:

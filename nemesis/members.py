@@ -47,13 +47,16 @@ class MemberChanges:
         """Send one change to `leader`; record and return its outcome row."""
         value = {"node": node, **({"id": change["id"]} if "id" in change else {})}
         self.recorder.record(NEMESIS_PROCESS, "invoke", f, value=value, node=leader)
-        answer = self.target.change_members(self.cluster.client[leader], {"op": f.removesuffix("-member"), **change},
-                                            ANSWER_TIMEOUT_S)  # fmt: skip
+        answer = self.target.change_members(
+            self.cluster.client[leader], {"op": f.removesuffix("-member"), **change}, ANSWER_TIMEOUT_S
+        )
         if answer is None:
             return self.recorder.record(NEMESIS_PROCESS, "info", f, value=value, node=leader, error="no answer")
         if "error" in answer:
             return self.recorder.record(NEMESIS_PROCESS, "fail", f, value=value, node=leader, error=answer["error"])
-        return self.recorder.record(NEMESIS_PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=answer["epoch"])
+        return self.recorder.record(
+            NEMESIS_PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=answer["epoch"]
+        )
 
     def remove(self, node: str) -> None:
         """Remove `node` from the members (it stops itself), and take it down.

@@ -57,7 +57,9 @@ class VoterChanges:
                 kind, fields = "fail", {"error": answer["error"], "epoch": answer.get("epoch")}
             else:
                 kind, fields = "ok", {"offset": answer["offset"], "epoch": answer["epoch"]}
-            rows.append(self.recorder.record(NEMESIS_PROCESS, kind, change["op"], value=_value(change), node=leader, **fields))
+            rows.append(
+                self.recorder.record(NEMESIS_PROCESS, kind, change["op"], value=_value(change), node=leader, **fields)
+            )
         return rows
 
     def shrink(self, count: int, rng: random.Random) -> list[str]:
@@ -93,7 +95,7 @@ class VoterChanges:
         return sorted(set(touched))
 
     def _next_step(self, node: str):
-        """"done", "wait" (no leader or no answer yet), or (leader, [the change to make next])."""
+        """ "done", "wait" (no leader or no answer yet), or (leader, [the change to make next])."""
         view = self.leader_view()
         status = self.cluster.status(node)
         if view is None or status is None:

@@ -19,8 +19,17 @@ from . import clock
 # (None: instant). What each one is: the catalogue, checkers/faults.py.
 FAULTS = {kind: (BY_NAME[kind].operation, BY_NAME[kind].recovery) for kind in KINDS}
 CHURN_BOUNCE_S = (0.05, 0.25)
-TOPOLOGIES = ("isolate", "isolate-leader", "halves", "majorities-ring", "bridge", "one-way", "flip-flop", "mute-leader",
-              "orphan")
+TOPOLOGIES = (
+    "isolate",
+    "isolate-leader",
+    "halves",
+    "majorities-ring",
+    "bridge",
+    "one-way",
+    "flip-flop",
+    "mute-leader",
+    "orphan",
+)
 TARGETS = ("one", "leader", "minority")
 
 

@@ -52,8 +52,9 @@ class Shrunk:
     tried: list[str] = field(default_factory=list)  # a line per candidate: what it left out, and the outcome
 
 
-def shrink(schedule: list[NemesisOp], time_limit_s: float, interval_s: float,
-           fails: Callable[[list[NemesisOp], float], bool]) -> Shrunk:  # fmt: skip
+def shrink(
+    schedule: list[NemesisOp], time_limit_s: float, interval_s: float, fails: Callable[[list[NemesisOp], float], bool]
+) -> Shrunk:
     """The smallest schedule found that still fails (the original's if nothing smaller does)."""
     found, final = groups(schedule)
     tried: list[str] = []
@@ -79,7 +80,7 @@ def shrink(schedule: list[NemesisOp], time_limit_s: float, interval_s: float,
     while dropped and len(kept) > 1:
         dropped = False
         for index in range(len(kept) - 1, -1, -1):
-            candidate = kept[:index] + kept[index + 1:]
+            candidate = kept[:index] + kept[index + 1 :]
             if attempt(candidate, f"without {describe(kept[index])}"):
                 kept, dropped = candidate, True
                 break

@@ -7,10 +7,10 @@ only the appliers (link proxies, iptables) turn it into a fault.
 
 from __future__ import annotations
 
-from checkers.errors import SettingError
-
 import random
 from collections.abc import Sequence
+
+from checkers.errors import SettingError
 
 Grudge = dict[str, frozenset[str]]
 Link = tuple[str, str]

@@ -90,13 +90,36 @@ def key_ops(history: pd.DataFrame, key) -> list[FocusOp]:
             continue
         call = pending.pop(row.process, None)
         if call is not None:
-            ops.append(FocusOp(int(call.index), int(row.index), int(row.process), str(call.f), _parse(call.value),
-                               _parse(row.value), str(row.type), int(call.time_ns), int(row.time_ns),
-                               None if pd.isna(row.node) else str(row.node),
-                               None if pd.isna(row.offset) else int(row.offset)))  # fmt: skip
+            ops.append(
+                FocusOp(
+                    int(call.index),
+                    int(row.index),
+                    int(row.process),
+                    str(call.f),
+                    _parse(call.value),
+                    _parse(row.value),
+                    str(row.type),
+                    int(call.time_ns),
+                    int(row.time_ns),
+                    None if pd.isna(row.node) else str(row.node),
+                    None if pd.isna(row.offset) else int(row.offset),
+                )
+            )
     for call in pending.values():
-        ops.append(FocusOp(int(call.index), None, int(call.process), str(call.f), _parse(call.value), None, "open",
-                           int(call.time_ns), end, None if pd.isna(call.node) else str(call.node)))  # fmt: skip
+        ops.append(
+            FocusOp(
+                int(call.index),
+                None,
+                int(call.process),
+                str(call.f),
+                _parse(call.value),
+                None,
+                "open",
+                int(call.time_ns),
+                end,
+                None if pd.isna(call.node) else str(call.node),
+            )
+        )
     return sorted(ops, key=lambda op: op.t0)
 
 
@@ -108,8 +131,9 @@ def focus(history: pd.DataFrame, anomaly: dict) -> tuple[list[FocusOp], FocusOp 
     if stuck is None:
         return [], None, anomaly.get("summary", "")
     window = set(anomaly.get("window") or [])
-    concurrent = sorted((op for op in ops if op.invoke in window and op is not stuck),
-                        key=lambda op: abs(op.t0 - stuck.t0))[:MOST_CONCURRENT]  # fmt: skip
+    concurrent = sorted(
+        (op for op in ops if op.invoke in window and op is not stuck), key=lambda op: abs(op.t0 - stuck.t0)
+    )[:MOST_CONCURRENT]
     before = [op for op in ops if op.type == "ok" and op.t1 < stuck.t0 and op not in concurrent]
     changed = [op for op in before if op.f in WRITES][-LAST_BEFORE:]
     reads = [op for op in before if op.f not in WRITES][-1:]
@@ -122,13 +146,25 @@ def sentence(ops: list[FocusOp], stuck: FocusOp, anomaly: dict, concurrent: int)
     on = f" of key {key}" if key not in (None, APPEND_LOG) else ""
     where = f", node {stuck.node}" if stuck.node else ""
     rows = f"rows {stuck.invoke} and {stuck.done}" if stuck.done is not None else f"row {stuck.invoke}"
-    around = (f"the {concurrent} operations concurrent with it ({min(concurrent, MOST_CONCURRENT)} drawn)" if concurrent > 0
-              else "nothing was concurrent with it")  # fmt: skip
-    generic = (f"No order of the operations explains process {stuck.process}'s {stuck.label()}{on} ({rows}{where}). "
-               f"Drawn: it and the last operations acknowledged before it began; {around}.")  # fmt: skip
+    around = (
+        f"the {concurrent} operations concurrent with it ({min(concurrent, MOST_CONCURRENT)} drawn)"
+        if concurrent > 0
+        else "nothing was concurrent with it"
+    )
+    generic = (
+        f"No order of the operations explains process {stuck.process}'s {stuck.label()}{on} ({rows}{where}). "
+        f"Drawn: it and the last operations acknowledged before it began; {around}."
+    )
     if stuck.f == "append" and stuck.offset is not None:
-        return _append_sentence(ops, stuck, f"Process {stuck.process}'s append of {_show(stuck.value)}{on} was "
-                                f"acknowledged at offset {stuck.offset} ({rows}{where})") or generic  # fmt: skip
+        return (
+            _append_sentence(
+                ops,
+                stuck,
+                f"Process {stuck.process}'s append of {_show(stuck.value)}{on} was "
+                f"acknowledged at offset {stuck.offset} ({rows}{where})",
+            )
+            or generic
+        )
     if stuck.f != "read" or stuck.type != "ok":
         return generic
     seen = stuck.result
@@ -140,11 +176,14 @@ def sentence(ops: list[FocusOp], stuck: FocusOp, anomaly: dict, concurrent: int)
     if last.written() == seen:
         return generic
     of_seen = [op for op in writes if op.written() == seen and op is not last]
-    text = (f"Process {stuck.process}'s read{on} returned {_show(seen)} ({rows}{where}). "
-            f"Before it began, the {last.prose()} (row {last.invoke}, process {last.process}) had been acknowledged")
+    text = (
+        f"Process {stuck.process}'s read{on} returned {_show(seen)} ({rows}{where}). "
+        f"Before it began, the {last.prose()} (row {last.invoke}, process {last.process}) had been acknowledged"
+    )
     # A read that may already have seen the overwrite, before this one began.
-    earlier_reads = [op for op in ops if op.f == "read" and op.type == "ok" and last.t0 < op.t1 < stuck.t0
-                     and op.result != seen]  # fmt: skip
+    earlier_reads = [
+        op for op in ops if op.f == "read" and op.type == "ok" and last.t0 < op.t1 < stuck.t0 and op.result != seen
+    ]
     if earlier_reads:
         read = max(earlier_reads, key=lambda op: op.t1)
         text += f", and process {read.process} had already read {_show(read.result)} (row {read.invoke})"
@@ -154,22 +193,33 @@ def sentence(ops: list[FocusOp], stuck: FocusOp, anomaly: dict, concurrent: int)
         return text + f". Nothing else ever wrote {_show(seen)}, so no order lets this read see it."
     if all(op.type == "ok" and op.t1 < last.t0 for op in of_seen):
         shown = ", ".join(f"row {op.invoke}" for op in of_seen[-3:])
-        return (text + f". Every write of {_show(seen)} ({shown}) had finished before the {last.prose()} began, so "
-                f"{_show(seen)} was overwritten before this read began: the read is stale.")  # fmt: skip
+        return (
+            text + f". Every write of {_show(seen)} ({shown}) had finished before the {last.prose()} began, so "
+            f"{_show(seen)} was overwritten before this read began: the read is stale."
+        )
     return text + f"; a write of {_show(seen)} may still have been in flight, but no order of all of them fits."
 
 
 def _append_sentence(ops: list[FocusOp], stuck: FocusOp, opening: str) -> str | None:
     """An acknowledged log order that went back: an append acknowledged before
     this one began holds its offset or a later one."""
-    ahead = [op for op in ops if op.f == "append" and op.type == "ok" and op.offset is not None
-             and op.t1 < stuck.t0 and op.offset >= stuck.offset]  # fmt: skip
+    ahead = [
+        op
+        for op in ops
+        if op.f == "append"
+        and op.type == "ok"
+        and op.offset is not None
+        and op.t1 < stuck.t0
+        and op.offset >= stuck.offset
+    ]
     if not ahead:
         return None
     first = max(ahead, key=lambda op: op.offset)
-    return (f"{opening}, but before it began the append of {_show(first.value)} (row {first.invoke}) had been "
-            f"acknowledged at offset {first.offset}: the log's acknowledged order went back "
-            "(acknowledged records were overwritten).")
+    return (
+        f"{opening}, but before it began the append of {_show(first.value)} (row {first.invoke}) had been "
+        f"acknowledged at offset {first.offset}: the log's acknowledged order went back "
+        "(acknowledged records were overwritten)."
+    )
 
 
 def render_focus(history: pd.DataFrame, anomaly: dict, number: int) -> str:
@@ -199,26 +249,39 @@ def render_focus(history: pd.DataFrame, anomaly: dict, number: int) -> str:
         label = ("◀ " if op.t0 < start else "") + op.label() + ("" if op.type == "ok" else f" ({op.type})")
         room = 7 * len(label) + 12
         # The label inside a long bar, else after it, else before it.
-        where, anchor, colour = ((x0 + 6, "start", "#fff") if x1 - x0 > room else (x1 + 6, "start", "#333")
-                                 if x1 + room < WIDTH else (x0 - 6, "end", "#333"))  # fmt: skip
-        body.append(f"<g class='focus-op'><text x='4' y='{y + 11}'>process {op.process}</text>"
-                    f"<rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' fill='{COLOURS[op.type]}'"
-                    f"{outline}><title>{html.escape(title)}</title></rect>"
-                    f"<text x='{where:.1f}' y='{y + 11}' text-anchor='{anchor}' style='fill:{colour}'>"
-                    f"{html.escape(label)}</text></g>")  # fmt: skip
+        where, anchor, colour = (
+            (x0 + 6, "start", "#fff")
+            if x1 - x0 > room
+            else (x1 + 6, "start", "#333")
+            if x1 + room < WIDTH
+            else (x0 - 6, "end", "#333")
+        )
+        body.append(
+            f"<g class='focus-op'><text x='4' y='{y + 11}'>process {op.process}</text>"
+            f"<rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' fill='{COLOURS[op.type]}'"
+            f"{outline}><title>{html.escape(title)}</title></rect>"
+            f"<text x='{where:.1f}' y='{y + 11}' text-anchor='{anchor}' style='fill:{colour}'>"
+            f"{html.escape(label)}</text></g>"
+        )
     bottom = 8 + len(drawn) * ROW
     began = x(stuck.t0)
-    body.append(f"<line x1='{began:.1f}' y1='0' x2='{began:.1f}' y2='{bottom}' stroke='#c62828' stroke-dasharray='4 3'/>")
+    body.append(
+        f"<line x1='{began:.1f}' y1='0' x2='{began:.1f}' y2='{bottom}' stroke='#c62828' stroke-dasharray='4 3'/>"
+    )
     for k in range(6):
         t = start + (end - start) * k / 5
         anchor = ("start", "middle", "middle", "middle", "middle", "end")[k]
         body.append(f"<text x='{x(int(t)):.1f}' y='{bottom + 14}' text-anchor='{anchor}'>{t / 1e9:.3f} s</text>")
     height = bottom + 20
-    legend = ("<div class='legend'><span><i class='swatch' style='background:#2e9e4f'></i>acknowledged</span>"
-              "<span><i class='swatch' style='background:#e08a1e'></i>indeterminate (may take effect any time after it began: to the edge)</span>"
-              "<span><i class='swatch' style='background:#9aa3ad'></i>failed</span>"
-              "<span><i class='swatch' style='border:2px solid #c62828'></i>the operation no order explains "
-              "(dashed: when it began)</span></div>")  # fmt: skip
-    return (f"<div class='focus' id='focus-{number}'><h3>Anomaly {number + 1}, up close</h3>"
-            f"<p class='why'>{html.escape(text)}</p>{legend}"
-            f"<svg width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}'>{''.join(body)}</svg></div>")
+    legend = (
+        "<div class='legend'><span><i class='swatch' style='background:#2e9e4f'></i>acknowledged</span>"
+        "<span><i class='swatch' style='background:#e08a1e'></i>indeterminate (may take effect any time after it began: to the edge)</span>"
+        "<span><i class='swatch' style='background:#9aa3ad'></i>failed</span>"
+        "<span><i class='swatch' style='border:2px solid #c62828'></i>the operation no order explains "
+        "(dashed: when it began)</span></div>"
+    )
+    return (
+        f"<div class='focus' id='focus-{number}'><h3>Anomaly {number + 1}, up close</h3>"
+        f"<p class='why'>{html.escape(text)}</p>{legend}"
+        f"<svg width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}'>{''.join(body)}</svg></div>"
+    )

@@ -51,7 +51,9 @@ def read_manifest(archive: Path) -> dict:
         for entry in manifest["runs"].values():
             for meta in entry["files"].values():
                 if not isinstance(meta["sha256"], str) or not isinstance(meta["bytes"], int):
-                    raise ArchiveError(f"{path}: unreadable manifest: each file needs its sha256 (text) and bytes (a number)")
+                    raise ArchiveError(
+                        f"{path}: unreadable manifest: each file needs its sha256 (text) and bytes (a number)"
+                    )
     except (OSError, ValueError, KeyError, AttributeError, TypeError) as error:
         raise ArchiveError(f"{path}: unreadable manifest: {type(error).__name__}: {error}") from None
     return manifest
@@ -115,8 +117,11 @@ def add(archive: Path, run_dirs: list[Path], check) -> list[str]:
                 shutil.rmtree(leftover)
         shutil.copytree(run_dir, staging)
         staging.rename(target)
-        manifest["runs"][ident] = {"source": str(Path(run_dir).resolve()), "files": files,
-                                   "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
+        manifest["runs"][ident] = {
+            "source": str(Path(run_dir).resolve()),
+            "files": files,
+            "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         _write_manifest(archive, manifest)
         added.append(ident)
     write_index(archive, manifest)
@@ -150,8 +155,10 @@ def unlisted(archive: Path, manifest: dict) -> list[str]:
     """Run directories the manifest does not list: partial entries of a crash."""
     listed = set(manifest["runs"])
     on_disk = {p.name for p in (archive / RUNS).iterdir()} if (archive / RUNS).is_dir() else set()
-    return [f"{ident.removeprefix('.').removesuffix('.partial')}: partial entry: not in the manifest"
-            for ident in sorted(on_disk - listed)]  # fmt: skip
+    return [
+        f"{ident.removeprefix('.').removesuffix('.partial')}: partial entry: not in the manifest"
+        for ident in sorted(on_disk - listed)
+    ]
 
 
 def write_index(archive: Path, manifest: dict) -> pd.DataFrame:
@@ -174,7 +181,11 @@ def _index_row(ident: str, run_dir: Path) -> dict:
     try:
         meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
         verdict = json.loads((run_dir / "verdict.json").read_text())
-        if not isinstance(meta, dict) or not isinstance(verdict, dict) or not isinstance(verdict.get("checkers", {}), dict):
+        if (
+            not isinstance(meta, dict)
+            or not isinstance(verdict, dict)
+            or not isinstance(verdict.get("checkers", {}), dict)
+        ):
             raise HistoryError(f"{run_dir}: run.json and verdict.json must hold JSON objects")
     except (OSError, ValueError) as error:
         raise HistoryError(f"{run_dir}: {error}") from None

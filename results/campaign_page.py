@@ -36,26 +36,47 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     head = ["<h2>Targets</h2><table><tr><th>target</th><th>runs</th><th>failed</th><th>caught by</th></tr>"]
     for target, results in per_target.items():
         failed = sum(1 for valid, _ in results if valid is False)
-        caught = sorted({name for valid, failing in results if valid is False for name, r in failing.items()
-                         if r.get("valid") is False})  # fmt: skip
-        head.append(f"<tr><td>{html.escape(target)}</td><td>{len(results)}</td><td>{failed}</td>"
-                    f"<td>{html.escape(', '.join(caught))}</td></tr>")  # fmt: skip
+        caught = sorted(
+            {
+                name
+                for valid, failing in results
+                if valid is False
+                for name, r in failing.items()
+                if r.get("valid") is False
+            }
+        )
+        head.append(
+            f"<tr><td>{html.escape(target)}</td><td>{len(results)}</td><td>{failed}</td>"
+            f"<td>{html.escape(', '.join(caught))}</td></tr>"
+        )
     head.append("</table>")
-    body = ["<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th>"
-            "<th>fewer faults that still fail</th></tr>"]
+    body = [
+        "<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th>"
+        "<th>fewer faults that still fail</th></tr>"
+    ]
     for target, run_dir, valid, failing in rows:
-        first = next((f"{name}: {(r.get('anomalies') or [{}])[0].get('summary', r.get('error', ''))}"
-                      for name, r in failing.items()), "")  # fmt: skip
+        first = next(
+            (
+                f"{name}: {(r.get('anomalies') or [{}])[0].get('summary', r.get('error', ''))}"
+                for name, r in failing.items()
+            ),
+            "",
+        )
         link = run_dir.relative_to(folder) / "report.html"
-        body.append(f"<tr><td><a href='{html.escape(str(link))}'>{html.escape(run_dir.name)}</a></td>"
-                    f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
-                    f"<td>{html.escape(first)}</td><td>{_shrink(run_dir) if valid is False else ''}</td></tr>")  # fmt: skip
+        body.append(
+            f"<tr><td><a href='{html.escape(str(link))}'>{html.escape(run_dir.name)}</a></td>"
+            f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
+            f"<td>{html.escape(first)}</td><td>{_shrink(run_dir) if valid is False else ''}</td></tr>"
+        )
     body.append("</table>")
-    body.append(coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts),
-                               "the campaign's faults"))  # fmt: skip
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
-            f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
-            f"{''.join(head)}{''.join(body)}</body></html>")  # fmt: skip
+    body.append(
+        coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts), "the campaign's faults")
+    )
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
+        f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
+        f"{''.join(head)}{''.join(body)}</body></html>"
+    )
     path = folder / "summary.html"
     path.write_text(page)
     return path

@@ -82,8 +82,10 @@ def run_meta(run_dir: Path) -> dict:
         meta = json.loads(path.read_text())
     except ValueError as error:
         raise HistoryError(f"{path}: not JSON: {error}") from None
-    if not isinstance(meta, dict) or ("source" in meta and not isinstance(meta.get("model"), dict)) or not isinstance(
-        meta.get("capabilities", {}), dict
+    if (
+        not isinstance(meta, dict)
+        or ("source" in meta and not isinstance(meta.get("model"), dict))
+        or not isinstance(meta.get("capabilities", {}), dict)
     ):
         raise HistoryError(f"{path}: not a run description (an object, with a model if imported)")
     return meta

@@ -61,12 +61,16 @@ def model_of(run_dir: Path, history: pd.DataFrame) -> dict:
     if "source" in meta:
         name = meta.get("model", {}).get("name")
         if name not in EXPORTABLE_MODELS:
-            raise ExportError(f"{run_dir}: imported against the {name} model; export takes {', '.join(EXPORTABLE_MODELS)}")
+            raise ExportError(
+                f"{run_dir}: imported against the {name} model; export takes {', '.join(EXPORTABLE_MODELS)}"
+            )
         return meta["model"]
     client_fs = set(history.loc[history["process"] >= 0, "f"].dropna().unique())
     if not client_fs or not client_fs <= REGISTER_FS:
-        raise ExportError(f"{run_dir}: a history of {', '.join(sorted(client_fs)) or 'no client operations'}; "
-                          "export takes register histories (read, write, cas)")  # fmt: skip
+        raise ExportError(
+            f"{run_dir}: a history of {', '.join(sorted(client_fs)) or 'no client operations'}; "
+            "export takes register histories (read, write, cas)"
+        )
     return {"name": "cas-register", "initial": None}
 
 
@@ -76,8 +80,12 @@ def op_map(row) -> dict:
         op = {K("process"): K("nemesis"), K("type"): K("info"), K("f"): K(row.f), K("value"): value}
     else:
         keyed = not pd.isna(row.key)
-        op = {K("process"): int(row.process), K("type"): K(row.type), K("f"): K(row.f),
-              K("value"): [row.key, value] if keyed else value}  # fmt: skip
+        op = {
+            K("process"): int(row.process),
+            K("type"): K(row.type),
+            K("f"): K(row.f),
+            K("value"): [row.key, value] if keyed else value,
+        }
     if not pd.isna(row.error):
         op[K("error")] = row.error
     return {K("index"): int(row.index), K("time"): int(row.time_ns), **op}

@@ -81,15 +81,22 @@ def load_policy(path: Path) -> Policy:
     min_faults = raw.get("min_faults", 0)
     if isinstance(min_faults, bool) or not isinstance(min_faults, int) or min_faults < 0:
         raise PolicyError(f"{path}: min_faults: must be a whole number of faults, 0 or more, not {min_faults!r}")
-    policy = Policy(raw["required"], raw.get("may_be_absent", []), raw.get("allow_unknown", []), raw.get("availability", {}),
-                    min_faults)  # fmt: skip
+    policy = Policy(
+        raw["required"],
+        raw.get("may_be_absent", []),
+        raw.get("allow_unknown", []),
+        raw.get("availability", {}),
+        min_faults,
+    )
     for key, bound in _thresholds(policy.availability):
         *path_in, last = key.split(".")
         if not last.startswith(("max_", "min_")) or isinstance(bound, bool) or not isinstance(bound, (int, float)):
             raise PolicyError(f"{path}: availability.{key}: a threshold is max_FIGURE or min_FIGURE = number")
         per_window = len(path_in) == 2 and path_in[0] == "clients"
         if path_in and not per_window:
-            raise PolicyError(f"{path}: availability.{key}: thresholds go in [availability] or [availability.clients.WINDOW]")
+            raise PolicyError(
+                f"{path}: availability.{key}: thresholds go in [availability] or [availability.clients.WINDOW]"
+            )
         known = CLIENT_FIGURES if per_window else FIGURES
         if last[4:] not in known:
             raise PolicyError(f"{path}: availability.{key}: unknown figure {last[4:]!r}; known: {', '.join(known)}")
@@ -165,7 +172,9 @@ def _threshold_failure(stats: dict | None, key: str, bound: float) -> str | None
 def junit(checks: list[Check], path: Path) -> None:
     """One testcase per (run, requirement), a failure element where it failed."""
     failures = [c for c in checks if c.failure]
-    suite = ElementTree.Element("testsuite", name="splitbrain gate", tests=str(len(checks)), failures=str(len(failures)))
+    suite = ElementTree.Element(
+        "testsuite", name="splitbrain gate", tests=str(len(checks)), failures=str(len(failures))
+    )
     for check in checks:
         case = ElementTree.SubElement(suite, "testcase", classname=check.run, name=check.name)
         if check.failure:

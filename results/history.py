@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from checkers.errors import Defect, HistoryError, UsageError
+from checkers.errors import Defect, HistoryError
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
 
 
@@ -112,7 +112,9 @@ def _type_problem(row: dict, columns: dict[str, str]) -> str | None:
             if name in REQUIRED and columns is HISTORY_COLUMNS:
                 return f"{name}: missing"
             continue
-        if dtype in ("int64", "Int64") and (isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**63):
+        if dtype in ("int64", "Int64") and (
+            isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**63
+        ):
             return f"{name}: {value!r} is not an integer"
         if dtype == "boolean" and not isinstance(value, bool):
             return f"{name}: {value!r} is not true or false"
@@ -150,8 +152,12 @@ if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
 # Arrow's types as the contract's, straight from the file: strings stay in
 # Arrow memory (the pandas metadata of a file pandas wrote would make them
 # Python objects first: 2 s for 5M final rows), integers stay exact.
-_ARROW_TYPES = {pa.string(): pd.StringDtype("pyarrow"), pa.large_string(): pd.StringDtype("pyarrow"),
-                pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}  # fmt: skip
+_ARROW_TYPES = {
+    pa.string(): pd.StringDtype("pyarrow"),
+    pa.large_string(): pd.StringDtype("pyarrow"),
+    pa.int64(): pd.Int64Dtype(),
+    pa.bool_(): pd.BooleanDtype(),
+}
 
 
 def read_table(path: Path, columns: dict[str, str]) -> pd.DataFrame:
@@ -217,7 +223,11 @@ def find_run_dirs(paths: list[Path]) -> list[Path]:
             continue
         if not path.exists():
             raise HistoryError(f"{path}: no such file or folder")
-        inside = sorted(p for p in path.iterdir() if p.is_dir() and is_run(p) and not p.name.endswith(PARTIAL)) if path.is_dir() else []
+        inside = (
+            sorted(p for p in path.iterdir() if p.is_dir() and is_run(p) and not p.name.endswith(PARTIAL))
+            if path.is_dir()
+            else []
+        )
         if not inside:
             raise HistoryError(f"{path}: no run directories here")
         found += inside

@@ -39,9 +39,9 @@ import time
 from pathlib import Path
 
 from checkers.models import Model
-
 from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 from results.versions import recorded
+
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 
 TYPES = ("invoke", "ok", "fail", "info")
@@ -61,9 +61,13 @@ def history_rows(path: Path, fmt: str, records: list[Record], model: Model, inde
         where = f"{path}: line {record.line}"
         if record.type not in TYPES:
             raise ImportFormatError(f"{where}: unknown :type :{record.type} (known: {', '.join(TYPES)})")
-        row = {"index": index, "time_ns": record.time if use_time else index, "f": record.f,
-               "key": None if record.key is None else str(record.key),
-               "value": None if record.value is None else json.dumps(record.value)}  # fmt: skip
+        row = {
+            "index": index,
+            "time_ns": record.time if use_time else index,
+            "f": record.f,
+            "key": None if record.key is None else str(record.key),
+            "value": None if record.value is None else json.dumps(record.value),
+        }
         if not isinstance(record.process, int) or isinstance(record.process, bool):
             rows.append({**row, "process": NEMESIS_PROCESS, "type": record.type, "node": None})
             continue
@@ -75,7 +79,9 @@ def history_rows(path: Path, fmt: str, records: list[Record], model: Model, inde
         if record.type == "invoke":
             if record.process in pending:
                 earlier = pending[record.process].line
-                raise ImportFormatError(f"{where}: process {record.process} invokes again before completing line {earlier}")
+                raise ImportFormatError(
+                    f"{where}: process {record.process} invokes again before completing line {earlier}"
+                )
             pending[record.process] = record
         else:
             call = pending.pop(record.process, None)
@@ -96,8 +102,10 @@ def _unwrap_key(path: Path, record: Record) -> Record:
     if not isinstance(record.process, int) or isinstance(record.process, bool):
         return record
     if not (isinstance(record.value, list) and len(record.value) == 2):
-        raise ImportFormatError(f"{path}: line {record.line}: --independent: the value must be [key value], "
-                                f"not {json.dumps(record.value)[:60]}")  # fmt: skip
+        raise ImportFormatError(
+            f"{path}: line {record.line}: --independent: the value must be [key value], "
+            f"not {json.dumps(record.value)[:60]}"
+        )
     key, value = record.value
     return Record(record.line, record.process, record.type, record.f, key, value, record.error, record.time)
 

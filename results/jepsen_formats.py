@@ -78,9 +78,16 @@ def read_edn(path: Path) -> list[Record]:
             raise ImportFormatError(f"{path}: {where}: op map without :{', :'.join(missing)}")
         time = fields.get("time")
         records.append(
-            Record(line, plain(fields["process"]), plain(fields["type"]), plain(fields["f"]),
-                   plain(fields.get("key")), plain(fields.get("value")), plain(fields.get("error")),
-                   time if isinstance(time, int) else None)  # fmt: skip
+            Record(
+                line,
+                plain(fields["process"]),
+                plain(fields["type"]),
+                plain(fields["f"]),
+                plain(fields.get("key")),
+                plain(fields.get("value")),
+                plain(fields.get("error")),
+                time if isinstance(time, int) else None,
+            )
         )
     return records
 
@@ -130,8 +137,16 @@ def read_log(path: Path) -> list[Record]:
             raise ImportFormatError(f"{path}: line {number}: not a jepsen.util op line (PROCESS TYPE F VALUE)")
         process, type_, f, value = (*fields, "nil")[:4]
         records.append(
-            Record(number, _log_value(path, number, process), _keyword(path, number, type_, ":type"),
-                   _keyword(path, number, f, ":f"), None, _log_value(path, number, value), None, None)  # fmt: skip
+            Record(
+                number,
+                _log_value(path, number, process),
+                _keyword(path, number, type_, ":type"),
+                _keyword(path, number, f, ":f"),
+                None,
+                _log_value(path, number, value),
+                None,
+                None,
+            )
         )
     return records
 

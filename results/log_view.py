@@ -76,8 +76,13 @@ def moments(anomaly: dict, history: pd.DataFrame) -> list[tuple[str, int, int, i
     return found
 
 
-def render_log_lines(logs: dict[str, list[tuple[int, str]]], history: pd.DataFrame, anomaly: dict, number: int,
-                     shown: dict[tuple[str, int], int]) -> str:  # fmt: skip
+def render_log_lines(
+    logs: dict[str, list[tuple[int, str]]],
+    history: pd.DataFrame,
+    anomaly: dict,
+    number: int,
+    shown: dict[tuple[str, int], int],
+) -> str:
     """For each of the anomaly's moments, each node's lines around it; a
     moment an earlier anomaly's lines showed (`shown`: moment -> anomaly
     number, filled in here) links to them instead."""
@@ -85,7 +90,9 @@ def render_log_lines(logs: dict[str, list[tuple[int, str]]], history: pd.DataFra
     for what, at, start, end in moments(anomaly, history):
         heading = f"{html.escape(what)} at {at / 1e9:.3f} s"
         if (what, at) in shown:
-            parts.append(f"<h4>{heading}: <a href='#logs-{shown[what, at]}'>under anomaly {shown[what, at] + 1}</a></h4>")
+            parts.append(
+                f"<h4>{heading}: <a href='#logs-{shown[what, at]}'>under anomaly {shown[what, at] + 1}</a></h4>"
+            )
             continue
         shown[what, at] = number
         parts.append(f"<h4>{heading}</h4>")
@@ -94,8 +101,10 @@ def render_log_lines(logs: dict[str, list[tuple[int, str]]], history: pd.DataFra
             kept = sorted(sorted(near, key=lambda timed: abs(timed[0] - at))[:MAX_LINES])
             more = f", the {MAX_LINES} nearest of {len(near)}" if len(near) > MAX_LINES else ""
             text = "\n".join(f"{t / 1e9:9.3f} s  {line}" for t, line in kept) or "(nothing logged)"
-            parts.append(f"<details open><summary>{html.escape(node)} ({len(kept)} lines{more})</summary>"
-                         f"<pre class='log'>{html.escape(text)}</pre></details>")  # fmt: skip
+            parts.append(
+                f"<details open><summary>{html.escape(node)} ({len(kept)} lines{more})</summary>"
+                f"<pre class='log'>{html.escape(text)}</pre></details>"
+            )
     if not parts:
         return ""
     return f"<h3 id='logs-{number}'>The nodes' logs at anomaly {number + 1}</h3>" + "".join(parts)

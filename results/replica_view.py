@@ -35,8 +35,10 @@ def render_copies(final: pd.DataFrame, anomaly: dict, number: int) -> str:
         mark = " style='background:#fdecea'" if place == offset else ""
         rows.append(f"<tr{mark}><th>{place}</th>{cells}</tr>")
     where = f" of {html.escape(str(key))}" if key is not None else ""
-    return (f"<h3 id='copies-{number}'>Each replica's copy around offset {offset}{where}</h3>"
-            f"<table><tr><th>offset</th>{head}</tr>{''.join(rows)}</table>")  # fmt: skip
+    return (
+        f"<h3 id='copies-{number}'>Each replica's copy around offset {offset}{where}</h3>"
+        f"<table><tr><th>offset</th>{head}</tr>{''.join(rows)}</table>"
+    )
 
 
 def _shown(value, gone: bool) -> str:

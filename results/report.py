@@ -16,14 +16,12 @@ import numpy as np
 import pandas as pd
 
 import targets
-
 from checkers.availability import fault_windows
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, nemesis_done
+from results import log_view, run_options
 from results.anomaly_view import render_focus
-from results import log_view
-from results import run_options
 from results.history import PARTIAL, load_history, read_table
 from results.replica_view import MAX_SHOWN, render_copies
 from results.wording import counted
@@ -35,12 +33,29 @@ MAX_ROWS = 400
 # The rows an anomaly is about (a linearizable prefix is context, not blame: it is not outlined).
 ROW_FIELDS = ("index", "window")
 MAX_FOCUSED = 3
-ROLE_ORDER = ("leader", "follower", "candidate", "other", "majority", "all", "leader-cut-off", "leader-mute",
-              "follower-orphaned", "followers-cut-off", "links")
+ROLE_ORDER = (
+    "leader",
+    "follower",
+    "candidate",
+    "other",
+    "majority",
+    "all",
+    "leader-cut-off",
+    "leader-mute",
+    "follower-orphaned",
+    "followers-cut-off",
+    "links",
+)
 TIME_FIELDS = ("time_ns", "times_ns")
 OP_COLOURS = {"ok": "#2e9e4f", "fail": "#9aa3ad", "info": "#e08a1e", "open": "#e08a1e"}
-STATE_COLOURS = {"leader": "#1f5fbf", "follower": "#8fb3e6", "candidate": "#d62f2f", "prospective": "#f2a33a",
-                 "unattached": "#d9d9d9", "resigned": "#7b4fa0"}  # fmt: skip
+STATE_COLOURS = {
+    "leader": "#1f5fbf",
+    "follower": "#8fb3e6",
+    "candidate": "#d62f2f",
+    "prospective": "#f2a33a",
+    "unattached": "#d9d9d9",
+    "resigned": "#7b4fa0",
+}
 
 STYLE = """
 body { font: 14px/1.4 sans-serif; margin: 24px; color: #222; max-width: 1240px; }
@@ -55,8 +70,12 @@ table.coverage td.na { color: #bbb; }
 """
 
 
-def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.DataFrame | None = None,
-                 drawing: Drawing | None = None) -> Path:
+def write_report(
+    run_dir: Path,
+    history: pd.DataFrame | None = None,
+    events: pd.DataFrame | None = None,
+    drawing: Drawing | None = None,
+) -> Path:
     """Render `run_dir/report.html` from its tables (read here unless given,
     as the checking that just read them gives them, with the drawing it made
     beside the checkers) and verdict.json."""
@@ -67,17 +86,39 @@ def write_report(run_dir: Path, history: pd.DataFrame | None = None, events: pd.
         events = read_table(events_path, EVENTS_COLUMNS) if events_path.exists() else frame([], EVENTS_COLUMNS)
     verdict = json.loads((run_dir / "verdict.json").read_text())
     meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
-    placed = [a for a in verdict.get("checkers", {}).get("committed-data-loss", {}).get("anomalies", []) if "offset" in a]
-    final = read_table(run_dir / "final.parquet", FINAL_COLUMNS) if placed and (run_dir / "final.parquet").exists() else None
-    page = render(run_dir.name.removesuffix(PARTIAL), meta, history, events, verdict, drawing, final, _logs(run_dir, meta, verdict))
+    placed = [
+        a for a in verdict.get("checkers", {}).get("committed-data-loss", {}).get("anomalies", []) if "offset" in a
+    ]
+    final = (
+        read_table(run_dir / "final.parquet", FINAL_COLUMNS)
+        if placed and (run_dir / "final.parquet").exists()
+        else None
+    )
+    page = render(
+        run_dir.name.removesuffix(PARTIAL),
+        meta,
+        history,
+        events,
+        verdict,
+        drawing,
+        final,
+        _logs(run_dir, meta, verdict),
+    )
     path = run_dir / "report.html"
     path.write_text(page)
     return path
 
 
-def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, verdict: dict,
-           drawing: Drawing | None = None, final: pd.DataFrame | None = None,
-           logs: dict[str, list[tuple[int, str]]] | None = None) -> str:
+def render(
+    name: str,
+    meta: dict,
+    history: pd.DataFrame,
+    events: pd.DataFrame,
+    verdict: dict,
+    drawing: Drawing | None = None,
+    final: pd.DataFrame | None = None,
+    logs: dict[str, list[tuple[int, str]]] | None = None,
+) -> str:
     """The report page; `final` (the replicas' copies) where committed-data-loss
     named places, and `logs` (each node's timed lines) where there are anomalies."""
     drawing = drawing or Drawing(history, events)
@@ -89,7 +130,9 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
     # A row an anomaly names, invocation or completion, belongs to one drawn operation.
     # (Only the operations the anomalies name: a map of every row costs seconds on a million operations.)
     named = ops[ops["invoke"].isin(flagged) | ops["index"].isin(flagged)]
-    op_of = dict(zip(named["invoke"], named["invoke"])) | {c: i for c, i in zip(named["index"], named["invoke"]) if c >= 0}
+    op_of = dict(zip(named["invoke"], named["invoke"])) | {
+        c: i for c, i in zip(named["index"], named["invoke"]) if c >= 0
+    }
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>splitbrain report: {html.escape(name)}</title>",
         f"<style>{STYLE}{log_view.STYLE}</style></head><body>",
@@ -97,12 +140,23 @@ def render(name: str, meta: dict, history: pd.DataFrame, events: pd.DataFrame, v
         f"valid: {html.escape(str(verdict.get('valid')))}</span></h1>",
         _config(meta),
         _verdict(verdict, anomalies, bool(logs)),
-        *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies)
-          if checker == "linearizable"][:MAX_FOCUSED],
-        *([render_copies(final, a, k) for k, (checker, a) in enumerate(anomalies)
-           if checker == "committed-data-loss" and "offset" in a][:MAX_SHOWN] if final is not None else []),
-        *([log_view.render_log_lines(logs, history, a, k, shown) for k, (_, a) in enumerate(anomalies[:MAX_SHOWN])]
-          if logs else []),
+        *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies) if checker == "linearizable"][
+            :MAX_FOCUSED
+        ],
+        *(
+            [
+                render_copies(final, a, k)
+                for k, (checker, a) in enumerate(anomalies)
+                if checker == "committed-data-loss" and "offset" in a
+            ][:MAX_SHOWN]
+            if final is not None
+            else []
+        ),
+        *(
+            [log_view.render_log_lines(logs, history, a, k, shown) for k, (_, a) in enumerate(anomalies[:MAX_SHOWN])]
+            if logs
+            else []
+        ),
         "<h2>Timeline</h2>",
         _legend(set(nemesis_done(history)["f"])),
         drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
@@ -135,8 +189,10 @@ class _Scale:
         ticks = [f"<line x1='{LEFT}' y1='{y}' x2='{WIDTH - 10}' y2='{y}' stroke='#999'/>"]
         for i in range(int(seconds / step) + 1):
             x = self.x(i * step * 1e9)
-            ticks.append(f"<line x1='{x:.1f}' y1='{y}' x2='{x:.1f}' y2='{y + 4}' stroke='#999'/>"
-                         f"<text x='{x:.1f}' y='{y + 15}' text-anchor='middle'>{i * step:g} s</text>")  # fmt: skip
+            ticks.append(
+                f"<line x1='{x:.1f}' y1='{y}' x2='{x:.1f}' y2='{y + 4}' stroke='#999'/>"
+                f"<text x='{x:.1f}' y='{y + 15}' text-anchor='middle'>{i * step:g} s</text>"
+            )
         return "".join(ticks)
 
 
@@ -156,8 +212,10 @@ class Drawing:
         self.top, self.height = 16, max(len(nodes) + len(processes), 1) * LANE
         lanes = [f"node {n}" for n in nodes] + [f"process {p}" for p in processes]
         self.background = [_shade(self.scale, windows, 0, self.top + self.height)]
-        self.background += [f"<text x='4' y='{self.top + lane * LANE + 10}'>{html.escape(label)}</text>"
-                            for lane, label in enumerate(lanes)]  # fmt: skip
+        self.background += [
+            f"<text x='4' y='{self.top + lane * LANE + 10}'>{html.escape(label)}</text>"
+            for lane, label in enumerate(lanes)
+        ]
         self.background += _states(self.scale, transitions, nodes, self.top)
         lane_of = pd.Series(range(len(nodes), len(nodes) + len(processes)), index=processes, dtype="int64")
         self.shown = _described(self.ops[self.ops["process"].isin(lane_of.index)].head(MAX_OPS), history)
@@ -172,20 +230,26 @@ class Drawing:
         anomalies' moments (`marks`) and the operations they name outlined."""
         bars = list(self.bars)
         outlined = np.flatnonzero(self.shown["invoke"].isin(flagged).to_numpy())
-        for k, bar in zip(outlined, _bars(self.scale, self.shown.iloc[outlined], self.lane_y[outlined],
-                                          np.ones(len(outlined), dtype=bool))):  # fmt: skip
+        for k, bar in zip(
+            outlined,
+            _bars(self.scale, self.shown.iloc[outlined], self.lane_y[outlined], np.ones(len(outlined), dtype=bool)),
+        ):
             bars[k] = bar
         body = self.background + bars + self.instants
         for k, t in marks:
             x = self.scale.x(t)
-            body.append(f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' "
-                        f"y2='{self.top + self.height}' stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'>"
-                        f"<title>anomaly {k + 1}</title></line></a>")  # fmt: skip
+            body.append(
+                f"<a href='#anomaly-{k}'><line id='mark-{k}' x1='{x:.1f}' y1='0' x2='{x:.1f}' "
+                f"y2='{self.top + self.height}' stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'>"
+                f"<title>anomaly {k + 1}</title></line></a>"
+            )
         hidden = len(self.ops) - len(self.shown)
         note = f"<p>{hidden} operations not drawn.</p>" if hidden else ""
         total = self.top + self.height + 24
-        return (f"<svg width='{WIDTH}' height='{total}' viewBox='0 0 {WIDTH} {total}'>{''.join(body)}"
-                f"{self.scale.axis(self.top + self.height + 2)}</svg>{note}")  # fmt: skip
+        return (
+            f"<svg width='{WIDTH}' height='{total}' viewBox='0 0 {WIDTH} {total}'>{''.join(body)}"
+            f"{self.scale.axis(self.top + self.height + 2)}</svg>{note}"
+        )
 
 
 def _operations(history: pd.DataFrame) -> pd.DataFrame:
@@ -197,13 +261,22 @@ def _operations(history: pd.DataFrame) -> pd.DataFrame:
     end = int(history["time_ns"].max()) if len(history) else 0
     times, index = history["time_ns"].to_numpy(dtype="int64"), history["index"].to_numpy(dtype="int64")
     t1 = np.concatenate([times[pairs.done], np.full(len(pairs.pending), end, dtype="int64")])
-    kinds = pd.concat([history["type"].take(pairs.done), pd.Series("open", index=range(len(pairs.pending)), dtype=TEXT)],
-                      ignore_index=True)  # fmt: skip
-    ops = pd.DataFrame({
-        "index": np.concatenate([index[pairs.done], np.full(len(pairs.pending), -1, dtype="int64")]),
-        "invoke": index[call], "row": call, "t0": times[call], "t1": t1,
-        "process": history["process"].to_numpy(dtype="int64")[call], "type": kinds, "latency_ms": (t1 - times[call]) / 1e6,
-    })  # fmt: skip
+    kinds = pd.concat(
+        [history["type"].take(pairs.done), pd.Series("open", index=range(len(pairs.pending)), dtype=TEXT)],
+        ignore_index=True,
+    )
+    ops = pd.DataFrame(
+        {
+            "index": np.concatenate([index[pairs.done], np.full(len(pairs.pending), -1, dtype="int64")]),
+            "invoke": index[call],
+            "row": call,
+            "t0": times[call],
+            "t1": t1,
+            "process": history["process"].to_numpy(dtype="int64")[call],
+            "type": kinds,
+            "latency_ms": (t1 - times[call]) / 1e6,
+        }
+    )
     return ops.sort_values("t0", kind="stable").reset_index(drop=True)
 
 
@@ -238,13 +311,22 @@ def _times(anomaly: dict) -> list[int]:
 
 def _config(meta: dict) -> str:
     config = meta.get("config") or {}
-    shown = {k: config[k] for k in ("backend", "nodes", "workload", "nemesis", "topologies", "time_limit_s", "rate",
-                                    "concurrency") if k in config}  # fmt: skip
+    shown = {
+        k: config[k]
+        for k in ("backend", "nodes", "workload", "nemesis", "topologies", "time_limit_s", "rate", "concurrency")
+        if k in config
+    }
     shown["options"] = run_options.recorded(meta)
     if "source" in meta:
-        shown = {"source": meta["source"].get("file"), "format": meta["source"].get("format"), "model": meta.get("model")}
+        shown = {
+            "source": meta["source"].get("file"),
+            "format": meta["source"].get("format"),
+            "model": meta.get("model"),
+        }
     shown["seed"] = meta.get("seed")
-    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(json.dumps(v))}</td></tr>" for k, v in shown.items())
+    cells = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(json.dumps(v))}</td></tr>" for k, v in shown.items()
+    )
     return f"<table>{cells}</table>"
 
 
@@ -267,8 +349,10 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]], logs: bool) -> st
                 links.append(f"(and {len(rows) - 6} more rows below)")
             links += [f"<a href='#mark-{k}'>at {t / 1e9:.3f} s</a>" for t in _times(anomaly)[:5]]
             links += [f"<a href='#logs-{k}'>the nodes' logs</a>"] if logs and k < MAX_SHOWN else []
-            lines.append(f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
-                         f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>")  # fmt: skip
+            lines.append(
+                f"<li id='anomaly-{k}'><b>{html.escape(checker)}</b>: "
+                f"{html.escape(anomaly.get('summary', anomaly.get('kind', '')))} {' '.join(links)}</li>"
+            )
         lines.append("</ol>")
     return "\n".join(lines)
 
@@ -278,7 +362,8 @@ def roles_for(fault: str) -> tuple[str, ...]:
     partition = ("leader-cut-off", "leader-mute", "follower-orphaned", "followers-cut-off")
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
     return {"partition": partition, "latency": ("links",)}.get(
-        fault, ("leader", "follower", "candidate", "other", *many))
+        fault, ("leader", "follower", "candidate", "other", *many)
+    )
 
 
 def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:
@@ -301,9 +386,11 @@ def coverage_table(cells: list[dict], what: str = "this run's faults") -> str:
             tds.append(f"<td title='{html.escape(title)}' class='{'hit' if count else 'missed'}'>{count or ''}</td>")
         rows.append(f"<tr><th>{html.escape(fault)}</th>{''.join(tds)}</tr>")
     head = "".join(f"<th>{html.escape(r)}</th>" for r in roles)
-    return (f"<h2>Coverage</h2><p>What {html.escape(what)} tried: {counted(len(cells), 'cell')} of (fault, role hit, what else "
-            "was going on); hover a count for the last. An empty cell was never tried.</p>"
-            f"<table class='coverage'><tr><th>fault</th>{head}</tr>{''.join(rows)}</table>")
+    return (
+        f"<h2>Coverage</h2><p>What {html.escape(what)} tried: {counted(len(cells), 'cell')} of (fault, role hit, what else "
+        "was going on); hover a count for the last. An empty cell was never tried.</p>"
+        f"<table class='coverage'><tr><th>fault</th>{head}</tr>{''.join(rows)}</table>"
+    )
 
 
 def _legend(shown: set[str]) -> str:
@@ -324,10 +411,12 @@ def _shade(scale: _Scale, windows: pd.DataFrame, top: float, height: float) -> s
     for w in windows.itertuples(index=False):
         x0, x1 = scale.x(w.start_ns), scale.x(w.end_ns)
         colour = BY_NAME[w.f].colour if w.f in BY_NAME else "#555555"
-        shades.append(f"<rect class='fault' x='{x0:.1f}' y='{top}' width='{max(x1 - x0, 1):.1f}' height='{height}' "
-                      f"fill='{colour}' fill-opacity='0.12'><title>{html.escape(str(w.f))} "
-                      f"{html.escape(str(w.node or ''))} {w.start_ns / 1e9:.2f}-{w.end_ns / 1e9:.2f} s</title></rect>"
-                      f"<text x='{x0 + 2:.1f}' y='{top + 10}' fill='{colour}'>{html.escape(str(w.f))}</text>")  # fmt: skip
+        shades.append(
+            f"<rect class='fault' x='{x0:.1f}' y='{top}' width='{max(x1 - x0, 1):.1f}' height='{height}' "
+            f"fill='{colour}' fill-opacity='0.12'><title>{html.escape(str(w.f))} "
+            f"{html.escape(str(w.node or ''))} {w.start_ns / 1e9:.2f}-{w.end_ns / 1e9:.2f} s</title></rect>"
+            f"<text x='{x0 + 2:.1f}' y='{top + 10}' fill='{colour}'>{html.escape(str(w.f))}</text>"
+        )
     return "".join(shades)
 
 
@@ -344,9 +433,11 @@ def _instants(scale, instants: pd.DataFrame, bottom: float) -> list[str]:
     for row in instants.itertuples(index=False):
         x = scale.x(row.time_ns)
         title = f"{html.escape(str(row.f))} {html.escape(str(row.node or ''))} at {row.time_ns / 1e9:.2f} s"
-        drawn.append(f"<g class='instant'><line x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{bottom}' stroke='{INSTANT_COLOUR}' "
-                     f"stroke-width='1.5'/><polygon points='{x - 5:.1f},0 {x + 5:.1f},0 {x:.1f},8' fill='{INSTANT_COLOUR}'/>"
-                     f"<title>{title}</title></g>")  # fmt: skip
+        drawn.append(
+            f"<g class='instant'><line x1='{x:.1f}' y1='0' x2='{x:.1f}' y2='{bottom}' stroke='{INSTANT_COLOUR}' "
+            f"stroke-width='1.5'/><polygon points='{x - 5:.1f},0 {x + 5:.1f},0 {x:.1f},8' fill='{INSTANT_COLOUR}'/>"
+            f"<title>{title}</title></g>"
+        )
     return drawn
 
 
@@ -358,9 +449,11 @@ def _states(scale: _Scale, transitions: pd.DataFrame, nodes: list[str], top: int
         times = mine["time_ns"].tolist() + [scale.span_ns]
         for (state, t0), t1 in zip(zip(mine["state"], mine["time_ns"]), times[1:]):
             x0, x1 = scale.x(t0), scale.x(t1)
-            drawn.append(f"<rect x='{x0:.1f}' y='{top + lane * LANE + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{LANE - 4}'"
-                         f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
-                         f" from {t0 / 1e9:.3f} s</title></rect>")  # fmt: skip
+            drawn.append(
+                f"<rect x='{x0:.1f}' y='{top + lane * LANE + 2}' width='{max(x1 - x0, 0.5):.1f}' height='{LANE - 4}'"
+                f" fill='{STATE_COLOURS.get(state, '#bbb')}'><title>{html.escape(node)}: {html.escape(str(state))}"
+                f" from {t0 / 1e9:.3f} s</title></rect>"
+            )
     return drawn
 
 
@@ -380,12 +473,23 @@ def _bars(scale: _Scale, ops: pd.DataFrame, y: np.ndarray, outlined: np.ndarray)
     fills = [OP_COLOURS.get(t, "#bbb") for t in ops["type"].tolist()]
     bars = []
     for invoke, a, b, top, fill, f, value, kind, ms, outline in zip(
-            ops["invoke"].tolist(), x0, x1, y.tolist(), fills, _escaped(ops["f"]), _escaped(ops["value"]),
-            ops["type"].tolist(), ops["latency_ms"].tolist(), outlined.tolist()):  # fmt: skip
+        ops["invoke"].tolist(),
+        x0,
+        x1,
+        y.tolist(),
+        fills,
+        _escaped(ops["f"]),
+        _escaped(ops["value"]),
+        ops["type"].tolist(),
+        ops["latency_ms"].tolist(),
+        outlined.tolist(),
+    ):
         stroke = " stroke='#c62828' stroke-width='2'" if outline else ""
-        bar = (f"<rect class='op' id='op-{invoke}' x='{a:.1f}' y='{top}' width='{max(b - a, 1):.1f}' "
-               f"height='{LANE - 6}' fill='{fill}'{stroke}><title>row {invoke}: {f} {value} -> {kind} "
-               f"({ms:.1f} ms)</title></rect>")  # fmt: skip
+        bar = (
+            f"<rect class='op' id='op-{invoke}' x='{a:.1f}' y='{top}' width='{max(b - a, 1):.1f}' "
+            f"height='{LANE - 6}' fill='{fill}'{stroke}><title>row {invoke}: {f} {value} -> {kind} "
+            f"({ms:.1f} ms)</title></rect>"
+        )
         bars.append(f"<a href='#row-{invoke}'>{bar}</a>" if outline else bar)
     return bars
 
@@ -404,12 +508,16 @@ def _latency(scale, ops, windows) -> str:
     body = [_shade(scale, windows, 0, height)]
     for decade in range(math.floor(low), math.ceil(high) + 1):
         if low <= decade <= high:
-            body.append(f"<line x1='{LEFT}' y1='{y(10**decade):.1f}' x2='{WIDTH - 10}' y2='{y(10**decade):.1f}' "
-                        f"stroke='#eee'/><text x='{LEFT - 6}' y='{y(10**decade) + 4:.1f}' text-anchor='end'>"
-                        f"{10**decade:g} ms</text>")  # fmt: skip
+            body.append(
+                f"<line x1='{LEFT}' y1='{y(10**decade):.1f}' x2='{WIDTH - 10}' y2='{y(10**decade):.1f}' "
+                f"stroke='#eee'/><text x='{LEFT - 6}' y='{y(10**decade) + 4:.1f}' text-anchor='end'>"
+                f"{10**decade:g} ms</text>"
+            )
     fills = [OP_COLOURS.get(t, "#bbb") for t in done["type"].tolist()]
-    body += [f"<circle cx='{x:.1f}' cy='{v:.1f}' r='2' fill='{fill}'/>"
-             for x, v, fill in zip(scale.xs(done["t1"].to_numpy()), y(done["latency_ms"].to_numpy()).tolist(), fills)]  # fmt: skip
+    body += [
+        f"<circle cx='{x:.1f}' cy='{v:.1f}' r='2' fill='{fill}'/>"
+        for x, v, fill in zip(scale.xs(done["t1"].to_numpy()), y(done["latency_ms"].to_numpy()).tolist(), fills)
+    ]
     return f"<svg width='{WIDTH}' height='{height + 24}'>{''.join(body)}{scale.axis(height + 2)}</svg>"
 
 
@@ -421,12 +529,15 @@ def _throughput(scale, ops, windows) -> str:
     counts = pd.Series(((ok // width_ns).clip(upper=bins - 1)).astype("int64")).value_counts()
     rates = [counts.get(i, 0) / (width_ns / 1e9) for i in range(bins)]
     peak = max(max(rates), 1)
-    points = " ".join(f"{scale.x((i + 0.5) * width_ns):.1f},{10 + (height - 20) * (1 - r / peak):.1f}"
-                      for i, r in enumerate(rates))  # fmt: skip
-    return (f"<svg width='{WIDTH}' height='{height + 24}'>{_shade(scale, windows, 0, height)}"
-            f"<text x='{LEFT - 6}' y='14' text-anchor='end'>{peak:.0f}/s</text>"
-            f"<polyline fill='none' stroke='#1f5fbf' stroke-width='1.5' points='{points}'/>"
-            f"{scale.axis(height + 2)}</svg>")  # fmt: skip
+    points = " ".join(
+        f"{scale.x((i + 0.5) * width_ns):.1f},{10 + (height - 20) * (1 - r / peak):.1f}" for i, r in enumerate(rates)
+    )
+    return (
+        f"<svg width='{WIDTH}' height='{height + 24}'>{_shade(scale, windows, 0, height)}"
+        f"<text x='{LEFT - 6}' y='14' text-anchor='end'>{peak:.0f}/s</text>"
+        f"<polyline fill='none' stroke='#1f5fbf' stroke-width='1.5' points='{points}'/>"
+        f"{scale.axis(height + 2)}</svg>"
+    )
 
 
 def _rows_table(history: pd.DataFrame, flagged: set[int], op_of: dict[int, int]) -> str:

@@ -45,8 +45,12 @@ def options_of(meta: dict) -> str:
     if "source" in meta:
         model = meta.get("model") or {}
         return f"imported {meta['source'].get('format', '')}, model {model.get('name', '?')}"
-    parts = [f"{config.get('backend', '?')}", f"{config.get('nodes', '?')} nodes",
-             ",".join(config.get("nemesis") or []) or "no faults", f"{config.get('time_limit_s', '?')} s"]  # fmt: skip
+    parts = [
+        f"{config.get('backend', '?')}",
+        f"{config.get('nodes', '?')} nodes",
+        ",".join(config.get("nemesis") or []) or "no faults",
+        f"{config.get('time_limit_s', '?')} s",
+    ]
     if config.get("topologies"):
         parts.append("topologies " + ",".join(config["topologies"]))
     options = run_options.changed(meta)
@@ -57,8 +61,11 @@ def describe(root: Path, run_dir: Path, campaign: str) -> dict:
     meta = _json(run_dir / "run.json")
     config = meta.get("config") or {}
     verdict = _json(run_dir / "verdict.json")
-    failing = sorted(name for name, result in (verdict.get("checkers") or {}).items()
-                     if isinstance(result, dict) and result.get("valid") is not True)  # fmt: skip
+    failing = sorted(
+        name
+        for name, result in (verdict.get("checkers") or {}).items()
+        if isinstance(result, dict) and result.get("valid") is not True
+    )
     stamp = run_dir / "run.json" if (run_dir / "run.json").exists() else run_dir
     return {
         "path": run_dir.relative_to(root).as_posix(),
@@ -92,8 +99,9 @@ def scan(root: Path) -> tuple[list[dict], list[dict]]:
         campaign_here = any(mark in files for mark in CAMPAIGN_MARKS)
         if campaign_here:
             summary = here / "summary.html"
-            campaigns.append({"path": here.relative_to(root).as_posix(), "name": here.name,
-                              "summary": summary.exists()})  # fmt: skip
+            campaigns.append(
+                {"path": here.relative_to(root).as_posix(), "name": here.name, "summary": summary.exists()}
+            )
         keep = []
         for name in sorted(names):
             child = here / name

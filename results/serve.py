@@ -23,13 +23,28 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from .report import STYLE
 from .run_index import FILTERS, matches, scan
 
-PAGE_STYLE = STYLE + """
+PAGE_STYLE = (
+    STYLE
+    + """
 body { max-width: none; } form.filters label { margin-right: 10px; } form.filters input { width: 7em; }
 form.filters input[name=options] { width: 14em; } td form { margin: 0; } .note { background: #fff3b0; padding: 4px 8px; }
 td.started, td.seed { white-space: nowrap; }
 .verdict-false { color: #c62828; font-weight: bold; } .verdict-true { color: #2e7d32; } .verdict-unknown, .verdict-incomplete { color: #e08a1e; }
 """
-COLUMNS = ("started", "id", "campaign", "option_set", "target", "workload", "bugs", "seed", "options", "verdict", "failing")
+)
+COLUMNS = (
+    "started",
+    "id",
+    "campaign",
+    "option_set",
+    "target",
+    "workload",
+    "bugs",
+    "seed",
+    "options",
+    "verdict",
+    "failing",
+)
 
 
 def _options(values: list[str], chosen: str) -> str:
@@ -45,10 +60,14 @@ def filters_form(runs: list[dict], wanted: dict[str, str]) -> str:
             control = f"<input name='{name}' value='{html.escape(wanted.get(name, ''))}'>"
         else:
             values = sorted({v for row in runs for v in (row[name].split(",") if name == "bugs" else [row[name]]) if v})
-            control = f"<select name='{name}' onchange='this.form.submit()'>{_options(values, wanted.get(name, ''))}</select>"
+            control = (
+                f"<select name='{name}' onchange='this.form.submit()'>{_options(values, wanted.get(name, ''))}</select>"
+            )
         fields.append(f"<label>{name.replace('_', ' ')} {control}</label>")
-    return (f"<form class='filters' method='get' action='/'>{''.join(fields)}<button>filter</button> "
-            "<a href='/'>clear</a></form>")  # fmt: skip
+    return (
+        f"<form class='filters' method='get' action='/'>{''.join(fields)}<button>filter</button> "
+        "<a href='/'>clear</a></form>"
+    )
 
 
 def _cell(row: dict, column: str) -> str:
@@ -66,8 +85,10 @@ def _cell(row: dict, column: str) -> str:
 def _recheck_button(row: dict) -> str:
     if row["partial"]:
         return ""
-    return (f"<form method='post' action='/recheck'><input type='hidden' name='run' value='{html.escape(row['path'])}'>"
-            "<button>re-check</button></form>")  # fmt: skip
+    return (
+        f"<form method='post' action='/recheck'><input type='hidden' name='run' value='{html.escape(row['path'])}'>"
+        "<button>re-check</button></form>"
+    )
 
 
 def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
@@ -82,9 +103,10 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
     )
     listed = "".join(
         f"<li><a href='/{quote(c['path'])}/summary.html'>{html.escape(c['name'])}</a>: {c['runs']} runs, {c['failed']} failed</li>"
-        if c["summary"] else f"<li>{html.escape(c['name'])}: {c['runs']} runs (no summary yet)</li>"
+        if c["summary"]
+        else f"<li>{html.escape(c['name'])}: {c['runs']} runs (no summary yet)</li>"
         for c in campaigns
-    )  # fmt: skip
+    )
     latest = "<a href='/latest'>latest run</a>" if runs else "no runs yet"
     return (
         "<!doctype html><html><head><meta charset='utf-8'><title>splitbrain runs</title>"

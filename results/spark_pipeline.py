@@ -82,8 +82,7 @@ def _session(master: str) -> SparkSession:
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     spark = (
-        builder
-        .appName("splitbrain-analyze")
+        builder.appName("splitbrain-analyze")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -113,13 +112,20 @@ def recheck(store: str, run_id: str, entry: dict, budget_s: float) -> tuple[list
     except HistoryError as error:
         return [], [f"{run_id}: {error}"]
     return [
-        {"run_id": run_id, "checker": name, "valid": str(result["valid"]).lower(),
-         "kinds": ",".join(sorted({a["kind"] for a in result.get("anomalies", []) if a.get("kind")}))}
-        for name, result in verdict["checkers"].items() if name in SAFETY
-    ], []  # fmt: skip
+        {
+            "run_id": run_id,
+            "checker": name,
+            "valid": str(result["valid"]).lower(),
+            "kinds": ",".join(sorted({a["kind"] for a in result.get("anomalies", []) if a.get("kind")})),
+        }
+        for name, result in verdict["checkers"].items()
+        if name in SAFETY
+    ], []
 
 
-def verdicts(spark: SparkSession, store: Path, entries: dict[str, dict], budget_s: float, progress=None) -> tuple[pd.DataFrame, list[str]]:  # fmt: skip
+def verdicts(
+    spark: SparkSession, store: Path, entries: dict[str, dict], budget_s: float, progress=None
+) -> tuple[pd.DataFrame, list[str]]:
     """(one row per (run_id, checker): valid and the anomaly kinds found; the
     problems of runs left out). `progress` hears ("re-check", runs done,
     runs in all) as tasks end."""
@@ -171,9 +177,11 @@ def coverage(runs: DataFrame, by: list[str]) -> DataFrame:
     """Every run's coverage cells added up per option set: how often each
     (fault, role hit, what else was going on) was tried, in how many runs."""
     cells = runs.select(*by, "run_id", F.explode(F.from_json("coverage", COVERAGE_CELLS)).alias("cell"))
-    return (cells.groupBy(*by, "cell.fault", "cell.role", "cell.with")
-            .agg(F.sum("cell.count").alias("tried"), F.countDistinct("run_id").alias("runs"))
-            .orderBy(*by, "fault", "role", "with"))  # fmt: skip
+    return (
+        cells.groupBy(*by, "cell.fault", "cell.role", "cell.with")
+        .agg(F.sum("cell.count").alias("tried"), F.countDistinct("run_id").alias("runs"))
+        .orderBy(*by, "fault", "role", "with")
+    )
 
 
 def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -181,34 +189,61 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     as Spark aggregations over the runs; disagreements with the archived verdicts."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
     # Settings that are true or false stay so (not "True" in analysis/*.json); the rest is text.
-    flags = [c for c in index.columns if c not in figures and index[c].map(lambda v: v is None or isinstance(v, bool)).all()
-             and index[c].notna().any()]  # fmt: skip
+    flags = [
+        c
+        for c in index.columns
+        if c not in figures
+        and index[c].map(lambda v: v is None or isinstance(v, bool)).all()
+        and index[c].notna().any()
+    ]
     texts = [c for c in index.columns if c not in figures and c not in flags]
     table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
     table[flags] = index[flags].astype(object).where(index[flags].notna(), None)
     table[figures] = index[figures].astype("float64")
     runs = spark.createDataFrame(table)
-    per_run = spark.createDataFrame(rechecked).groupBy("run_id").agg(
-        F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
-        F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
+    per_run = (
+        spark.createDataFrame(rechecked)
+        .groupBy("run_id")
+        .agg(
+            F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
+            F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias(
+                "failed_checkers"
+            ),
+        )
     )
     joined = runs.join(per_run, "run_id", "left").cache()
     options = [c for c in ("option_set", "target", "bugs", "options", "nemesis") if c in index]
     rates = ["runs", "failed", "failure_rate", "caught_by"]
     spread = [f"{kind}_{c}" for kind in ("mean", "max") for c in figures]
-    by_options = joined.groupBy(*options).agg(
-        F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"), F.avg("failed").alias("failure_rate"),
-        F.concat_ws(",", F.array_sort(F.array_distinct(F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))),
-                                                                  lambda c: c != "")))).alias("caught_by"),
-        *[F.avg(c).alias(f"mean_{c}") for c in figures], *[F.max(c).alias(f"max_{c}") for c in figures],
-    ).toPandas()  # fmt: skip
+    by_options = (
+        joined.groupBy(*options)
+        .agg(
+            F.count(F.lit(1)).alias("runs"),
+            F.sum("failed").alias("failed"),
+            F.avg("failed").alias("failure_rate"),
+            F.concat_ws(
+                ",",
+                F.array_sort(
+                    F.array_distinct(
+                        F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))), lambda c: c != "")
+                    )
+                ),
+            ).alias("caught_by"),
+            *[F.avg(c).alias(f"mean_{c}") for c in figures],
+            *[F.max(c).alias(f"max_{c}") for c in figures],
+        )
+        .toPandas()
+    )
     config = [c for c in CONFIG_COLUMNS if c in index]
     # Runs of one configuration that differ only by seed or repeat; imported histories are not such runs.
     flaky = (
-        joined.where(F.col("target") != "import").groupBy(*config).agg(F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"),
-                                    F.collect_list("run_id").alias("run_ids"))
+        joined.where(F.col("target") != "import")
+        .groupBy(*config)
+        .agg(
+            F.count(F.lit(1)).alias("runs"), F.sum("failed").alias("failed"), F.collect_list("run_id").alias("run_ids")
+        )
         .where((F.col("failed") > 0) & (F.col("failed") < F.col("runs")))
-    )  # fmt: skip
+    )
     found = {
         "coverage": coverage(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
         "failure_rate": by_options[options + rates],
@@ -230,8 +265,9 @@ def disagreements(index: pd.DataFrame, rechecked: pd.DataFrame) -> pd.DataFrame:
     return differ[["run_id", "checker", "archived", "rechecked"]].reset_index(drop=True)
 
 
-def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budget_s: float = 30.0,
-            progress=None) -> dict:  # fmt: skip
+def analyze(
+    store: Path, master: str = "local[*]", out: Path | None = None, budget_s: float = 30.0, progress=None
+) -> dict:
     """Verify, re-check and summarise; writes the results under `out` (default
     ARCHIVE/analysis). `progress` hears each stage's name (and, during the
     re-check, runs done and in all); `timings` gives each stage's seconds."""
@@ -240,7 +276,9 @@ def analyze(store: Path, master: str = "local[*]", out: Path | None = None, budg
         raise archive_.ArchiveError(f"{store}: not an archive (no {archive_.MANIFEST})")
     manifest = archive_.read_manifest(store)
     problems = archive_.unlisted(store, manifest)
-    index = pd.read_parquet(store / archive_.INDEX) if (store / archive_.INDEX).exists() else pd.DataFrame({"run_id": []})
+    index = (
+        pd.read_parquet(store / archive_.INDEX) if (store / archive_.INDEX).exists() else pd.DataFrame({"run_id": []})
+    )
     out = Path(out or store / "analysis")
     out.mkdir(parents=True, exist_ok=True)
     step = progress or (lambda *args: None)

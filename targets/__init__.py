@@ -4,10 +4,9 @@ is named (`--target NAME`), never imported by its package."""
 
 from __future__ import annotations
 
-from checkers.errors import SettingError
-
 import importlib
 
+from checkers.errors import SettingError
 from targets.interface import Target
 
 # name -> the module whose TARGET implements targets.interface.Target

@@ -13,12 +13,11 @@ declarations to learn what to install.
 
 from __future__ import annotations
 
-from checkers.errors import Defect
-
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from checkers.errors import Defect
 from targets.options import Option
 
 
@@ -180,8 +179,9 @@ class Target(ABC):
         empty for a node that starts outside the voter set."""
 
     @abstractmethod
-    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
-                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+    def format_command(
+        self, python: str, node: str, data_dir: str, directory_id: str, bootstrap: tuple[tuple[str, str], ...]
+    ) -> list[str]:
         """The same, as a command to run on another host."""
 
     @abstractmethod
@@ -220,11 +220,11 @@ class Target(ABC):
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         """The node's committed log at the end, as rows of the final table."""
 
-    def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
+    def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:  # noqa: B027
         """Make what `workload` writes to (a stream, a bucket), once, through
         the node at `address`, after the cluster has a leader and before load;
         clients never make it again, so one that vanishes under faults shows
-        as operations on nothing. Raises RuntimeError when it cannot within
+        as operations on nothing. Raises ClusterError when it cannot within
         `timeout_s`. Most targets need nothing made."""
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -233,8 +233,10 @@ class Target(ABC):
         declared = getattr(cls, "capabilities", None)
         for ability, flag in ((VoterChanges, "voter_changes"), (MemberChanges, "member_changes")):
             if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
-                raise Defect(f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
-                                f"but it {'does not subclass' if getattr(declared, flag) else 'subclasses'} {ability.__name__}")
+                raise Defect(
+                    f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
+                    f"but it {'does not subclass' if getattr(declared, flag) else 'subclasses'} {ability.__name__}"
+                )
 
 
 # ---------------------------------------------------------------------- optional abilities
@@ -271,8 +273,9 @@ class Simulated(ABC):
     """A deterministic simulation of the target (`splitbrain simulate`)."""
 
     @abstractmethod
-    def simulate(self, settings: dict, schedules: int, steps: int, seed: int, membership: bool,
-                 keep_going: bool, progress) -> dict:  # fmt: skip
+    def simulate(
+        self, settings: dict, schedules: int, steps: int, seed: int, membership: bool, keep_going: bool, progress
+    ) -> dict:
         """Seeded fault schedules over the simulation: a verdict."""
 
 

@@ -102,8 +102,11 @@ def listing(declared: tuple[Option, ...], keys: bool = False) -> str:
 def changed(declared: tuple[Option, ...], values: dict) -> list[str]:
     """The options whose value is not their default, as a person types them."""
     by_name = _by_name(declared)
-    return [by_name[name].shown(value) for name, value in values.items()
-            if name in by_name and by_name[name].normal(value) != by_name[name].normal(by_name[name].default)]  # fmt: skip
+    return [
+        by_name[name].shown(value)
+        for name, value in values.items()
+        if name in by_name and by_name[name].normal(value) != by_name[name].normal(by_name[name].default)
+    ]
 
 
 def _by_name(declared: tuple[Option, ...]) -> dict[str, Option]:

@@ -23,7 +23,9 @@ def bug_examples() -> list[tuple[str, str, str]]:
 
 def run_example(command: str, results: Path) -> subprocess.CompletedProcess:
     args = command.split()[1:] + ["--quiet", "--results", str(results)]
-    return subprocess.run([str(ROOT / "scripts" / "run.sh"), *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(ROOT / "scripts" / "run.sh"), *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_readme_names_its_bug_examples():

@@ -52,7 +52,9 @@ def clone(tmp_path_factory) -> Path:
     return folder
 
 
-def shell(clone: Path, command: str, *extra: str, timeout: int = 600, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def shell(
+    clone: Path, command: str, *extra: str, timeout: int = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     line = " ".join([command, *extra])
     return subprocess.run(["bash", "-c", line], cwd=cwd or clone, capture_output=True, text=True, timeout=timeout)
 
@@ -71,13 +73,17 @@ def test_the_main_job_and_the_docker_example_write_into_runs(clone):
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     [on_docker] = [r for r in run_dirs(clone / "runs") if r != local]
     meta = json.loads((on_docker / "run.json").read_text())
-    assert meta["config"]["backend"] == "docker" and meta["config"]["nodes"] == 5 and meta["config"]["results"] == "runs"
+    assert (
+        meta["config"]["backend"] == "docker" and meta["config"]["nodes"] == 5 and meta["config"]["results"] == "runs"
+    )
     assert (on_docker / "nodes" / "n5").is_dir()
 
 
 def test_the_campaign_gate_and_archive_steps_run_as_written(clone):
     example = clone / "examples" / "campaign.toml"
-    example.write_text(example.read_text().replace("time_limit_s = 16", "time_limit_s = 6").replace("seeds = [0, 1]", "seeds = [0]"))
+    example.write_text(
+        example.read_text().replace("time_limit_s = 16", "time_limit_s = 6").replace("seeds = [0, 1]", "seeds = [0]")
+    )
     campaign = shell(clone, as_written(".venv/bin/splitbrain campaign"), "--quiet")
     assert campaign.returncode in (0, 1), campaign.stderr[-2000:]
     assert len(run_dirs(clone / "runs" / "campaigns" / "example")) == 6
@@ -87,7 +93,9 @@ def test_the_campaign_gate_and_archive_steps_run_as_written(clone):
     packed = shell(clone, as_written(".venv/bin/splitbrain archive"))
     assert packed.returncode == 0, packed.stderr
     analyzed = shell(clone, as_written(".venv/bin/splitbrain analyze"), "--quiet")
-    assert analyzed.returncode in (0, 1) and "6 runs re-checked on Spark" in analyzed.stdout, analyzed.stdout + analyzed.stderr
+    assert analyzed.returncode in (0, 1) and "6 runs re-checked on Spark" in analyzed.stdout, (
+        analyzed.stdout + analyzed.stderr
+    )
     assert (clone / "archive" / "analysis" / "failure_rate.json").exists()
 
 
@@ -100,7 +108,9 @@ def test_a_cluster_by_hand_is_brought_up_and_down_from_anywhere(clone, tmp_path)
     assert status.returncode == 0 and status.stdout.count("node=") == 3, status.stdout + status.stderr
     # From another folder, the relative state directory is not there: it says where it looked ...
     elsewhere = shell(clone, str(clone / ".venv" / "bin" / "splitbrain") + " cluster down", cwd=tmp_path)
-    assert elsewhere.returncode == 0 and f"recorded in {tmp_path / 'runs' / 'cluster'}" in elsewhere.stdout, elsewhere.stdout
+    assert elsewhere.returncode == 0 and f"recorded in {tmp_path / 'runs' / 'cluster'}" in elsewhere.stdout, (
+        elsewhere.stdout
+    )
     labelled = {"label": f"splitbrain.run={state['run_id']}"}
     assert docker.from_env().containers.list(filters=labelled)
     # ... and the command `cluster up` printed removes the cluster from there.

@@ -119,4 +119,3 @@ def make_workload(name: str, rng: random.Random, append_keys: int = 0):
     if name == "lock":
         return LockWorkload(rng)
     raise SettingError("workload", f"unknown workload {name!r}; known: {list(WORKLOADS)}")
-

@@ -36,11 +36,27 @@ from . import (
 from .arguments import Parser, described
 from .outcome import EXIT_ERROR, one_line
 
-COMMANDS = (simulate, run, replay, shrink, check, campaign, archive, analyze, gate, imports, export, serve, listing,
-            cluster)
+COMMANDS = (
+    simulate,
+    run,
+    replay,
+    shrink,
+    check,
+    campaign,
+    archive,
+    analyze,
+    gate,
+    imports,
+    export,
+    serve,
+    listing,
+    cluster,
+)
 # Programs of their own, with their own arguments: the reference quorum's node, and our link proxy server.
-PASSED_ON = {"node": "run one reference quorum node (see `splitbrain node --help`)",
-             "toxiproxy": "serve the Toxiproxy-compatible link proxy API"}
+PASSED_ON = {
+    "node": "run one reference quorum node (see `splitbrain node --help`)",
+    "toxiproxy": "serve the Toxiproxy-compatible link proxy API",
+}
 
 
 def build_parser() -> Parser:
@@ -86,8 +102,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def internal_error(error: Exception) -> int:
     """A bug of ours: one line naming it and where its traceback went; exit 2, never 1 ("violation")."""
-    print(one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash.log()})"),
-          file=sys.stderr)
+    print(
+        one_line(f"splitbrain: internal error: {type(error).__name__}: {error} (traceback in {crash.log()})"),
+        file=sys.stderr,
+    )
     return EXIT_ERROR
 
 

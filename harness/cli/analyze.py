@@ -21,14 +21,17 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("archive", type=path_arg, metavar="ARCHIVE", help="an archive folder (splitbrain archive --to)")
     parser.add_argument("--master", default="local[*]", help="a Spark master URL (default: local[*])")
     parser.add_argument("--out", type=path_arg, help="where the summaries go (default: ARCHIVE/analysis)")
-    parser.add_argument("--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds of linearizability search per (run, key)")
+    parser.add_argument(
+        "--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds of linearizability search per (run, key)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 # The master URLs Spark takes (its "Master URLs"); anything else fails deep in Spark's start-up.
-SPARK_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
-                          r"|(spark|mesos|k8s)://\S+|yarn")
-
+SPARK_MASTER = re.compile(
+    r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
+    r"|(spark|mesos|k8s)://\S+|yarn"
+)
 
 
 def command(args: argparse.Namespace) -> int:
@@ -40,11 +43,14 @@ def command(args: argparse.Namespace) -> int:
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
     if not SPARK_MASTER.fullmatch(args.master):
-        raise UsageError(f"--master {args.master}: not a Spark master URL (local, local[N], local[*], spark://HOST:PORT, "
-                         "yarn, k8s://URL, mesos://HOST:PORT)")  # fmt: skip
+        raise UsageError(
+            f"--master {args.master}: not a Spark master URL (local, local[N], local[*], spark://HOST:PORT, "
+            "yarn, k8s://URL, mesos://HOST:PORT)"
+        )
     writable_folder(args.out or args.archive / "analysis", "--out")
     crash.write_here(args.out or args.archive / "analysis")
     with tqdm(desc="analyze", unit="run", disable=args.quiet) as bar:
+
         def step(name: str, done: int = 0, total: int | None = None) -> None:
             bar.set_postfix_str(name, refresh=False)
             if total is not None:
@@ -56,7 +62,9 @@ def command(args: argparse.Namespace) -> int:
         print(f"CORRUPT {args.archive}: {problem}")
     verdicts = found["verdicts"]
     failed = verdicts[verdicts["valid"] == "false"]
-    print(f"analyze: {verdicts['run_id'].nunique()} runs re-checked on Spark, {failed['run_id'].nunique()} failing a safety checker")
+    print(
+        f"analyze: {verdicts['run_id'].nunique()} runs re-checked on Spark, {failed['run_id'].nunique()} failing a safety checker"
+    )
     if len(found["failure_rate"]):
         print(found["failure_rate"].to_string(index=False))
     for row in found["flaky"].itertuples(index=False):

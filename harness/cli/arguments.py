@@ -20,10 +20,14 @@ class DefaultsShown(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         flag = action.nargs == 0  # --no-pre-vote's default True says the opposite of what the flag does
-        if action.option_strings and not flag and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+        if (
+            action.option_strings
+            and not flag
+            and action.default not in (None, False, argparse.SUPPRESS)
+            and "default" not in text
+        ):
             text += " (default: %(default)s)"
         return text
-
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,7 +43,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, one_line(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
 
 
-
 def path_arg(text: str) -> Path:
     """A path option's value; an empty one would quietly mean the current folder."""
     if not text.strip():
@@ -47,13 +50,11 @@ def path_arg(text: str) -> Path:
     return Path(text)
 
 
-
 def whole_number(text: str) -> int:
     try:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
-
 
 
 def add_target_options(parser: argparse.ArgumentParser) -> None:
@@ -64,8 +65,12 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     for declared in declarations().values():
         option, names = declared[0][1], [name for name, _ in declared]
         defaults = {str(o.default) for _, o in declared}
-        default = "" if isinstance(option.default, (bool, tuple)) else "; default " + (
-            defaults.pop() if len(defaults) == 1 else ", ".join(f"{o.default} on {name}" for name, o in declared))
+        default = (
+            ""
+            if isinstance(option.default, (bool, tuple))
+            else "; default "
+            + (defaults.pop() if len(defaults) == 1 else ", ".join(f"{o.default} on {name}" for name, o in declared))
+        )
         help = f"{option.help} ({', '.join(names)}{default})"
         common = dict(dest=option.name, default=argparse.SUPPRESS, help=help)
         if isinstance(option.default, bool):
@@ -77,7 +82,6 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option.flag, type=whole_number, metavar="N", **common)
 
 
-
 def declarations() -> dict[str, list]:
     """Each option name's declarations, as (target, Option), in the registry's order."""
     found: dict[str, list] = {}
@@ -87,11 +91,9 @@ def declarations() -> dict[str, list]:
     return found
 
 
-
 def target_settings(args: argparse.Namespace) -> dict:
     """The target options given on the command line, as the target names them."""
     return {name: getattr(args, name) for name in declarations() if hasattr(args, name)}
-
 
 
 def given_options(args: argparse.Namespace) -> dict:
@@ -104,14 +106,25 @@ def given_options(args: argparse.Namespace) -> dict:
     return given
 
 
-
 # Run settings as `splitbrain run` spells them, for messages about them.
-OPTIONS = {"time_limit_s": "--time-limit", "interval_s": "--interval", "initial_voters": "--initial-voters",
-           "down_at_join": "--down-at-join", "nemesis": "--nemesis", "topologies": "--topologies",
-           "nemesis_strategy": "--nemesis-strategy", "workload": "--workload", "backend": "--backend", "net": "--net",
-           "nodes": "--nodes", "target": "--target", "rate": "--rate", "concurrency": "--concurrency", "op_timeout_s": "--op-timeout",
-           "seed": "--seed"}  # fmt: skip
-
+OPTIONS = {
+    "time_limit_s": "--time-limit",
+    "interval_s": "--interval",
+    "initial_voters": "--initial-voters",
+    "down_at_join": "--down-at-join",
+    "nemesis": "--nemesis",
+    "topologies": "--topologies",
+    "nemesis_strategy": "--nemesis-strategy",
+    "workload": "--workload",
+    "backend": "--backend",
+    "net": "--net",
+    "nodes": "--nodes",
+    "target": "--target",
+    "rate": "--rate",
+    "concurrency": "--concurrency",
+    "op_timeout_s": "--op-timeout",
+    "seed": "--seed",
+}
 
 
 def option_flag(name: str) -> str:
@@ -120,13 +133,11 @@ def option_flag(name: str) -> str:
     return OPTIONS.get(name) or (declared[0][1].flag if declared else name)
 
 
-
 def described(error: SplitbrainError) -> str:
     """An error as its user reads it: a run setting as its flag names it."""
     if isinstance(error, SettingError):
         return f"{option_flag(error.setting)}: {error.reason}"
     return str(error)
-
 
 
 def writable_folder(path: Path, option: str, make: bool = True) -> None:

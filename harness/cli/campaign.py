@@ -18,8 +18,12 @@ HELP = "a matrix of runs from a TOML file; resumable"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (keys: README, \"Campaign and policy files\")")
-    parser.add_argument("--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)")
+    parser.add_argument(
+        "config", type=path_arg, metavar="CONFIG.toml", help='the matrix (keys: README, "Campaign and policy files")'
+    )
+    parser.add_argument(
+        "--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -18,9 +18,14 @@ HELP = "check run directories (also ones left by crashed runs or imported)"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dirs", type=path_arg, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them")
     parser.add_argument(
-        "--budget", type=limits.BUDGET_S.parse, default=30.0, help="seconds the linearizability search may spend per run (then: unknown)"
+        "run_dirs", type=path_arg, nargs="+", metavar="RUN_DIR", help="run directories, or folders of them"
+    )
+    parser.add_argument(
+        "--budget",
+        type=limits.BUDGET_S.parse,
+        default=30.0,
+        help="seconds the linearizability search may spend per run (then: unknown)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -47,8 +52,13 @@ def command(args: argparse.Namespace) -> int:
             worst = max(worst, EXIT_ERROR)
             continue
         except Exception as error:  # a bug of ours on this run: the others are still checked
-            tqdm.write(one_line(f"error   {run_dir}: internal error: {type(error).__name__}: {error} "
-                                f"(traceback in {crash.log(run_dir)})"), file=sys.stderr)  # fmt: skip
+            tqdm.write(
+                one_line(
+                    f"error   {run_dir}: internal error: {type(error).__name__}: {error} "
+                    f"(traceback in {crash.log(run_dir)})"
+                ),
+                file=sys.stderr,
+            )
             worst = max(worst, EXIT_ERROR)
             continue
         tqdm.write(verdict_line(run_dir, verdict))

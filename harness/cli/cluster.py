@@ -20,16 +20,22 @@ HELP = "a cluster by hand: up, status, down"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it")
+    parser.add_argument(
+        "action", choices=["up", "status", "down"], help="start a cluster, show its nodes, or remove it"
+    )
     parser.add_argument("--backend", default="local", choices=["local", "docker"], help="where the nodes run")
     parser.add_argument("--nodes", type=setting_type("nodes"), default=3, help="cluster size")
     parser.add_argument(
-        "--state-dir", type=path_arg, default=Path("runs/cluster"),
+        "--state-dir",
+        type=path_arg,
+        default=Path("runs/cluster"),
         help="where `up` records what it made; `down` removes what is recorded there (also a run directory's)",
-    )  # fmt: skip
+    )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--run", metavar="ID", help="down: remove one run's containers, networks and processes")
-    scope.add_argument("--all", action="store_true", help="down: remove every splitbrain object on this machine, listed first")
+    scope.add_argument(
+        "--all", action="store_true", help="down: remove every splitbrain object on this machine, listed first"
+    )
     add_target_options(parser)
 
 
@@ -43,8 +49,7 @@ def command(args: argparse.Namespace) -> int:
         state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
         print(json.dumps(state, indent=2))
         undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
-        print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}",
-              file=sys.stderr)  # fmt: skip
+        print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}", file=sys.stderr)
     elif args.action == "status":
         for row in manual_cluster.status(args.state_dir):
             print(" ".join(f"{k}={row.get(k)}" for k in ("node", "state", "epoch", "leader", "log_end_offset", "hwm")))
@@ -53,12 +58,18 @@ def command(args: argparse.Namespace) -> int:
         for name in removed:
             print(f"removed {name}")
         if not removed:
-            where = "on this machine" if args.all else f"of run {args.run}" if args.run else \
-                f"recorded in {args.state_dir.absolute()}"
-            print(f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
-                  "--state-dir DIR, as `cluster up` printed it)")  # fmt: skip
+            where = (
+                "on this machine"
+                if args.all
+                else f"of run {args.run}"
+                if args.run
+                else f"recorded in {args.state_dir.absolute()}"
+            )
+            print(
+                f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
+                "--state-dir DIR, as `cluster up` printed it)"
+            )
     return EXIT_VALID
-
 
 
 def cluster_down(args: argparse.Namespace) -> list[str]:

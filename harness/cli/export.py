@@ -14,8 +14,12 @@ HELP = "a run's history for Jepsen's tools (Knossos reads it)"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="a run directory (register workload, or imported)")
-    parser.add_argument("--format", required=True, choices=["jepsen-edn"], help="Jepsen's EDN history, one op map a line")
+    parser.add_argument(
+        "run_dir", type=path_arg, metavar="RUN_DIR", help="a run directory (register workload, or imported)"
+    )
+    parser.add_argument(
+        "--format", required=True, choices=["jepsen-edn"], help="Jepsen's EDN history, one op map a line"
+    )
     parser.add_argument("--to", type=path_arg, required=True, metavar="FILE", help="the file to write")
 
 

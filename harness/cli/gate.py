@@ -15,7 +15,9 @@ HELP = "the release gate: verdicts of many runs against a policy (TOML)"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results", type=path_arg, nargs="+", metavar="RESULTS", help="run directories, or folders of them")
+    parser.add_argument(
+        "results", type=path_arg, nargs="+", metavar="RESULTS", help="run directories, or folders of them"
+    )
     parser.add_argument("--policy", type=path_arg, required=True, help="see results/gate.py for its keys")
     parser.add_argument("--junit", type=path_arg, default=Path("gate-junit.xml"), help="where the JUnit XML goes")
 
@@ -37,6 +39,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"FAIL {check.run}: {check.name}: {check.failure}")
     verdict = "FAIL" if failed else "PASS"
     failed_runs = len({c.run for c in failed})
-    print(f"gate: {verdict} ({len(runs)} runs, {len(checks)} checks, {len(failed)} failed in {failed_runs} runs; "
-          f"JUnit XML: {args.junit})")  # fmt: skip
+    print(
+        f"gate: {verdict} ({len(runs)} runs, {len(checks)} checks, {len(failed)} failed in {failed_runs} runs; "
+        f"JUnit XML: {args.junit})"
+    )
     return EXIT_INVALID if failed else EXIT_VALID

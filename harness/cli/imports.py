@@ -21,10 +21,15 @@ HELP = "histories recorded by other tools (Jepsen) as run directories"
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", type=path_arg, nargs="+", metavar="FILE", help="history files, one run directory each")
     parser.add_argument(
-        "--format", required=True, choices=["jepsen-edn", "jepsen-log"], help="Jepsen's EDN history, or old jepsen.util log lines"
+        "--format",
+        required=True,
+        choices=["jepsen-edn", "jepsen-log"],
+        help="Jepsen's EDN history, or old jepsen.util log lines",
     )
-    parser.add_argument("--model", required=True, choices=sorted(MODELS), help="what the history ran against (checkers/models.py)")
-    parser.add_argument("--initial", help="the model's initial value as JSON, or nil (default: nil; kv: \"\")")
+    parser.add_argument(
+        "--model", required=True, choices=sorted(MODELS), help="what the history ran against (checkers/models.py)"
+    )
+    parser.add_argument("--initial", help='the model\'s initial value as JSON, or nil (default: nil; kv: "")')
     parser.add_argument("--to", type=path_arg, required=True, help="where run directories go: TO/<file stem>/")
     parser.add_argument("--replace", action="store_true", help="import over run directories that exist")
     parser.add_argument(
@@ -52,7 +57,6 @@ def command(args: argparse.Namespace) -> int:
             continue
         tqdm.write(f"imported {path} -> {run_dir}")
     return worst
-
 
 
 def parse_initial(text: str | None):

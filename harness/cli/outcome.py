@@ -15,11 +15,9 @@ def exit_code(verdict: dict) -> int:
     return {True: EXIT_VALID, False: EXIT_INVALID}.get(verdict["valid"], EXIT_ERROR)
 
 
-
 def worst_code(codes: list[int]) -> int:
     """Many runs' exit code: 1 if any found a violation, else 2 if any could not decide, else 0."""
     return EXIT_INVALID if EXIT_INVALID in codes else max(codes, default=EXIT_VALID)
-
 
 
 def report(run_dir: Path) -> tuple[Path, int]:
@@ -43,7 +41,6 @@ def report(run_dir: Path) -> tuple[Path, int]:
     return run_dir, exit_code(verdict)
 
 
-
 def verdict_line(run_dir: Path, verdict: dict) -> str:
     """One line: the verdict, the run, and each checker that did not pass with its first anomaly."""
     details = []
@@ -58,12 +55,10 @@ def verdict_line(run_dir: Path, verdict: dict) -> str:
     return f"{str(verdict['valid']).lower():<7} {run_dir}" + ("  " + "; ".join(details) if details else "")
 
 
-
 def one_line(text: object) -> str:
     """A message as one printable line: control characters and line breaks
     that came in with the input (a file's bytes, say) are shown escaped."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-
 
 
 def _no_bar(args: argparse.Namespace, items: list) -> bool | None:

@@ -24,55 +24,86 @@ HELP = "a nemesis campaign against a real cluster; writes a run directory"
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--backend", default="local", choices=["local", "docker", "ssh"],
+        "--backend",
+        default="local",
+        choices=["local", "docker", "ssh"],
         help="where nodes run: processes on 127.0.0.1, containers, or your hosts over SSH",
-    )  # fmt: skip
+    )
     parser.add_argument("--hosts", type=path_arg, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
     parser.add_argument(
-        "--net", choices=["proxy", "iptables"],
+        "--net",
+        choices=["proxy", "iptables"],
         help="cut links with link proxies or iptables (docker); default: iptables on docker for a target whose "
         "members dial one advertised peer URL (etcd), else proxy; run.json states the choice",
-    )  # fmt: skip
-    parser.add_argument("--nodes", type=setting_type("nodes"), default=3, help=f"cluster size (at most {limits.MAX_NODES})")
+    )
+    parser.add_argument(
+        "--nodes", type=setting_type("nodes"), default=3, help=f"cluster size (at most {limits.MAX_NODES})"
+    )
     voters = parser.add_mutually_exclusive_group()
     voters.add_argument(
-        "--initial-voters", type=setting_type("initial_voters"), metavar="N", help="the first N nodes bootstrap the voter set, the rest observe"
+        "--initial-voters",
+        type=setting_type("initial_voters"),
+        metavar="N",
+        help="the first N nodes bootstrap the voter set, the rest observe",
     )
     voters.add_argument("--standalone", action="store_true", help="the first node bootstraps alone (N = 1)")
     parser.add_argument(
-        "--down-at-join", type=setting_type("down_at_join"), default=0, metavar="K", help="kill K voters (not the leader) before observers start"
+        "--down-at-join",
+        type=setting_type("down_at_join"),
+        default=0,
+        metavar="K",
+        help="kill K voters (not the leader) before observers start",
     )
     parser.add_argument(
-        "--workload", default="append", choices=list(WORKLOADS),
+        "--workload",
+        default="append",
+        choices=list(WORKLOADS),
         help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
     parser.add_argument(
-        "--nemesis", help=f"comma-separated faults: {','.join(KINDS)} (or none); default: every fault the guided strategy "
-        "aims that the target and backend take, but wipe and membership; partition,kill,pause with --nemesis-strategy random"
+        "--nemesis",
+        help=f"comma-separated faults: {','.join(KINDS)} (or none); default: every fault the guided strategy "
+        "aims that the target and backend take, but wipe and membership; partition,kill,pause with --nemesis-strategy random",
     )
-    parser.add_argument("--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}")
     parser.add_argument(
-        "--nemesis-strategy", default="guided", choices=["guided", "random"],
+        "--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}"
+    )
+    parser.add_argument(
+        "--nemesis-strategy",
+        default="guided",
+        choices=["guided", "random"],
         help="guided (default): each fault chosen from the nodes' states for the least-tried coverage cell; "
         "random: a schedule drawn from the seed (repeats with --seed; takes churn)",
-    )  # fmt: skip
-    parser.add_argument("--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults")
-    parser.add_argument("--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults")
-    parser.add_argument("--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together")
+    )
+    parser.add_argument(
+        "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
+    )
+    parser.add_argument(
+        "--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults"
+    )
+    parser.add_argument(
+        "--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together"
+    )
     parser.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
     parser.add_argument(
-        "--op-timeout", type=setting_type("op_timeout_s"), default=1.0,
+        "--op-timeout",
+        type=setting_type("op_timeout_s"),
+        default=1.0,
         help="seconds a client waits for an answer (then: info, unknown); a lock waits this long to be granted",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--seed", type=setting_type("seed"),
+        "--seed",
+        type=setting_type("seed"),
         help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
-    )  # fmt: skip
+    )
     parser.add_argument("--results", type=path_arg, default=Path("runs"), help="where run directories go")
     parser.add_argument(
-        "--repeat", type=limits.REPEAT.parse, default=1, metavar="N",
+        "--repeat",
+        type=limits.REPEAT.parse,
+        default=1,
+        metavar="N",
         help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
-    )  # fmt: skip
+    )
     parser.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_target_options(parser)
@@ -116,8 +147,10 @@ def command(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     if args.backend == "ssh" and hosts.toxiproxy_url is None and {"partition", "latency"} & set(config.nemesis):
-        raise UsageError(f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}"
-                         + ("" if args.nemesis else " (or name --nemesis without them)"))  # fmt: skip
+        raise UsageError(
+            f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}"
+            + ("" if args.nemesis else " (or name --nemesis without them)")
+        )
     validated(config)
     codes = []
     for number in range(args.repeat):
@@ -127,10 +160,11 @@ def command(args: argparse.Namespace) -> int:
             print(f"run {number + 1} of {args.repeat}", file=sys.stderr)
         codes.append(execute(config)[1])
     if args.repeat > 1:
-        print(f"repeat: {codes.count(EXIT_INVALID)} of {args.repeat} runs found a violation, "
-              f"{sum(code == EXIT_ERROR for code in codes)} could not decide")  # fmt: skip
+        print(
+            f"repeat: {codes.count(EXIT_INVALID)} of {args.repeat} runs found a violation, "
+            f"{sum(code == EXIT_ERROR for code in codes)} could not decide"
+        )
     return worst_code(codes)
-
 
 
 def nemesis_kinds(text: str | None) -> list[str] | None:
@@ -140,5 +174,7 @@ def nemesis_kinds(text: str | None) -> list[str] | None:
         return None
     kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
     if not kinds:
-        raise UsageError(f"--nemesis {text!r}: names no fault; name faults (see --help), or none for a run without faults")
+        raise UsageError(
+            f"--nemesis {text!r}: names no fault; name faults (see --help), or none for a run without faults"
+        )
     return [kind for kind in kinds if kind != "none"]

@@ -19,14 +19,12 @@ def fresh_seed() -> int:
     return random.SystemRandom().randrange(2**31)
 
 
-
 def validated(config) -> None:
     """A run's settings checked before anything is made: one line naming the option."""
     config.validate()
     if config.toxiproxy:
         reachable_toxiproxy(config.toxiproxy)
     writable_folder(config.results, "--results")
-
 
 
 def reachable_toxiproxy(url: str) -> None:
@@ -37,7 +35,6 @@ def reachable_toxiproxy(url: str) -> None:
         wait_for_api(ToxiproxyServer(url), timeout_s=5.0)
     except (UsageError, ClusterError) as error:
         raise UsageError(f"--toxiproxy: {error}") from None
-
 
 
 def execute(config) -> tuple[Path, int]:
@@ -55,7 +52,6 @@ def execute(config) -> tuple[Path, int]:
     return report(run.dir)
 
 
-
 def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     """A run directory's settings with the schedule it recorded (offsets from
     the start of load, faults aimed as they were: by role), ready to run
@@ -66,7 +62,9 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     try:
         meta = json.loads(meta_path.read_text())
     except OSError as error:
-        raise UsageError(f"{meta_path}: cannot read: {error.strerror or error} (is {run_dir} a run directory?)") from None
+        raise UsageError(
+            f"{meta_path}: cannot read: {error.strerror or error} (is {run_dir} a run directory?)"
+        ) from None
     except ValueError as error:
         raise UsageError(f"{meta_path}: not JSON: {error}") from None
     if isinstance(meta, dict) and "source" in meta:
@@ -75,11 +73,14 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
         config = RunConfig.from_json(meta["config"])
         start = meta.get("load_start_s", 0.0)
         # Offsets from the start of load again; rounding may put the last one a microsecond past the time limit.
-        schedule = [{**op, "at_s": min(config.time_limit_s, round(max(0.0, op["at_s"] - start), 6))}
-                    for op in meta.get("schedule", [])]
+        schedule = [
+            {**op, "at_s": min(config.time_limit_s, round(max(0.0, op["at_s"] - start), 6))}
+            for op in meta.get("schedule", [])
+        ]
     except (KeyError, TypeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
-    config = dataclasses.replace(config, run_id=None, progress=not quiet, schedule=schedule,
-                                 results=results or run_dir.resolve().parent)  # fmt: skip
+    config = dataclasses.replace(
+        config, run_id=None, progress=not quiet, schedule=schedule, results=results or run_dir.resolve().parent
+    )
     validated(config)
     return config

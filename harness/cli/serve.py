@@ -25,11 +25,15 @@ def command(args: argparse.Namespace) -> int:
     from results.serve import server
 
     if not args.dir.is_dir():
-        raise UsageError(f"{args.dir}: not a folder (the results folder `splitbrain run` writes in: runs/ unless --results)")
+        raise UsageError(
+            f"{args.dir}: not a folder (the results folder `splitbrain run` writes in: runs/ unless --results)"
+        )
     try:
         httpd = server(args.dir, args.host, args.port)
     except OSError as error:
-        raise UsageError(f"--port/--host: cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
+        raise UsageError(
+            f"--port/--host: cannot listen on {args.host}:{args.port}: {error.strerror or error}"
+        ) from None
     host, port = httpd.server_address[:2]
     print(f"serving {args.dir} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     try:

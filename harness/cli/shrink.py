@@ -18,8 +18,13 @@ HELP = "fewer faults and a shorter run that still fail, as a campaign file"
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="a failing run directory")
-    parser.add_argument("--trials", type=limits.TRIALS.parse, default=2, metavar="N",
-                        help="runs per candidate schedule (it fails if any of them fails)")  # fmt: skip
+    parser.add_argument(
+        "--trials",
+        type=limits.TRIALS.parse,
+        default=2,
+        metavar="N",
+        help="runs per candidate schedule (it fails if any of them fails)",
+    )
     parser.add_argument("--to", type=path_arg, help="the campaign file to write (default: beside the trial runs)")
     parser.add_argument("--results", type=path_arg, help="where trial runs go (default: shrink-RUN beside RUN_DIR)")
 
@@ -34,6 +39,8 @@ def command(args: argparse.Namespace) -> int:
     results = args.results or args.run_dir.resolve().parent / f"shrink-{args.run_dir.name}"
     config = recorded_run(args.run_dir, results, quiet=True)
     shrunk, toml = shrink_run(args.run_dir, config, args.trials, args.to, lambda c: execute(c)[0])
-    print(f"shrunk: {counted(shrunk.faults, 'fault')}, {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
-          f"(splitbrain campaign {toml}); trial runs in {results}")  # fmt: skip
+    print(
+        f"shrunk: {counted(shrunk.faults, 'fault')}, {shrunk.time_limit_s:g} s, still failing; campaign: {toml} "
+        f"(splitbrain campaign {toml}); trial runs in {results}"
+    )
     return EXIT_VALID

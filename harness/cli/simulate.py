@@ -28,10 +28,10 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=limits.STEPS.parse, default=20, help="fault and load steps per schedule")
     parser.add_argument("--seed", type=setting_type("seed"), default=0, help="the first schedule's seed")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the first violation")
-    parser.add_argument("--observers", type=limits.OBSERVERS.parse, default=0, help="replicas beyond the initial voters")
     parser.add_argument(
-        "--membership", action="store_true", help="schedules also lose disks and add and remove voters"
+        "--observers", type=limits.OBSERVERS.parse, default=0, help="replicas beyond the initial voters"
     )
+    parser.add_argument("--membership", action="store_true", help="schedules also lose disks and add and remove voters")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_target_options(parser)
 
@@ -51,7 +51,6 @@ def command(args: argparse.Namespace) -> int:
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
     return exit_code(verdict)
-
 
 
 def simulation_summary(verdict: dict) -> str:

@@ -37,7 +37,7 @@ def _reset(writer: asyncio.StreamWriter) -> None:
 
 
 class Connection:
-    def __init__(self, proxy: "Proxy", client: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+    def __init__(self, proxy: Proxy, client: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
         self.proxy = proxy
         self.client_reader, self.client_writer = client
         self.upstream_writer: asyncio.StreamWriter | None = None
@@ -61,7 +61,7 @@ class Connection:
             upstream_reader, self.upstream_writer = await asyncio.wait_for(
                 asyncio.open_connection(*split_address(self.proxy.upstream)), CONNECT_TIMEOUT_S
             )
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             self.client_writer.close()
             return
         pumps = [

@@ -93,7 +93,9 @@ class ToxiproxyApi:
         if name in self.proxies:
             raise ApiError(409, "proxy already exists")
         try:
-            proxy = Proxy(name, spec.get("listen") or "127.0.0.1:0", spec["upstream"], spec.get("enabled", True) is not False)
+            proxy = Proxy(
+                name, spec.get("listen") or "127.0.0.1:0", spec["upstream"], spec.get("enabled", True) is not False
+            )
             await proxy.start()
         except ValueError as error:
             raise ApiError(400, str(error)) from None
@@ -223,7 +225,9 @@ async def serve(host: str, port: int, ready: asyncio.Event | None = None, stop: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="splitbrain toxiproxy", description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser = argparse.ArgumentParser(
+        prog="splitbrain toxiproxy", description=__doc__.split("\n\n")[0].replace("\n", " ")
+    )
     parser.add_argument("--listen", default="127.0.0.1:8474", help="HOST:PORT of the REST API")
     # A bad command line is one line, as everywhere in splitbrain.
     parser.error = lambda message: parser.exit(2, f"{parser.prog}: {message}\n")

@@ -47,7 +47,7 @@ class Toxic:
     attributes: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, body: dict, default_name: bool = True) -> "Toxic":
+    def from_json(cls, body: dict, default_name: bool = True) -> Toxic:
         if not isinstance(body, dict):
             raise InvalidToxic("a toxic is a JSON object")
         kind = body.get("type")

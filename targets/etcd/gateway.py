@@ -85,4 +85,3 @@ def post_once(address: tuple[str, int], path: str, body: dict, timeout_s: float)
         return gateway.post(path, body, timeout_s)
     finally:
         gateway.close()
-

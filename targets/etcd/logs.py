@@ -108,7 +108,11 @@ def events(path: Path, node: str, to_run_ns) -> list[dict]:
             row = {"event": "transition", "state": STATES.get(state, state), "epoch": int(term)}
         elif match := CAST.match(message):
             me, kind, candidate, term = match.groups()
-            row = {"event": "vote" if kind == "MsgVote" else "prevote", "epoch": int(term), "candidate": name(candidate)}
+            row = {
+                "event": "vote" if kind == "MsgVote" else "prevote",
+                "epoch": int(term),
+                "candidate": name(candidate),
+            }
         elif match := ELECTED.match(message):
             me, leader, term = match.groups()
             row = {"event": "leader", "epoch": int(term), "leader": name(leader)}

@@ -68,7 +68,9 @@ class EtcdClient(TargetClient):
         if f == "cas":
             expected, new = value
             txn = {
-                "compare": [{"key": b64(key), "target": "VALUE", "result": "EQUAL", "value": b64(json.dumps(expected))}],
+                "compare": [
+                    {"key": b64(key), "target": "VALUE", "result": "EQUAL", "value": b64(json.dumps(expected))}
+                ],
                 "success": [{"request_put": {"key": b64(key), "value": b64(json.dumps(new))}}],
             }
             answer = post("/v3/kv/txn", txn, timeout_s)
@@ -138,7 +140,9 @@ class EtcdClient(TargetClient):
             current, _ = self._list(key, timeout_s)
         except (GatewayError, OSError) as error:  # nothing was written
             return {"type": "fail", "value": value, "error": f"read: {error}"}
-        answer = self.gateway.post("/v3/kv/put", {"key": b64(key), "value": b64(json.dumps([*current, value]))}, timeout_s)
+        answer = self.gateway.post(
+            "/v3/kv/put", {"key": b64(key), "value": b64(json.dumps([*current, value]))}, timeout_s
+        )
         return {"type": "ok", "value": value, "offset": len(current), "epoch": _term(answer)}
 
     async def close(self) -> None:
@@ -162,15 +166,25 @@ def _term(answer: dict) -> int | None:
 
 class Etcd(Target, MemberChanges):
     name = "etcd"
-    capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
-                                workloads=("register", "append", "lock"), peer_routes=False,
-                                member_changes=True, lazy_disks=True)  # fmt: skip
+    capabilities = Capabilities(
+        ok_proves_leadership=False,
+        generations=False,
+        voter_changes=False,
+        workloads=("register", "append", "lock"),
+        peer_routes=False,
+        member_changes=True,
+        lazy_disks=True,
+    )
     append_keys = 8
     options = (
         Option("pre_vote", True, "disable Pre-Vote (etcd 3.4's own default is off; splitbrain turns it on)"),
         Option("serializable_reads", False, "reads a member answers alone, maybe stale"),
-        Option("election_timeout_ms", 300, "a member that hears no leader for N ms stands for election "
-                                           "(the heartbeat is a tenth of it)", least=10),  # fmt: skip
+        Option(
+            "election_timeout_ms",
+            300,
+            "a member that hears no leader for N ms stands for election (the heartbeat is a tenth of it)",
+            least=10,
+        ),
     )
     image_packages = ("etcd-server",)
     log_file = "node.log"  # zap JSON on stderr
@@ -190,7 +204,12 @@ class Etcd(Target, MemberChanges):
         if binary is None:
             return {"etcd": "not installed on the harness machine"}
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
-        return {"etcd": next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("etcd Version")), out.strip())}
+        return {
+            "etcd": next(
+                (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("etcd Version")),
+                out.strip(),
+            )
+        }
 
     def new_directory_id(self) -> str:
         return uuid.uuid4().hex
@@ -200,8 +219,9 @@ class Etcd(Target, MemberChanges):
         Path(data_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
         Path(data_dir).chmod(0o700)
 
-    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
-                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+    def format_command(
+        self, python: str, node: str, data_dir: str, directory_id: str, bootstrap: tuple[tuple[str, str], ...]
+    ) -> list[str]:
         return ["sh", "-c", f"mkdir -p -m 0700 '{data_dir}'"]
 
     def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
@@ -211,12 +231,20 @@ class Etcd(Target, MemberChanges):
         initial = ",".join(f"{node}=http://{address}" for node, address in sorted(members.items()))
         state = "existing" if spec.members else "new"
         return [
-            "etcd", f"--name={spec.node}", f"--data-dir={spec.data_dir}",
-            f"--listen-client-urls=http://{spec.client_listen}", f"--advertise-client-urls=http://{spec.client_address}",
-            f"--listen-peer-urls=http://{spec.raft_listen}", f"--initial-advertise-peer-urls=http://{spec.raft_address}",
-            f"--initial-cluster={initial}", f"--initial-cluster-state={state}", f"--initial-cluster-token={CLUSTER_TOKEN}",
-            "--logger=zap", "--log-outputs=stderr", *options,
-        ]  # fmt: skip
+            "etcd",
+            f"--name={spec.node}",
+            f"--data-dir={spec.data_dir}",
+            f"--listen-client-urls=http://{spec.client_listen}",
+            f"--advertise-client-urls=http://{spec.client_address}",
+            f"--listen-peer-urls=http://{spec.raft_listen}",
+            f"--initial-advertise-peer-urls=http://{spec.raft_address}",
+            f"--initial-cluster={initial}",
+            f"--initial-cluster-state={state}",
+            f"--initial-cluster-token={CLUSTER_TOKEN}",
+            "--logger=zap",
+            "--log-outputs=stderr",
+            *options,
+        ]
 
     async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
         gateway = Gateway(address, timeout_s)
@@ -239,12 +267,22 @@ class Etcd(Target, MemberChanges):
             listed = post_once(address, "/v3/cluster/member/list", {}, timeout_s).get("members") or []
         except (OSError, GatewayError, ValueError):
             return None
-        return [{"id": m["ID"], "name": m.get("name", ""), "peer": (m.get("peerURLs") or [""])[0].removeprefix("http://"),
-                 "learner": bool(m.get("isLearner"))} for m in listed]  # fmt: skip
+        return [
+            {
+                "id": m["ID"],
+                "name": m.get("name", ""),
+                "peer": (m.get("peerURLs") or [""])[0].removeprefix("http://"),
+                "learner": bool(m.get("isLearner")),
+            }
+            for m in listed
+        ]
 
     def change_members(self, address: tuple[str, int], change: dict, timeout_s: float) -> dict | None:
         path, body = {
-            "add-learner": ("/v3/cluster/member/add", {"peerURLs": [f"http://{change.get('peer')}"], "isLearner": True}),
+            "add-learner": (
+                "/v3/cluster/member/add",
+                {"peerURLs": [f"http://{change.get('peer')}"], "isLearner": True},
+            ),
             "promote": ("/v3/cluster/member/promote", {"ID": change.get("id")}),
             "remove": ("/v3/cluster/member/remove", {"ID": change.get("id")}),
         }[change["op"]]
@@ -284,9 +322,16 @@ class Etcd(Target, MemberChanges):
         leader and the term separately (a member that has just heard from a
         new leader reports it with the old term), so it is no claim about who
         led which term. The log's `elected leader` lines are."""
-        return {"time_ns": time_ns, "node": status["node"], "event": "status", "epoch": status.get("epoch"),
-                "offset": status.get("log_end_offset"), "hwm": status.get("hwm"), "source": "poll",
-                "directory_id": status.get("member_id")}  # fmt: skip
+        return {
+            "time_ns": time_ns,
+            "node": status["node"],
+            "event": "status",
+            "epoch": status.get("epoch"),
+            "offset": status.get("log_end_offset"),
+            "hwm": status.get("hwm"),
+            "source": "poll",
+            "directory_id": status.get("member_id"),
+        }
 
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)

@@ -6,12 +6,12 @@ connection, matched to answers by id. `call` is a one-shot blocking helper.
 
 from __future__ import annotations
 
-from checkers.errors import ConnectionLost
-
 import asyncio
 import itertools
 import json
 import socket
+
+from checkers.errors import ConnectionLost
 
 
 class Client:
@@ -23,7 +23,7 @@ class Client:
         self.reading = asyncio.create_task(self._read_answers())
 
     @classmethod
-    async def connect(cls, host: str, port: int, timeout_s: float = 1.0) -> "Client":
+    async def connect(cls, host: str, port: int, timeout_s: float = 1.0) -> Client:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
         return cls(reader, writer)
 

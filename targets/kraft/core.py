@@ -57,6 +57,7 @@ from .states import (
 )
 from .voters import ReplicaKey, VoterSet, same_directory
 
+
 class Bug(StrEnum):
     """Planted bugs, each enabled by name (`--bug NAME`); the core asks
     `Bug.X in config.bugs`, so a misspelt bug fails at once instead of
@@ -144,8 +145,10 @@ class RaftConfig:
         if unknown:
             raise ValueError(f"unknown bugs {sorted(unknown)}; known: {sorted(BUGS)}")
         if not 0 <= self.read_lease_ms < self.fetch_timeout_ms:
-            raise ValueError(f"read lease of {self.read_lease_ms} ms: it must be 0 (off) or under the fetch timeout "
-                             f"({self.fetch_timeout_ms} ms), which is how long a follower that fetched refuses a pre-vote")  # fmt: skip
+            raise ValueError(
+                f"read lease of {self.read_lease_ms} ms: it must be 0 (off) or under the fetch timeout "
+                f"({self.fetch_timeout_ms} ms), which is how long a follower that fetched refuses a pre-vote"
+            )
 
 
 @dataclass(frozen=True)
@@ -302,8 +305,15 @@ class RaftCore:
             return
         meant_for = getattr(msg, "replica_generation", None)
         if meant_for is not None and meant_for < self.config.generation:
-            self._events.append({"event": "stale-generation", "epoch": self.epoch, "from": msg.src,
-                                 "replicas": [[self.node_id, meant_for, None]], "current": self.config.generation})  # fmt: skip
+            self._events.append(
+                {
+                    "event": "stale-generation",
+                    "epoch": self.epoch,
+                    "from": msg.src,
+                    "replicas": [[self.node_id, meant_for, None]],
+                    "current": self.config.generation,
+                }
+            )
             return
         if msg.epoch > self.epoch:
             self._observe_higher_epoch(msg)
@@ -416,7 +426,8 @@ class RaftCore:
             messages=tuple(self._messages),
             replies=tuple(self._replies),
             events=tuple(self._events),
-            sync=self._syncs_as_leader() or (not self.config.flush_interval_ms and not isinstance(self.state, LeaderState)),
+            sync=self._syncs_as_leader()
+            or (not self.config.flush_interval_ms and not isinstance(self.state, LeaderState)),
         )
         self.quorum.pending_write = None
         self.log.dirty_from = self.log.end_offset
@@ -596,8 +607,15 @@ class RaftCore:
                 if granted:
                     # `leader`: the leader this node had fetched from in this epoch, if it had (KIP-996: then it must refuse).
                     fetched = self.quorum.leader if isinstance(state, FollowerState) and state.has_fetched else None
-                    self._events.append({"event": "prevote", "epoch": req.epoch, "candidate": req.src,
-                                         "as_directory": req.voter_directory, "leader": fetched})  # fmt: skip
+                    self._events.append(
+                        {
+                            "event": "prevote",
+                            "epoch": req.epoch,
+                            "candidate": req.src,
+                            "as_directory": req.voter_directory,
+                            "leader": fetched,
+                        }
+                    )
             elif isinstance(state, (UnattachedState, ProspectiveState)) and state.leader is None and log_ok:
                 if state.voted_for is None:
                     self.quorum.grant_standard_vote(req.src, req.voter_directory)
@@ -712,8 +730,16 @@ class RaftCore:
         if not isinstance(state, LeaderState) or req.epoch != self.epoch:
             error = "fenced-epoch" if req.epoch < self.epoch else "not-leader"
             self._send(
-                FetchResponse(self.node_id, req.src, self.epoch, self.quorum.leader, req.offset, req.last_epoch,
-                              error=error, replica_generation=req.generation)  # fmt: skip
+                FetchResponse(
+                    self.node_id,
+                    req.src,
+                    self.epoch,
+                    self.quorum.leader,
+                    req.offset,
+                    req.last_epoch,
+                    error=error,
+                    replica_generation=req.generation,
+                )
             )
             return
         if not self._current_generation(state, req):
@@ -753,15 +779,37 @@ class RaftCore:
         known = state.follower_gen.get(req.src)
         new_disk = req.src in state.follower_dir and not same_directory(state.follower_dir[req.src], req.directory)
         if known is not None and req.generation < known and not new_disk:
-            self._events.append({"event": "stale-generation", "epoch": self.epoch,
-                                 "replicas": [[req.src, req.generation, req.offset]], "current": known})  # fmt: skip
-            self._send(FetchResponse(self.node_id, req.src, self.epoch, self.node_id, req.offset, req.last_epoch,
-                                     error="stale-generation", replica_generation=req.generation))  # fmt: skip
+            self._events.append(
+                {
+                    "event": "stale-generation",
+                    "epoch": self.epoch,
+                    "replicas": [[req.src, req.generation, req.offset]],
+                    "current": known,
+                }
+            )
+            self._send(
+                FetchResponse(
+                    self.node_id,
+                    req.src,
+                    self.epoch,
+                    self.node_id,
+                    req.offset,
+                    req.last_epoch,
+                    error="stale-generation",
+                    replica_generation=req.generation,
+                )
+            )
             return False
         if known is not None and (req.generation > known or new_disk):
             # `replicas`: [replica, its later generation, the offset its earlier life reported].
-            self._events.append({"event": "generation", "epoch": self.epoch, "previous": known,
-                                 "replicas": [[req.src, req.generation, state.follower_end.get(req.src)]]})  # fmt: skip
+            self._events.append(
+                {
+                    "event": "generation",
+                    "epoch": self.epoch,
+                    "previous": known,
+                    "replicas": [[req.src, req.generation, state.follower_end.get(req.src)]],
+                }
+            )
             self._parked.pop(req.src, None)
             if Bug.IGNORE_GENERATION not in self.config.bugs:
                 state.follower_end.pop(req.src, None)
@@ -815,7 +863,9 @@ class RaftCore:
 
     def _set_hwm(self, hwm: int, counted: list | None = None) -> None:
         self.hwm = hwm
-        self._events.append({"event": "commit", "epoch": self.epoch, "hwm": hwm, **({"replicas": counted} if counted else {})})
+        self._events.append(
+            {"event": "commit", "epoch": self.epoch, "hwm": hwm, **({"replicas": counted} if counted else {})}
+        )
         self._apply_committed()
         state = self.state
         if isinstance(state, LeaderState):
@@ -852,7 +902,9 @@ class RaftCore:
         if isinstance(pending.request_id, _PeerRequest):
             req = pending.request_id.request
             error = reply.get("error")
-            self._send(VoterChangeResponse(self.node_id, req.src, self.epoch, req.change, req.node, error, self.quorum.leader))
+            self._send(
+                VoterChangeResponse(self.node_id, req.src, self.epoch, req.change, req.node, error, self.quorum.leader)
+            )
         else:
             self._replies.append((pending.request_id, reply))
 
@@ -872,7 +924,9 @@ class RaftCore:
 
     # ------------------------------------------------------------------ membership
 
-    def _change_voters(self, change: str, node: str, directory: str | None, ack_when_committed: bool, request_id) -> None:
+    def _change_voters(
+        self, change: str, node: str, directory: str | None, ack_when_committed: bool, request_id
+    ) -> None:
         """AddRaftVoter / RemoveRaftVoter at the leader: append the new voter
         set, or refuse at once with an error naming why."""
         state = self.state
@@ -945,7 +999,10 @@ class RaftCore:
         state = self.state
         if not isinstance(state, FollowerState) or self._connection_busy(state.leader):
             return
-        if state.fetch_in_flight_ms is not None and self.now_ms - state.fetch_in_flight_ms < self.config.request_timeout_ms:
+        if (
+            state.fetch_in_flight_ms is not None
+            and self.now_ms - state.fetch_in_flight_ms < self.config.request_timeout_ms
+        ):
             return
         join = self._join_request(state)
         if join is not None:
@@ -957,7 +1014,12 @@ class RaftCore:
 
     def _fetch_request(self, peer: str) -> FetchRequest:
         return FetchRequest(
-            self.node_id, peer, self.epoch, self.log.end_offset, self.log.last_epoch, self.config.directory_id,
+            self.node_id,
+            peer,
+            self.epoch,
+            self.log.end_offset,
+            self.log.last_epoch,
+            self.config.directory_id,
             self.config.generation,
         )
 

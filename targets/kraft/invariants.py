@@ -80,7 +80,9 @@ class SafetyMonitor:
             committed = max(core.hwm, len(self.committed))
             uncommitted = [o for o in core.log.voter_offsets if o >= committed]
             if len(uncommitted) > 1:
-                self.fail(f"{node} leads epoch {core.epoch} with two uncommitted voter changes at offsets {uncommitted}")
+                self.fail(
+                    f"{node} leads epoch {core.epoch} with two uncommitted voter changes at offsets {uncommitted}"
+                )
         replica = (node, core.config.directory_id)
         if core.epoch < self.epochs.get(replica, 0):
             self.fail(f"{node} epoch went back from {self.epochs[replica]} to {core.epoch}")
@@ -93,8 +95,10 @@ class SafetyMonitor:
     def _observe_event(self, node: str, event: dict) -> None:
         kind = event["event"]
         if kind == "prevote" and event.get("leader") is not None:
-            self.fail(f"pre-vote rule: {node} granted {event['candidate']} a pre-vote in epoch {event['epoch']} "
-                      f"while following {event['leader']}, whose log it had fetched")  # fmt: skip
+            self.fail(
+                f"pre-vote rule: {node} granted {event['candidate']} a pre-vote in epoch {event['epoch']} "
+                f"while following {event['leader']}, whose log it had fetched"
+            )
         if kind == "vote" or (kind == "transition" and event["state"] == "candidate"):
             # A candidate's vote for itself counts as its one vote of the epoch.
             candidate = event.get("candidate", node)
@@ -119,8 +123,10 @@ class SafetyMonitor:
             for replica, generation, offset in event.get("replicas", ()):
                 latest = self.generations.get((node, event["epoch"], replica))
                 if generation is not None and latest is not None and generation != latest:
-                    self.fail(f"generation rule: {node} counted {replica}'s offset {offset} from generation"
-                              f" {generation} after hearing generation {latest} (epoch {event['epoch']})")  # fmt: skip
+                    self.fail(
+                        f"generation rule: {node} counted {replica}'s offset {offset} from generation"
+                        f" {generation} after hearing generation {latest} (epoch {event['epoch']})"
+                    )
         elif kind == "transition" and event["state"] == "leader":
             epoch = event["epoch"]
             if self.leaders.setdefault(epoch, node) != node:
@@ -143,7 +149,9 @@ class SafetyMonitor:
                 if json.loads(key)[0] >= core.epoch:
                     break
                 if offset >= len(entries) or _entry_key(entries[offset]) != key:
-                    self.fail(f"leader completeness: {core.node_id} leads epoch {core.epoch} without committed offset {offset}")
+                    self.fail(
+                        f"leader completeness: {core.node_id} leads epoch {core.epoch} without committed offset {offset}"
+                    )
 
     def _check_committed(self, core: RaftCore) -> None:
         node = core.node_id

@@ -61,11 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="auto-join asks with AckWhenCommitted=true (the behaviour before KIP-1186)",
     )
     parser.add_argument("--voter-change-timeout-ms", type=int, default=2000)
-    parser.add_argument("--flush-interval-ms", type=parse_interval_ms, default=0,
-                        help="followers fsync their log every N ms, not per write (0: per write)")  # fmt: skip
-    parser.add_argument("--read-lease-ms", type=parse_interval_ms, default=0,
-                        help="the leader answers reads from its state while a majority fetched within N ms of its "
-                             "clock; under the fetch timeout (0: reads go through the log)")  # fmt: skip
+    parser.add_argument(
+        "--flush-interval-ms",
+        type=parse_interval_ms,
+        default=0,
+        help="followers fsync their log every N ms, not per write (0: per write)",
+    )
+    parser.add_argument(
+        "--read-lease-ms",
+        type=parse_interval_ms,
+        default=0,
+        help="the leader answers reads from its state while a majority fetched within N ms of its "
+        "clock; under the fetch timeout (0: reads go through the log)",
+    )
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))

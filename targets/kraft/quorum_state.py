@@ -190,7 +190,9 @@ class QuorumState:
         if new.name != "candidate" and new.epoch == old.epoch and old.name not in _SAME_EPOCH_SOURCES[table]:
             raise IllegalTransition(f"{self.node_id}: {old.name} -> {new.name} in the same epoch {old.epoch}")
         if isinstance(old, FollowerState) and isinstance(new, FollowerState) and new.epoch == old.epoch:
-            raise IllegalTransition(f"{self.node_id}: follower of {old.leader} -> follower of {new.leader} in epoch {old.epoch}")
+            raise IllegalTransition(
+                f"{self.node_id}: follower of {old.leader} -> follower of {new.leader} in epoch {old.epoch}"
+            )
         self.state = new
         self._persist()
         self._announce()

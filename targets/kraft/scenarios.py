@@ -9,9 +9,9 @@ follower's refusal stand between it and a needless election.
 
 from __future__ import annotations
 
-from checkers.errors import ClusterError, SettingError
-
 from dataclasses import replace
+
+from checkers.errors import ClusterError, SettingError
 
 from .simulation import SimSettings, Simulation
 
@@ -29,9 +29,7 @@ def _settled(settings: SimSettings) -> tuple[Simulation, str]:
 
 def _leader_changes(sim: Simulation, since: int) -> int:
     """Leaderships won after event index `since`."""
-    return sum(
-        1 for _, _, event in sim.events[since:] if event["event"] == "transition" and event["state"] == "leader"
-    )
+    return sum(1 for _, _, event in sim.events[since:] if event["event"] == "transition" and event["state"] == "leader")
 
 
 def rejoining_follower(settings: SimSettings, isolated_ms: int = 3000, after_ms: int = 2000) -> int:

@@ -107,7 +107,7 @@ class PeerLink:
                     while not self.queue.empty():
                         writer.write(self.queue.get_nowait())
                     await writer.drain()
-            except (OSError, asyncio.TimeoutError):
+            except (TimeoutError, OSError):
                 pass
             finally:
                 self.connected = False
@@ -122,8 +122,13 @@ class NodeServer:
     def __init__(self, options: NodeOptions) -> None:
         self.options = options
         self.data = DataDir(options.data_dir)
-        self.config = replace(options.config, directory_id=self.data.directory_id, generation=self.data.generation,
-                              unclean_start=self.data.unclean, truncated_log=self.data.truncated is not None)  # fmt: skip
+        self.config = replace(
+            options.config,
+            directory_id=self.data.directory_id,
+            generation=self.data.generation,
+            unclean_start=self.data.unclean,
+            truncated_log=self.data.truncated is not None,
+        )
         self.generation = self.data.generation
         rng = random.Random(options.seed)
         self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
@@ -140,8 +145,12 @@ class NodeServer:
         if self.data.truncated is not None:
             # `offset`: the records kept; `bytes`: how much of the log's tail was cut off, and why.
             self._write_event({"event": "log-truncated", "epoch": self.core.epoch, **self.data.truncated})
-            log.warning("log %s: cut back to %d records (%s)", self.data.log_path, self.data.truncated["offset"],
-                        self.data.truncated["reason"])  # fmt: skip
+            log.warning(
+                "log %s: cut back to %d records (%s)",
+                self.data.log_path,
+                self.data.truncated["offset"],
+                self.data.truncated["reason"],
+            )
 
     # ------------------------------------------------------------------ running
 

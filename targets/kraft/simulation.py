@@ -221,9 +221,7 @@ class Simulation:
     def leaders(self) -> dict[str, int]:
         """Nodes that currently believe they lead, with their epochs."""
         return {
-            node: core.epoch
-            for node, core in self.nodes.items()
-            if core is not None and core.state.name == "leader"
+            node: core.epoch for node, core in self.nodes.items() if core is not None and core.state.name == "leader"
         }
 
     def leader(self) -> str | None:
@@ -367,8 +365,6 @@ class Simulation:
         heapq.heappush(self._queue, (self.now_ms + delay, next(self._seq), msg))
 
 
-
-
 ACTIONS = (
     "run",
     "isolate",
@@ -499,11 +495,16 @@ def change_membership(sim: Simulation, action: str, node: str) -> None:
         sim.add_voter(node)
 
 
-def random_steps(rng: random.Random, count: int, membership: bool = False, power_losses: bool = False,
-                 clocks: bool = False) -> list[Step]:  # fmt: skip
+def random_steps(
+    rng: random.Random, count: int, membership: bool = False, power_losses: bool = False, clocks: bool = False
+) -> list[Step]:
     """A seeded random schedule; `run` steps are as common as all faults together."""
-    actions = (ACTIONS[1:] + (MEMBERSHIP_ACTIONS if membership else ()) + (DISK_ACTIONS if power_losses else ())
-               + (CLOCK_ACTIONS if clocks else ()))  # fmt: skip
+    actions = (
+        ACTIONS[1:]
+        + (MEMBERSHIP_ACTIONS if membership else ())
+        + (DISK_ACTIONS if power_losses else ())
+        + (CLOCK_ACTIONS if clocks else ())
+    )
     steps: list[Step] = []
     for _ in range(count):
         if rng.random() < 0.5:

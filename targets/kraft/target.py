@@ -89,10 +89,17 @@ class KRaftClient(TargetClient):
 
 class KRaft(Target, VoterChanges, Simulated, OwnCommands):
     name = "kraft"
-    capabilities = Capabilities(ok_proves_leadership=True, generations=True, voter_changes=True,
-                                workloads=("append", "register"), peer_routes=True, lazy_disks=True,
-                                clock_faults=True, data_files=(("log", "log.bin"),),
-                                transitions_name_vote=True)  # fmt: skip
+    capabilities = Capabilities(
+        ok_proves_leadership=True,
+        generations=True,
+        voter_changes=True,
+        workloads=("append", "register"),
+        peer_routes=True,
+        lazy_disks=True,
+        clock_faults=True,
+        data_files=(("log", "log.bin"),),
+        transitions_name_vote=True,
+    )
     options = (
         Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),
         Option("pre_vote", True, "disable KIP-996 Pre-Vote"),
@@ -100,10 +107,18 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
         Option("auto_join", False, "observers ask the leader to make them voters"),
         Option("ack_when_committed_always", False, "auto-join asks with AckWhenCommitted=true, as before KIP-1186"),
         Option("flush_interval_ms", 0, "followers fsync their log every N ms, not per write (0: per write)"),
-        Option("read_lease_ms", 0, "the leader answers reads from its state while a majority fetched within N ms "
-                                   "of its clock; under the fetch timeout (0: reads go through the log)"),  # fmt: skip
-        Option("election_timeout_ms", 300, "a follower that hears no leader for N ms (at random up to twice it) "
-                                           "stands for election", least=10),  # fmt: skip
+        Option(
+            "read_lease_ms",
+            0,
+            "the leader answers reads from its state while a majority fetched within N ms "
+            "of its clock; under the fetch timeout (0: reads go through the log)",
+        ),
+        Option(
+            "election_timeout_ms",
+            300,
+            "a follower that hears no leader for N ms (at random up to twice it) stands for election",
+            least=10,
+        ),
         Option("fetch_timeout_ms", 600, "a leader that a majority has not fetched from for N ms resigns", least=10),
     )
     image_packages = ("python3",)
@@ -113,19 +128,30 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
         """Requests (votes, fetches) are retried and long polls answered well
         within an election timeout, as KRaft's request manager does."""
         if settings["read_lease_ms"] >= settings["fetch_timeout_ms"]:
-            raise SettingError("read_lease_ms", f"{settings['read_lease_ms']} must be under the fetch timeout "
-                             f"({settings['fetch_timeout_ms']} ms): a longer lease outlives the followers' promise "
-                             "not to elect another leader")  # fmt: skip
+            raise SettingError(
+                "read_lease_ms",
+                f"{settings['read_lease_ms']} must be under the fetch timeout "
+                f"({settings['fetch_timeout_ms']} ms): a longer lease outlives the followers' promise "
+                "not to elect another leader",
+            )
         election = settings["election_timeout_ms"]
-        args = [f"--election-timeout-ms={election}", f"--request-timeout-ms={election // 2}",
-                f"--fetch-max-wait-ms={election // 3}", f"--fetch-timeout-ms={settings['fetch_timeout_ms']}"]  # fmt: skip
+        args = [
+            f"--election-timeout-ms={election}",
+            f"--request-timeout-ms={election // 2}",
+            f"--fetch-max-wait-ms={election // 3}",
+            f"--fetch-timeout-ms={settings['fetch_timeout_ms']}",
+        ]
         if settings["flush_interval_ms"]:
             args.append(f"--flush-interval-ms={settings['flush_interval_ms']}")
         if settings["read_lease_ms"]:
             args.append(f"--read-lease-ms={settings['read_lease_ms']}")
         args += [f"--bug={bug}" for bug in settings["bugs"]]
         switches = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
-        args += [option.flag for option in self.options if option.name in switches and settings[option.name] != option.default]
+        args += [
+            option.flag
+            for option in self.options
+            if option.name in switches and settings[option.name] != option.default
+        ]
         return tuple(args)
 
     def versions(self) -> dict[str, str]:
@@ -137,20 +163,35 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
     def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
         format_data_dir(data_dir, directory_id, bootstrap)
 
-    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
-                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+    def format_command(
+        self, python: str, node: str, data_dir: str, directory_id: str, bootstrap: tuple[tuple[str, str], ...]
+    ) -> list[str]:
         voters = ",".join(f"{v}@{d}" for v, d in bootstrap)
-        return [python, "-m", "targets.kraft.format", f"--id={node}", f"--data-dir={data_dir}",
-                f"--directory-id={directory_id}", *([f"--initial-voters={voters}"] if voters else [])]  # fmt: skip
+        return [
+            python,
+            "-m",
+            "targets.kraft.format",
+            f"--id={node}",
+            f"--data-dir={data_dir}",
+            f"--directory-id={directory_id}",
+            *([f"--initial-voters={voters}"] if voters else []),
+        ]
 
     def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
         """The node's event log lives beside (not in) the data directory, so a
         wiped disk does not take the evidence with it."""
         return [
-            python, "-m", "targets.kraft.node", f"--id={spec.node}", f"--data-dir={spec.data_dir}",
-            f"--event-log={spec.event_log}", f"--raft-listen={spec.raft_listen}", f"--client-listen={spec.client_listen}",
-            *(f"--peer={peer}={address}" for peer, address in spec.peers.items()), *options,
-        ]  # fmt: skip
+            python,
+            "-m",
+            "targets.kraft.node",
+            f"--id={spec.node}",
+            f"--data-dir={spec.data_dir}",
+            f"--event-log={spec.event_log}",
+            f"--raft-listen={spec.raft_listen}",
+            f"--client-listen={spec.client_listen}",
+            *(f"--peer={peer}={address}" for peer, address in spec.peers.items()),
+            *options,
+        ]
 
     async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
         return KRaftClient(await Client.connect(*address, timeout_s))
@@ -218,8 +259,9 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
             return node.main(argv)
         return super().main(command, argv)
 
-    def simulate(self, settings: dict, schedules: int, steps: int, seed: int, membership: bool,
-                 keep_going: bool, progress) -> dict:  # fmt: skip
+    def simulate(
+        self, settings: dict, schedules: int, steps: int, seed: int, membership: bool, keep_going: bool, progress
+    ) -> dict:
         """A seeded campaign of random fault schedules over the simulated
         cluster; the verdict of the `simulation-invariants` checker."""
         from .invariants import InvariantViolation
@@ -233,8 +275,12 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
         ran = 0
         for offset in progress(range(schedules)):
             schedule_seed = seed + offset
-            plan = random_steps(random.Random(schedule_seed), steps, membership=membership,
-                                power_losses=bool(settings.get("flush_interval_ms")))  # fmt: skip
+            plan = random_steps(
+                random.Random(schedule_seed),
+                steps,
+                membership=membership,
+                power_losses=bool(settings.get("flush_interval_ms")),
+            )
             ran += 1
             try:
                 run_schedule(SimSettings(seed=schedule_seed, **settings), plan)

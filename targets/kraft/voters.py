@@ -27,11 +27,11 @@ class VoterSet:
     voters: tuple[ReplicaKey, ...] = ()
 
     @classmethod
-    def of(cls, voters) -> "VoterSet":
+    def of(cls, voters) -> VoterSet:
         return cls(tuple(sorted((str(node), directory) for node, directory in voters)))
 
     @classmethod
-    def from_record(cls, data: dict) -> "VoterSet":
+    def from_record(cls, data: dict) -> VoterSet:
         return cls.of((node, directory) for node, directory in data["voters"])
 
     def record(self) -> dict:
@@ -65,10 +65,10 @@ class VoterSet:
         known = self.directory_of(node)
         return ignore_directory or same_directory(known, directory)
 
-    def added(self, node: str, directory: str | None) -> "VoterSet":
+    def added(self, node: str, directory: str | None) -> VoterSet:
         return VoterSet.of((*self.voters, (node, directory)))
 
-    def removed(self, node: str) -> "VoterSet":
+    def removed(self, node: str) -> VoterSet:
         return VoterSet(tuple(v for v in self.voters if v[0] != node))
 
 

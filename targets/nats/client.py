@@ -26,8 +26,6 @@ is named by committed-data-loss); any other API error is indeterminate.
 
 from __future__ import annotations
 
-from checkers.errors import ClusterError, ConnectionLost, Defect
-
 import asyncio
 import json
 
@@ -36,6 +34,7 @@ from nats.errors import NoRespondersError
 from nats.js.api import KeyValueConfig, StorageType, StreamConfig
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError, NotFoundError
 
+from checkers.errors import ClusterError, ConnectionLost, Defect
 from targets.interface import TargetClient
 
 from .streams import BUCKET, STREAM, SUBJECT
@@ -51,8 +50,13 @@ class NatsClient(TargetClient):
 
     @classmethod
     async def connect(cls, address: tuple[str, int], timeout_s: float, settings: dict) -> NatsClient:
-        connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s,
-                                        allow_reconnect=False, max_reconnect_attempts=0, error_cb=quiet)  # fmt: skip
+        connection = await nats.connect(
+            f"nats://{address[0]}:{address[1]}",
+            connect_timeout=timeout_s,
+            allow_reconnect=False,
+            max_reconnect_attempts=0,
+            error_cb=quiet,
+        )
         return cls(connection, timeout_s)
 
     async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
@@ -95,8 +99,9 @@ class NatsClient(TargetClient):
             last = (await self.js.stream_info(STREAM)).state.last_seq
         except (NoRespondersError, NoStreamResponseError, APIError, TimeoutError) as error:  # nothing was written
             return {"type": "fail", "value": value, "error": f"read: {_described(error)}"}
-        ack = await self.js.publish(SUBJECT, json.dumps(value).encode(), timeout=timeout_s,
-                                    headers={"Nats-Expected-Last-Sequence": str(last)})  # fmt: skip
+        ack = await self.js.publish(
+            SUBJECT, json.dumps(value).encode(), timeout=timeout_s, headers={"Nats-Expected-Last-Sequence": str(last)}
+        )
         done = {"type": "ok", "value": value, "offset": ack.seq - 1}
         if ack.seq != last + 1:
             done["error"] = f"acknowledged at sequence {ack.seq}, expected {last + 1}"
@@ -131,13 +136,16 @@ async def quiet(error: Exception) -> None:
 async def own_copy(node: str, address: tuple[str, int]) -> list[dict]:
     """The stream as the server at `address` holds it: every sequence read back
     with a direct get sent to it, which it answers from its own replica."""
-    connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False,
-                                    error_cb=quiet)  # fmt: skip
+    connection = await nats.connect(
+        f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False, error_cb=quiet
+    )
     rows = []
     try:
         sequence = 1
         while True:
-            answer = await connection.request(f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5)
+            answer = await connection.request(
+                f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5
+            )
             if (answer.headers or {}).get("Status") == "404":
                 break
             rows.append({"node": node, "offset": sequence - 1, "epoch": None, "value": json.loads(answer.data)})
@@ -158,19 +166,32 @@ async def make_workload(workload: str, address: tuple[str, int], settings: dict,
     while True:
         connection = None
         try:
-            connection = await nats.connect(f"nats://{address[0]}:{address[1]}", connect_timeout=2, allow_reconnect=False,
-                                            error_cb=quiet)  # fmt: skip
+            connection = await nats.connect(
+                f"nats://{address[0]}:{address[1]}", connect_timeout=2, allow_reconnect=False, error_cb=quiet
+            )
             js = connection.jetstream(timeout=2)
             if workload == "append":
-                await js.add_stream(StreamConfig(name=STREAM, subjects=[SUBJECT], num_replicas=settings["replicas"],
-                                                 storage=StorageType.FILE, allow_direct=True))  # fmt: skip
+                await js.add_stream(
+                    StreamConfig(
+                        name=STREAM,
+                        subjects=[SUBJECT],
+                        num_replicas=settings["replicas"],
+                        storage=StorageType.FILE,
+                        allow_direct=True,
+                    )
+                )
             else:
-                await js.create_key_value(KeyValueConfig(bucket=BUCKET, history=1, replicas=settings["replicas"],
-                                                         direct=settings["serializable_reads"]))  # fmt: skip
+                await js.create_key_value(
+                    KeyValueConfig(
+                        bucket=BUCKET, history=1, replicas=settings["replicas"], direct=settings["serializable_reads"]
+                    )
+                )
             return
         except (nats.errors.Error, OSError) as error:
             if loop.time() > deadline:
-                raise ClusterError(f"nats: the {workload} workload's stream was not made: {_described(error)}") from None
+                raise ClusterError(
+                    f"nats: the {workload} workload's stream was not made: {_described(error)}"
+                ) from None
             await asyncio.sleep(0.5)
         finally:
             if connection is not None:

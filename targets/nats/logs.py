@@ -25,7 +25,7 @@ for a follower or for a leader it hears, so those rows carry no epoch.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .peers import names
@@ -42,7 +42,7 @@ KNOWN_NODES = [f"n{i}" for i in range(1, 100)]
 
 
 def wall_ns(stamp: str) -> int:
-    moment = datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
+    moment = datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=UTC)
     return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
 
 

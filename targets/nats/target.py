@@ -34,12 +34,20 @@ STORE = "jetstream/$G/streams"
 
 class Nats(Target):
     name = "nats"
-    capabilities = Capabilities(ok_proves_leadership=False, generations=False, voter_changes=False,
-                                workloads=("register", "append"), peer_routes=False, lazy_disks=True,
-                                data_files=(("log", "jetstream/$SYS/_js_/S-*/msgs/*.blk"),  # the streams' Raft logs
-                                            ("blocks", f"{STORE}/*/msgs/*.blk"),
-                                            ("snapshots", "jetstream/$SYS/_js_/S-*/snapshots/*"),
-                                            ("metadata", f"{STORE}/*/meta.inf")))  # fmt: skip
+    capabilities = Capabilities(
+        ok_proves_leadership=False,
+        generations=False,
+        voter_changes=False,
+        workloads=("register", "append"),
+        peer_routes=False,
+        lazy_disks=True,
+        data_files=(
+            ("log", "jetstream/$SYS/_js_/S-*/msgs/*.blk"),  # the streams' Raft logs
+            ("blocks", f"{STORE}/*/msgs/*.blk"),
+            ("snapshots", "jetstream/$SYS/_js_/S-*/snapshots/*"),
+            ("metadata", f"{STORE}/*/meta.inf"),
+        ),
+    )
     options = (
         Option("serializable_reads", False, "reads any replica answers from its own state (a direct get)"),
         Option("replicas", 3, "replicas of the workload's stream or bucket", least=1, most=5),
@@ -70,8 +78,9 @@ class Nats(Target):
     def format(self, data_dir: Path, directory_id: str, bootstrap: tuple[tuple[str, str], ...]) -> None:
         Path(data_dir).mkdir(parents=True, exist_ok=True)
 
-    def format_command(self, python: str, node: str, data_dir: str, directory_id: str,
-                       bootstrap: tuple[tuple[str, str], ...]) -> list[str]:  # fmt: skip
+    def format_command(
+        self, python: str, node: str, data_dir: str, directory_id: str, bootstrap: tuple[tuple[str, str], ...]
+    ) -> list[str]:
         return ["mkdir", "-p", data_dir]
 
     def command(self, python: str, spec: NodeSpec, options: tuple[str, ...]) -> list[str]:
@@ -80,10 +89,30 @@ class Nats(Target):
         host, _, port = spec.client_listen.rpartition(":")
         monitor = spec.listen["monitor"].rpartition(":")[2]
         routes = ",".join(f"nats://{address}" for _, address in sorted(spec.peers.items()))
-        cluster = [f"--cluster_name={CLUSTER}", f"--cluster=nats://{spec.raft_listen}",
-                   f"--cluster_advertise={spec.raft_address}", f"--routes={routes}"] if routes else []  # fmt: skip
-        return ["env", "TZ=UTC", "nats-server", f"--server_name={spec.node}", f"--addr={host}", f"--port={port}",
-                f"--http_port={monitor}", "--jetstream", f"--store_dir={spec.data_dir}", *cluster, "--debug", *options]  # fmt: skip
+        cluster = (
+            [
+                f"--cluster_name={CLUSTER}",
+                f"--cluster=nats://{spec.raft_listen}",
+                f"--cluster_advertise={spec.raft_address}",
+                f"--routes={routes}",
+            ]
+            if routes
+            else []
+        )
+        return [
+            "env",
+            "TZ=UTC",
+            "nats-server",
+            f"--server_name={spec.node}",
+            f"--addr={host}",
+            f"--port={port}",
+            f"--http_port={monitor}",
+            "--jetstream",
+            f"--store_dir={spec.data_dir}",
+            *cluster,
+            "--debug",
+            *options,
+        ]
 
     async def connect(self, address: tuple[str, int], timeout_s: float, settings: dict) -> TargetClient:
         from .client import NatsClient  # nats-py: installed by the set-up, which reads this module first
@@ -131,9 +160,17 @@ class Nats(Target):
 
     def status_event(self, status: dict, time_ns: int) -> dict:
         """A poll's view: the leader it names, with no term (NATS shows none)."""
-        return {"time_ns": time_ns, "node": status["node"], "event": "status", "state": status.get("state"),
-                "epoch": None, "leader": status.get("leader"), "offset": status.get("log_end_offset"),
-                "hwm": status.get("hwm"), "source": "poll"}  # fmt: skip
+        return {
+            "time_ns": time_ns,
+            "node": status["node"],
+            "event": "status",
+            "state": status.get("state"),
+            "epoch": None,
+            "leader": status.get("leader"),
+            "offset": status.get("log_end_offset"),
+            "hwm": status.get("hwm"),
+            "source": "poll",
+        }
 
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         return logs.events(path, Path(path).parent.name, to_run_ns)
@@ -166,8 +203,12 @@ def _monitor(address, path: str, timeout_s: float) -> dict:
 
 
 def _workload_streams(jsz: dict) -> list[dict]:
-    return [s for account in jsz.get("account_details") or [] for s in account.get("stream_detail") or []
-            if s.get("name") in WORKLOAD_STREAMS]  # fmt: skip
+    return [
+        s
+        for account in jsz.get("account_details") or []
+        for s in account.get("stream_detail") or []
+        if s.get("name") in WORKLOAD_STREAMS
+    ]
 
 
 TARGET = Nats()

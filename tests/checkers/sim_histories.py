@@ -38,7 +38,10 @@ def voter_change_rows(sim: Simulation, request_id: int, node: str, command: dict
     else:
         fields = {"type": "ok", "offset": answer["offset"], "epoch": answer["epoch"]}
     common = {"process": -1, "f": command["op"], "value": value, "node": node}
-    return [(invoke_ms, 0, {**common, "type": "invoke"}), (sim.answered_ms.get(request_id, end_ms), 1, {**common, **fields})]
+    return [
+        (invoke_ms, 0, {**common, "type": "invoke"}),
+        (sim.answered_ms.get(request_id, end_ms), 1, {**common, **fields}),
+    ]
 
 
 def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -51,19 +54,30 @@ def tables(sim: Simulation) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             continue
         op = operation(command)
         rows.append(
-            (invoke_ms, 0, {"process": request_id, "type": "invoke", "f": op.f, "key": op.key, "value": op.value, "node": node})
+            (
+                invoke_ms,
+                0,
+                {"process": request_id, "type": "invoke", "f": op.f, "key": op.key, "value": op.value, "node": node},
+            )
         )
         answer = sim.replies.get(request_id)
         fields = completion(op.f, op.value, answer, None if answer else "never answered")
-        rows.append((sim.answered_ms.get(request_id, end_ms), 1, {"process": request_id, "f": op.f, "key": op.key,
-                                                                   "node": node, **fields}))  # fmt: skip
+        rows.append(
+            (
+                sim.answered_ms.get(request_id, end_ms),
+                1,
+                {"process": request_id, "f": op.f, "key": op.key, "node": node, **fields},
+            )
+        )
     rows.sort(key=lambda r: (r[0], r[1]))
     history = frame(
         [{"index": i, "time_ns": ms * MS + i, **row} for i, (ms, _, row) in enumerate(rows)], HISTORY_COLUMNS
     )
     # As real nodes' clocks do, every event its own instant, in the order they happened.
-    events_frame = frame([log_event({"node": node, **event}, ms * MS + i) for i, (ms, node, event) in enumerate(sim.events)],
-                         EVENTS_COLUMNS)  # fmt: skip
+    events_frame = frame(
+        [log_event({"node": node, **event}, ms * MS + i) for i, (ms, node, event) in enumerate(sim.events)],
+        EVENTS_COLUMNS,
+    )
     final = [
         final_row(node, offset, entry.epoch, entry.data)
         for node, core in sim.nodes.items()

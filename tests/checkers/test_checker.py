@@ -49,7 +49,7 @@ def test_a_checker_is_anything_with_a_name_applies_and_check():
 
 @pytest.mark.parametrize("wrong", ["ture", "true", 1, 0, None, "Unknown"])
 def test_a_validity_other_than_true_false_or_unknown_is_a_defect(wrong):
-    with pytest.raises(Defect, match="true, false or \"unknown\""):
+    with pytest.raises(Defect, match='true, false or "unknown"'):
         validity(wrong)
     assert [validity(v) for v in (True, False, "unknown")] == [True, False, "unknown"]
 

@@ -104,9 +104,17 @@ def test_the_leader_named_in_a_refusal_is_a_claim():
         {"process": 0, "type": "invoke", "f": "append", "node": "n1", "value": "1"},
         {"process": 0, "type": "ok", "f": "append", "node": "n1", "epoch": 4, "offset": 1, "value": "1"},
         {"process": 1, "type": "invoke", "f": "append", "node": "n2", "value": "2"},
-        {"process": 1, "type": "fail", "f": "append", "node": "n2", "epoch": 4, "leader": "n2", "value": "2",
-         "error": "not-leader"},
-    )  # fmt: skip
+        {
+            "process": 1,
+            "type": "fail",
+            "f": "append",
+            "node": "n2",
+            "epoch": 4,
+            "leader": "n2",
+            "value": "2",
+            "error": "not-leader",
+        },
+    )
     verdict = single_leader_per_epoch(events(), replies)
     assert verdict["valid"] is False and verdict["anomalies"][0]["leaders"] == ["n1", "n2"]
     # The refusal alone, naming the leader n1: one leader, no anomaly.
@@ -152,8 +160,10 @@ def test_a_node_read_back_holding_nothing_lacks_every_acknowledged_append():
     verdict = committed_data_loss(APPENDS, gone, events())
     [lost] = verdict["anomalies"]
     assert verdict["valid"] is False and lost["nodes"] == ["n1", "n2"] and lost["found"] == {"n1": None, "n2": None}
-    partly = frame([{"node": "n1", "offset": o, "epoch": 1, "value": v} for o, v in enumerate([LEADER, "1"])] + [{"node": "n2"}],
-                   FINAL_COLUMNS)  # fmt: skip
+    partly = frame(
+        [{"node": "n1", "offset": o, "epoch": 1, "value": v} for o, v in enumerate([LEADER, "1"])] + [{"node": "n2"}],
+        FINAL_COLUMNS,
+    )
     assert committed_data_loss(APPENDS, partly, events())["anomalies"][0]["nodes"] == ["n2"]
     assert committed_data_loss(APPENDS, gone.iloc[:0], events())["valid"] == "unknown"  # nothing read at all
 
@@ -166,7 +176,10 @@ def test_a_pre_vote_granted_while_following_a_fetched_leader_is_caught():
         )
     )
     assert [a["kind"] for a in verdict["anomalies"]] == ["prevote-while-following"]
-    assert verdict["anomalies"][0]["summary"] == "n1 granted n3 a pre-vote in epoch 3 while following n2, whose log it had fetched"
+    assert (
+        verdict["anomalies"][0]["summary"]
+        == "n1 granted n3 a pre-vote in epoch 3 while following n2, whose log it had fetched"
+    )
 
 
 def test_failed_append_committed_and_duplicates_are_caught():
@@ -191,8 +204,13 @@ def test_a_log_cut_back_after_damage_is_named_with_what_it_lost():
     )
     verdict = committed_data_loss(APPENDS, final({"n1": [LEADER, "1"]}), cut)
     assert verdict["valid"] is True
-    assert [(c["node"], c["kept"], c["committed"]) for c in verdict["stats"]["cut_back"]] == [("n3", 3, 5), ("n2", 9, 9)]
-    assert verdict["stats"]["cut_back"][0]["summary"].endswith("offsets 3 to 4, committed, gone from it until it caught up")
+    assert [(c["node"], c["kept"], c["committed"]) for c in verdict["stats"]["cut_back"]] == [
+        ("n3", 3, 5),
+        ("n2", 9, 9),
+    ]
+    assert verdict["stats"]["cut_back"][0]["summary"].endswith(
+        "offsets 3 to 4, committed, gone from it until it caught up"
+    )
     assert verdict["stats"]["cut_back"][1]["summary"].endswith("nothing committed was lost")
 
 
@@ -239,10 +257,14 @@ def test_an_acked_offset_beyond_a_nodes_log_is_lost_not_a_crash():
 
 def keyed_final(lists: dict[str, dict[str, list]]):
     return frame(
-        [{"node": node, "key": key, "offset": o, "value": v}
-         for node, keys in lists.items() for key, items in keys.items() for o, v in enumerate(items)],
+        [
+            {"node": node, "key": key, "offset": o, "value": v}
+            for node, keys in lists.items()
+            for key, items in keys.items()
+            for o, v in enumerate(items)
+        ],
         FINAL_COLUMNS,
-    )  # fmt: skip
+    )
 
 
 KEYED = history(
@@ -265,15 +287,15 @@ def test_keyed_appends_are_judged_per_list_place_by_place():
 
 
 def test_keyed_lists_that_differ_at_a_place_are_divergent_naming_the_key():
-    verdict = committed_data_loss(history(), keyed_final({"n1": {"a1": ["2", "3"]}, "n2": {"a1": ["2", "4"]}}), events())
+    verdict = committed_data_loss(
+        history(), keyed_final({"n1": {"a1": ["2", "3"]}, "n2": {"a1": ["2", "4"]}}), events()
+    )
     [divergent] = verdict["anomalies"]
     assert divergent["key"] == "a1" and divergent["offset"] == 1 and divergent["summary"].endswith("offset 1 of a1")
 
 
 def test_a_leader_without_a_majority_of_votes_is_caught_where_votes_are_logged():
-    base = [
-        {"time_ns": 0, "node": n, "event": "start", "epoch": 0} for n in ("n1", "n2", "n3", "n4", "n5")
-    ]
+    base = [{"time_ns": 0, "node": n, "event": "start", "epoch": 0} for n in ("n1", "n2", "n3", "n4", "n5")]
     short = events(
         *base,
         {"time_ns": 1, "node": "n2", "event": "vote", "epoch": 3, "candidate": "n1"},

@@ -15,8 +15,16 @@ def nemesis(rows):
     out = []
     for index, (t, f, touched) in enumerate(rows):
         for kind in ("invoke", "ok"):
-            out.append({"index": 2 * index + (kind == "ok"), "time_ns": t * MS + (kind == "ok"), "process": -1,
-                        "type": kind, "f": f, "node": None if kind == "invoke" else json.dumps(touched)})  # fmt: skip
+            out.append(
+                {
+                    "index": 2 * index + (kind == "ok"),
+                    "time_ns": t * MS + (kind == "ok"),
+                    "process": -1,
+                    "type": kind,
+                    "f": f,
+                    "node": None if kind == "invoke" else json.dumps(touched),
+                }
+            )
     return frame(out, HISTORY_COLUMNS)
 
 
@@ -27,8 +35,16 @@ def states(*rows):
 def test_each_fault_gets_the_role_it_hit_and_what_else_was_in_force():
     events = states((0, "n1", "leader"), (0, "n2", "follower"), (0, "n3", "follower"), (50, "n2", "candidate"))
     cut_leader_off = [["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]]
-    history = nemesis([(10, "pause", ["n1"]), (20, "resume", ["n1"]), (30, "kill", ["n2"]),
-                       (40, "partition", cut_leader_off), (60, "bounce", ["n3"]), (70, "heal-all", [])])  # fmt: skip
+    history = nemesis(
+        [
+            (10, "pause", ["n1"]),
+            (20, "resume", ["n1"]),
+            (30, "kill", ["n2"]),
+            (40, "partition", cut_leader_off),
+            (60, "bounce", ["n3"]),
+            (70, "heal-all", []),
+        ]
+    )
     found = coverage(history, events)
     assert found["cells"] == [
         {"fault": "bounce", "role": "follower", "with": "kill+partition+election", "count": 1},
@@ -57,10 +73,14 @@ def test_one_way_and_partial_partitions_are_named_for_what_they_leave():
 
 def test_cells_of_many_runs_add_up():
     one = [{"fault": "kill", "role": "leader", "with": "alone", "count": 2}]
-    other = [{"fault": "kill", "role": "leader", "with": "alone", "count": 1},
-             {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
-    assert add_up([one, other]) == [{"fault": "kill", "role": "leader", "with": "alone", "count": 3},
-                                    {"fault": "pause", "role": "other", "with": "election", "count": 1}]  # fmt: skip
+    other = [
+        {"fault": "kill", "role": "leader", "with": "alone", "count": 1},
+        {"fault": "pause", "role": "other", "with": "election", "count": 1},
+    ]
+    assert add_up([one, other]) == [
+        {"fault": "kill", "role": "leader", "with": "alone", "count": 3},
+        {"fault": "pause", "role": "other", "with": "election", "count": 1},
+    ]
 
 
 def test_a_fault_that_touched_nothing_is_no_cell():
@@ -68,10 +88,12 @@ def test_a_fault_that_touched_nothing_is_no_cell():
     from checkers.coverage import coverage
     from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
-    rows = [{"index": 0, "time_ns": 10, "process": -1, "type": "invoke", "f": "partition"},
-            {"index": 1, "time_ns": 20, "process": -1, "type": "ok", "f": "partition", "node": []},
-            {"index": 2, "time_ns": 30, "process": -1, "type": "invoke", "f": "kill"},
-            {"index": 3, "time_ns": 40, "process": -1, "type": "ok", "f": "kill", "node": ["n1"]}]  # fmt: skip
+    rows = [
+        {"index": 0, "time_ns": 10, "process": -1, "type": "invoke", "f": "partition"},
+        {"index": 1, "time_ns": 20, "process": -1, "type": "ok", "f": "partition", "node": []},
+        {"index": 2, "time_ns": 30, "process": -1, "type": "invoke", "f": "kill"},
+        {"index": 3, "time_ns": 40, "process": -1, "type": "ok", "f": "kill", "node": ["n1"]},
+    ]
     events = [{"time_ns": 0, "node": "n1", "event": "status", "state": "leader", "source": "status"}]
     found = coverage(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))
     assert found["faults"] == 1 and [c["fault"] for c in found["cells"]] == ["kill"]

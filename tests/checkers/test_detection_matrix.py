@@ -27,8 +27,10 @@ pytestmark = pytest.mark.slow
 
 ISOLATION = 'nemeses = ["partition"]\ntopologies = ["isolate-leader"]\ntime_limit_s = 16\n'
 CHURN = 'nodes = 5\nnemeses = ["churn"]\ninterval_s = 3\ntime_limit_s = 30\npre_vote = false\n'
-FLIP_FLOP = ('nodes = 5\nrate = 0.3\nconcurrency = 1\nnemeses = ["partition"]\ntopologies = ["flip-flop", "one-way"]\n'
-             'time_limit_s = 30\n')  # fmt: skip
+FLIP_FLOP = (
+    'nodes = 5\nrate = 0.3\nconcurrency = 1\nnemeses = ["partition"]\ntopologies = ["flip-flop", "one-way"]\n'
+    "time_limit_s = 30\n"
+)
 CAMPAIGN = f"""
 [campaign]
 name = "matrix"
@@ -74,8 +76,10 @@ CAUGHT_BY = {
     # KIP-996's Pre-Vote rule, read from the followers' prevote events.
     "prevote-always": {"election-safety"},
 }
-SAFETY_POLICY = 'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]\n' \
-                'may_be_absent = ["committed-data-loss"]\n'  # fmt: skip
+SAFETY_POLICY = (
+    'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]\n'
+    'may_be_absent = ["committed-data-loss"]\n'
+)
 AVAILABILITY_POLICY = 'required = ["election-safety"]\n[availability]\nmax_disruptive_elections = 0\n'
 
 
@@ -105,7 +109,11 @@ def checkers_of(run_dir):
 @pytest.mark.parametrize("bug", sorted(CAUGHT_BY))
 def test_each_safety_bug_is_caught_by_its_checker(matrix, bug):
     _, runs, _ = matrix
-    caught = [r for r in runs[bug] if any(checkers_of(r)[name]["valid"] is False for name in CAUGHT_BY[bug] if name in checkers_of(r))]
+    caught = [
+        r
+        for r in runs[bug]
+        if any(checkers_of(r)[name]["valid"] is False for name in CAUGHT_BY[bug] if name in checkers_of(r))
+    ]
     assert caught, f"{bug} went unnoticed in {len(runs[bug])} runs"
     if bug == "ack-before-commit":
         assert checkers_of(caught[0])["committed-data-loss"]["anomalies"][0]["kind"] == "lost-acknowledged-append"
@@ -155,10 +163,15 @@ def test_archived_analysed_on_spark_and_gated(matrix):
     availability = workspace / "availability.toml"
     availability.write_text(AVAILABILITY_POLICY)
     flip_flop = [str(r) for r in runs["correct-flip-flop"] + runs["prevote-always"]]
-    gated = splitbrain("gate", *flip_flop, "--policy", str(availability), "--junit", str(workspace / "availability.xml"))
+    gated = splitbrain(
+        "gate", *flip_flop, "--policy", str(availability), "--junit", str(workspace / "availability.xml")
+    )
     assert gated.returncode == 1
     # The planted bug fails both: its disruption, and the Pre-Vote rule in election-safety.
     lines = sorted(line for line in gated.stdout.splitlines() if line.startswith("FAIL "))
-    assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["availability.max_disruptive_elections", "election-safety"], lines
+    assert [line.split(": ")[1].split(" ")[0] for line in lines] == [
+        "availability.max_disruptive_elections",
+        "election-safety",
+    ], lines
     assert all(line.startswith(f"FAIL {runs['prevote-always'][0]}: ") for line in lines), lines
     assert (folder / "summary.html").exists()

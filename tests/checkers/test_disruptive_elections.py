@@ -17,8 +17,10 @@ NODES = ("n1", "n2", "n3")
 
 
 def nemesis(time_ns: int, f: str, node, index: int, took_ns: int = 1000) -> list[dict]:
-    return [{"index": index, "time_ns": time_ns - took_ns, "process": -1, "type": "invoke", "f": f},
-            {"index": index + 1, "time_ns": time_ns, "process": -1, "type": "ok", "f": f, "node": node}]  # fmt: skip
+    return [
+        {"index": index, "time_ns": time_ns - took_ns, "process": -1, "type": "invoke", "f": f},
+        {"index": index + 1, "time_ns": time_ns, "process": -1, "type": "ok", "f": f, "node": node},
+    ]
 
 
 def run(faults: list[tuple], candidacy_s: float = 2.5, later: list[dict] = ()):
@@ -27,16 +29,54 @@ def run(faults: list[tuple], candidacy_s: float = 2.5, later: list[dict] = ()):
     stands for epoch 2 at `candidacy_s`, and n1 steps down to it 10 ms later;
     `later`: more transitions. Every node answers status polls every 0.2 s
     until 2.4 s (a killed leader's last answer is recent)."""
-    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
-            {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append", "value": "1"}]  # fmt: skip
+    rows = [
+        {"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "value": "1"},
+        {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append", "value": "1"},
+    ]
     for number, (second, f, node, *took) in enumerate(faults):
         rows += nemesis(int(second * S), f, node, 2 + 2 * number, int(took[0] * S) if took else 1000)
-    events = [{"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"} for t in range(13) for n in NODES]
-    events += [{"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "leader": "n1", "source": "log"},
-               {"time_ns": int(0.1 * S), "node": "n2", "event": "transition", "state": "follower", "epoch": 1, "leader": "n1", "source": "log"},
-               {"time_ns": int(candidacy_s * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
-               {"time_ns": int(candidacy_s * S) + 10**7, "node": "n1", "event": "transition", "state": "follower", "epoch": 2, "source": "log"},
-               *later]  # fmt: skip
+    events = [
+        {"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"}
+        for t in range(13)
+        for n in NODES
+    ]
+    events += [
+        {
+            "time_ns": int(0.1 * S),
+            "node": "n1",
+            "event": "transition",
+            "state": "leader",
+            "epoch": 1,
+            "leader": "n1",
+            "source": "log",
+        },
+        {
+            "time_ns": int(0.1 * S),
+            "node": "n2",
+            "event": "transition",
+            "state": "follower",
+            "epoch": 1,
+            "leader": "n1",
+            "source": "log",
+        },
+        {
+            "time_ns": int(candidacy_s * S),
+            "node": "n2",
+            "event": "transition",
+            "state": "candidate",
+            "epoch": 2,
+            "source": "log",
+        },
+        {
+            "time_ns": int(candidacy_s * S) + 10**7,
+            "node": "n1",
+            "event": "transition",
+            "state": "follower",
+            "epoch": 2,
+            "source": "log",
+        },
+        *later,
+    ]
     events.sort(key=lambda e: e["time_ns"])
     stats = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]
     return stats["disruptive_elections"]
@@ -63,11 +103,14 @@ def test_a_fault_on_the_leader_before_its_election_does_not_excuse_the_candidacy
     assert run([(0.01, "bounce", ["n1"])]) == 1
 
 
-@pytest.mark.parametrize("links, disruptive", [
-    ([["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]], 0),  # the leader cut off
-    ([["n1", "n2"], ["n1", "n3"]], 0),  # the leader muted: nobody hears it
-    ([["n2", "n1"], ["n2", "n3"], ["n1", "n2"], ["n3", "n2"]], 1),  # the candidate cut off, as a rejoining follower
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "links, disruptive",
+    [
+        ([["n1", "n2"], ["n2", "n1"], ["n1", "n3"], ["n3", "n1"]], 0),  # the leader cut off
+        ([["n1", "n2"], ["n1", "n3"]], 0),  # the leader muted: nobody hears it
+        ([["n2", "n1"], ["n2", "n3"], ["n1", "n2"], ["n3", "n2"]], 1),  # the candidate cut off, as a rejoining follower
+    ],
+)
 def test_a_leader_cut_off_or_muted_at_that_moment_is_not_disrupted(links, disruptive):
     assert run([(2.0, "partition", links)]) == disruptive
 
@@ -86,8 +129,16 @@ def test_a_clock_fault_leaves_the_leader_up_and_heard():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.2, 2.45), st.sampled_from(["kill", "pause", "bounce", "clock", "partition"]),
-                          st.sampled_from(NODES)), max_size=4))  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0.2, 2.45),
+            st.sampled_from(["kill", "pause", "bounce", "clock", "partition"]),
+            st.sampled_from(NODES),
+        ),
+        max_size=4,
+    )
+)
 def test_disruption_is_counted_exactly_when_no_fault_took_the_leader_down(faults):
     made = [(t, f, [["x", "y"]] if f == "partition" else [node]) for t, f, node in faults]
     downed = any(node == "n1" and f in ("kill", "pause", "bounce") for _, f, node in faults)
@@ -97,13 +148,27 @@ def test_disruption_is_counted_exactly_when_no_fault_took_the_leader_down(faults
 def test_a_live_leader_replaced_by_an_election_it_heard_of_only_afterwards_is_disrupted():
     """KIP-996's flip-flop: n3 wins epoch 2 with the votes of members that
     still hear n1, and n1 learns of it afterwards: n1 was unseated all the same."""
-    won = {"time_ns": int(2.505 * S), "node": "n3", "event": "transition", "state": "leader", "epoch": 2, "source": "log"}
+    won = {
+        "time_ns": int(2.505 * S),
+        "node": "n3",
+        "event": "transition",
+        "state": "leader",
+        "epoch": 2,
+        "source": "log",
+    }
     assert run([], later=[won]) == 1
 
 
 def test_a_leader_that_resigns_in_its_own_epoch_is_not_disrupted():
     """Check-quorum: the leader steps down without a later epoch."""
-    resigned = {"time_ns": int(2.0 * S), "node": "n1", "event": "transition", "state": "resigned", "epoch": 1, "source": "log"}
+    resigned = {
+        "time_ns": int(2.0 * S),
+        "node": "n1",
+        "event": "transition",
+        "state": "resigned",
+        "epoch": 1,
+        "source": "log",
+    }
     assert run([], later=[resigned]) == 0
 
 
@@ -113,12 +178,30 @@ def test_a_leader_cut_off_earlier_in_its_term_is_not_disrupted():
 
 
 def test_the_unseating_names_the_node_that_stood_for_the_epoch():
-    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
-            {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append"}]  # fmt: skip
-    events = [{"time_ns": int(2.4 * S), "node": "n1", "event": "status", "source": "status"},
-              {"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
-              {"time_ns": int(2.5 * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
-              {"time_ns": int(2.6 * S), "node": "n1", "event": "transition", "state": "follower", "epoch": 2, "source": "log"}]  # fmt: skip
+    rows = [
+        {"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
+        {"index": 1, "time_ns": 3 * S, "process": 0, "type": "ok", "f": "append"},
+    ]
+    events = [
+        {"time_ns": int(2.4 * S), "node": "n1", "event": "status", "source": "status"},
+        {"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
+        {
+            "time_ns": int(2.5 * S),
+            "node": "n2",
+            "event": "transition",
+            "state": "candidate",
+            "epoch": 2,
+            "source": "log",
+        },
+        {
+            "time_ns": int(2.6 * S),
+            "node": "n1",
+            "event": "transition",
+            "state": "follower",
+            "epoch": 2,
+            "source": "log",
+        },
+    ]
     [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
     assert found == {"time_ns": int(2.6 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}
 
@@ -127,13 +210,35 @@ def test_a_leader_that_resigns_once_another_has_won_a_later_epoch_was_unseated()
     """KIP-996's flip-flop on a pull-based quorum: the member cut off from
     the leader wins epoch 2 with the others' votes; they stop fetching from
     the leader, which resigns in its own epoch, never told of epoch 2."""
-    events = [{"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"} for t in range(16) for n in NODES]
-    events += [{"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
-               {"time_ns": int(2.5 * S), "node": "n2", "event": "transition", "state": "candidate", "epoch": 2, "source": "log"},
-               {"time_ns": int(2.51 * S), "node": "n2", "event": "transition", "state": "leader", "epoch": 2, "source": "log"},
-               {"time_ns": int(3.0 * S), "node": "n1", "event": "transition", "state": "resigned", "epoch": 1, "source": "log"}]  # fmt: skip
-    rows = [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
-            {"index": 1, "time_ns": int(3.5 * S), "process": 0, "type": "ok", "f": "append"}]  # fmt: skip
+    events = [
+        {"time_ns": int(t * 0.2 * S), "node": n, "event": "status", "source": "status"}
+        for t in range(16)
+        for n in NODES
+    ]
+    events += [
+        {"time_ns": int(0.1 * S), "node": "n1", "event": "transition", "state": "leader", "epoch": 1, "source": "log"},
+        {
+            "time_ns": int(2.5 * S),
+            "node": "n2",
+            "event": "transition",
+            "state": "candidate",
+            "epoch": 2,
+            "source": "log",
+        },
+        {"time_ns": int(2.51 * S), "node": "n2", "event": "transition", "state": "leader", "epoch": 2, "source": "log"},
+        {
+            "time_ns": int(3.0 * S),
+            "node": "n1",
+            "event": "transition",
+            "state": "resigned",
+            "epoch": 1,
+            "source": "log",
+        },
+    ]
+    rows = [
+        {"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append"},
+        {"index": 1, "time_ns": int(3.5 * S), "process": 0, "type": "ok", "f": "append"},
+    ]
     events.sort(key=lambda e: e["time_ns"])
     [found] = availability(frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS))["stats"]["disruptive"]
     assert found == {"time_ns": int(3.0 * S), "leader": "n1", "leader_epoch": 1, "epoch": 2, "candidate": "n2"}
@@ -142,7 +247,35 @@ def test_a_leader_that_resigns_once_another_has_won_a_later_epoch_was_unseated()
 def test_a_step_down_that_names_no_epoch_is_judged_by_the_later_epoch_begun():
     """NATS logs no term with a switch to follower: a leader that steps down
     once another stood for a later epoch is unseated all the same."""
-    assert run([], later=[{"time_ns": int(2.6 * S), "node": "n3", "event": "transition", "state": "follower",
-                           "epoch": None, "source": "log"}]) == 1  # fmt: skip
-    assert run([(2.2, "kill", ["n1"])], later=[{"time_ns": int(2.6 * S), "node": "n1", "event": "transition",
-                                                "state": "follower", "epoch": None, "source": "log"}]) == 0  # fmt: skip
+    assert (
+        run(
+            [],
+            later=[
+                {
+                    "time_ns": int(2.6 * S),
+                    "node": "n3",
+                    "event": "transition",
+                    "state": "follower",
+                    "epoch": None,
+                    "source": "log",
+                }
+            ],
+        )
+        == 1
+    )
+    assert (
+        run(
+            [(2.2, "kill", ["n1"])],
+            later=[
+                {
+                    "time_ns": int(2.6 * S),
+                    "node": "n1",
+                    "event": "transition",
+                    "state": "follower",
+                    "epoch": None,
+                    "source": "log",
+                }
+            ],
+        )
+        == 0
+    )

@@ -20,10 +20,21 @@ ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
 # Programs of their own, run where only the standard library is: the
 # reference quorum's node and our Toxiproxy server. Their errors stay there.
-NODE_PROGRAMS = ("targets/kraft/core.py", "targets/kraft/messages.py", "targets/kraft/server.py", "targets/kraft/storage.py",
-                 "targets/kraft/wallclock.py", "targets/kraft/invariants.py", "targets/kraft/quorum_state.py",
-                 "harness/toxiproxy/proxy.py", "harness/toxiproxy/server.py", "harness/toxiproxy/toxics.py")
-BUILT_IN = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
+NODE_PROGRAMS = (
+    "targets/kraft/core.py",
+    "targets/kraft/messages.py",
+    "targets/kraft/server.py",
+    "targets/kraft/storage.py",
+    "targets/kraft/wallclock.py",
+    "targets/kraft/invariants.py",
+    "targets/kraft/quorum_state.py",
+    "harness/toxiproxy/proxy.py",
+    "harness/toxiproxy/server.py",
+    "harness/toxiproxy/toxics.py",
+)
+BUILT_IN = {
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+}
 
 
 def defined_exceptions() -> dict[str, tuple[str, list[str]]]:
@@ -35,7 +46,11 @@ def defined_exceptions() -> dict[str, tuple[str, list[str]]]:
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text(), where)):
                 if isinstance(node, ast.ClassDef):
-                    bases = [b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))]
+                    bases = [
+                        b.id if isinstance(b, ast.Name) else b.attr
+                        for b in node.bases
+                        if isinstance(b, (ast.Name, ast.Attribute))
+                    ]
                     classes[node.name] = (where, bases)
     return classes
 
@@ -52,8 +67,11 @@ def test_every_exception_defined_derives_from_the_root():
         found = [rooted(base) for base in classes[name][1]]
         return True if True in found else False if False in found else None
 
-    outside = sorted(f"{where}: {name}" for name, (where, _) in classes.items()
-                     if where not in NODE_PROGRAMS and rooted(name) is False)  # fmt: skip
+    outside = sorted(
+        f"{where}: {name}"
+        for name, (where, _) in classes.items()
+        if where not in NODE_PROGRAMS and rooted(name) is False
+    )
     assert outside == []
     assert rooted("HistoryError") and rooted("SshError") and rooted("NotSent")
 
@@ -66,7 +84,11 @@ def test_nothing_outside_the_node_programs_raises_a_built_in_exception():
         for path in sorted((ROOT / folder).rglob("*.py")):
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text(), where)):
-                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
+                if (
+                    isinstance(node, ast.Raise)
+                    and isinstance(node.exc, ast.Call)
+                    and isinstance(node.exc.func, ast.Name)
+                ):
                     if node.exc.func.id in BUILT_IN and where not in NODE_PROGRAMS:
                         raised.append(f"{where}:{node.lineno}: {node.exc.func.id}")
     assert raised == []
@@ -83,8 +105,23 @@ def test_a_setting_keeps_its_name_and_reason_and_the_command_line_spells_its_fla
     assert raised.value.setting == "initial_voters" and isinstance(raised.value, UsageError)
     assert str(raised.value) == f"initial_voters: {raised.value.reason}"
     results = tmp_path / "runs"
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--nodes", "3", "--initial-voters", "5",
-                           "--results", str(results)], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--nodes",
+            "3",
+            "--initial-voters",
+            "5",
+            "--results",
+            str(results),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and done.stderr == f"splitbrain: --initial-voters: {raised.value.reason}\n"
     assert not results.exists()
 
@@ -96,9 +133,15 @@ def test_each_usage_error_is_one_line_and_exit_2(tmp_path):
     campaign.write_text("[campaign]\nname = 1\n")
     policy = tmp_path / "p.toml"
     policy.write_text("required = 3\n")
-    for argv in (["campaign", str(campaign)], ["archive", "--verify", str(tmp_path)],
-                 ["gate", str(tmp_path), "--policy", str(policy)]):  # fmt: skip
+    for argv in (
+        ["campaign", str(campaign)],
+        ["archive", "--verify", str(tmp_path)],
+        ["gate", str(tmp_path), "--policy", str(policy)],
+    ):
         done = subprocess.run([sys.executable, "-m", "harness.cli", *argv], cwd=ROOT, capture_output=True, text=True)
-        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "internal error" not in done.stderr, (argv, done.stderr)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "internal error" not in done.stderr, (
+            argv,
+            done.stderr,
+        )
         assert done.stderr.startswith("splitbrain: ") and str(tmp_path) in done.stderr, done.stderr
     assert issubclass(UsageError, SplitbrainError)

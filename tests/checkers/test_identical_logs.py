@@ -18,8 +18,10 @@ from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, fram
 VALUES = st.one_of(st.none(), st.sampled_from(['"a"', '"b"', '"c"', '{"leader": 1}', '"d"']))
 LOG = st.lists(st.tuples(st.sampled_from([None, "k"]), st.integers(0, 5), VALUES), max_size=8)
 CHANGES = st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 7), VALUES), st.just("drop")), min_size=1, max_size=4)
-ACKED = st.lists(st.tuples(st.sampled_from(["ok", "fail", "info"]), st.sampled_from([None, "k"]), st.integers(0, 7), VALUES),
-                 max_size=10)  # fmt: skip
+ACKED = st.lists(
+    st.tuples(st.sampled_from(["ok", "fail", "info"]), st.sampled_from([None, "k"]), st.integers(0, 7), VALUES),
+    max_size=10,
+)
 
 
 def logs(base: list, changes: list) -> list[list]:
@@ -40,9 +42,18 @@ def logs(base: list, changes: list) -> list[list]:
 @settings(max_examples=200)
 @given(LOG, CHANGES, ACKED, st.randoms(use_true_random=False))
 def test_a_log_equal_to_another_gives_the_verdict_it_gives_checked_on_its_own(base, changes, acked, rng: random.Random):
-    rows = [{"node": f"n{i + 1}", "key": k, "offset": o, "value": v} for i, log in enumerate(logs(base, changes)) for k, o, v in log]
-    history = frame([{"index": i, "time_ns": i, "process": 0, "type": t, "f": "append", "key": k, "offset": o, "value": v}
-                     for i, (t, k, o, v) in enumerate(acked)], HISTORY_COLUMNS)  # fmt: skip
+    rows = [
+        {"node": f"n{i + 1}", "key": k, "offset": o, "value": v}
+        for i, log in enumerate(logs(base, changes))
+        for k, o, v in log
+    ]
+    history = frame(
+        [
+            {"index": i, "time_ns": i, "process": 0, "type": t, "f": "append", "key": k, "offset": o, "value": v}
+            for i, (t, k, o, v) in enumerate(acked)
+        ],
+        HISTORY_COLUMNS,
+    )
     events = frame([], EVENTS_COLUMNS)
     # The nodes' records interleaved at random, each node's in its order.
     queues = [[row for row in rows if row["node"] == node] for node in dict.fromkeys(row["node"] for row in rows)]

@@ -22,8 +22,17 @@ def history(*ops):
     rows = []
     for process, f, key, call_value, kind, done_value, t0, t1, *error in ops:
         rows.append({"time_ns": t0, "process": process, "type": "invoke", "f": f, "key": key, "value": call_value})
-        rows.append({"time_ns": t1, "process": process, "type": kind, "f": f, "key": key, "value": done_value,
-                     "error": error[0] if error else None})  # fmt: skip
+        rows.append(
+            {
+                "time_ns": t1,
+                "process": process,
+                "type": kind,
+                "f": f,
+                "key": key,
+                "value": done_value,
+                "error": error[0] if error else None,
+            }
+        )
     rows.sort(key=lambda r: r["time_ns"])
     return frame([{"index": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)
 
@@ -125,7 +134,7 @@ def linearizable_histories(draw):
             value = draw(st.integers(0, 3))
             points.append((point, process, start, end, kind, value, draw(st.booleans())))
             clock = end
-    for point, process, start, end, kind, value, timed_out in sorted(points):
+    for _point, process, start, end, kind, value, timed_out in sorted(points):
         if kind == "write":
             state = value
             ops.append((process, "write", "k", j(value), "info" if timed_out else "ok", j(value), start, end))
@@ -186,7 +195,9 @@ def any_histories(draw):
             ops.append((process, "write", "k", j(value), kind, j(value), start, end, "timeout"))
         else:
             pair = j([draw(st.sampled_from([None, 0, 1, 2])), value])
-            ops.append((process, "cas", "k", pair, kind, pair, start, end, "cas-mismatch" if kind == "fail" else "timeout"))
+            ops.append(
+                (process, "cas", "k", pair, kind, pair, start, end, "cas-mismatch" if kind == "fail" else "timeout")
+            )
     return history(*ops)
 
 
@@ -217,7 +228,7 @@ def kv_histories(draw):
         f = draw(st.sampled_from(["get", "put", "append", "append"]))
         effects.append((draw(st.integers(start, end)), process, start, end, f, draw(st.sampled_from(["a", "b"]))))
     state, ops = {}, []
-    for point, process, start, end, f, key in sorted(effects):
+    for _point, process, start, end, f, key in sorted(effects):
         if f == "get":
             seen = state.get(key, "")
             if draw(st.integers(0, 9)) == 0:
@@ -238,7 +249,9 @@ def test_the_compiled_kv_model_steps_as_the_python_one(h):
     python, native = linearizable(h, kv(), engine="python"), linearizable(h, kv(), engine="native")
     assert python["valid"] == native["valid"]
     for mine, theirs in zip(python["anomalies"], native["anomalies"]):
-        assert {k: mine[k] for k in ("index", "linearized_prefix", "window")} == {k: theirs[k] for k in ("index", "linearized_prefix", "window")}
+        assert {k: mine[k] for k in ("index", "linearized_prefix", "window")} == {
+            k: theirs[k] for k in ("index", "linearized_prefix", "window")
+        }
 
 
 def test_kv_model_appends_and_gets_per_key():
@@ -256,12 +269,40 @@ def test_kv_model_appends_and_gets_per_key():
 def test_append_offsets_follow_real_time():
     def appends(first_offset, second_offset, keys=(None, None)):
         return frame(
-            [{"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "key": keys[0], "value": "1"},
-             {"index": 1, "time_ns": 10, "process": 0, "type": "ok", "f": "append", "key": keys[0], "value": "1", "offset": first_offset},
-             {"index": 2, "time_ns": 20, "process": 1, "type": "invoke", "f": "append", "key": keys[1], "value": "2"},
-             {"index": 3, "time_ns": 30, "process": 1, "type": "ok", "f": "append", "key": keys[1], "value": "2", "offset": second_offset}],
+            [
+                {"index": 0, "time_ns": 0, "process": 0, "type": "invoke", "f": "append", "key": keys[0], "value": "1"},
+                {
+                    "index": 1,
+                    "time_ns": 10,
+                    "process": 0,
+                    "type": "ok",
+                    "f": "append",
+                    "key": keys[0],
+                    "value": "1",
+                    "offset": first_offset,
+                },
+                {
+                    "index": 2,
+                    "time_ns": 20,
+                    "process": 1,
+                    "type": "invoke",
+                    "f": "append",
+                    "key": keys[1],
+                    "value": "2",
+                },
+                {
+                    "index": 3,
+                    "time_ns": 30,
+                    "process": 1,
+                    "type": "ok",
+                    "f": "append",
+                    "key": keys[1],
+                    "value": "2",
+                    "offset": second_offset,
+                },
+            ],
             HISTORY_COLUMNS,
-        )  # fmt: skip
+        )
 
     assert linearizable(appends(3, 5))["valid"] is True
     verdict = linearizable(appends(5, 3))
@@ -307,8 +348,17 @@ def append_histories(draw):
     for process, kind, offset, t0, t1 in ops:
         value = j(f"{process}-{t0}")
         rows.append({"time_ns": t0, "process": process, "type": "invoke", "f": "append", "value": value})
-        rows.append({"time_ns": t1, "process": process, "type": kind, "f": "append", "value": value, "offset": offset,
-                     "error": None if kind == "ok" else "timeout"})
+        rows.append(
+            {
+                "time_ns": t1,
+                "process": process,
+                "type": kind,
+                "f": "append",
+                "value": value,
+                "offset": offset,
+                "error": None if kind == "ok" else "timeout",
+            }
+        )
     rows.sort(key=lambda r: r["time_ns"])
     return frame([{"index": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)
 

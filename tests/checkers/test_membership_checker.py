@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from checkers.membership import membership
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
@@ -22,7 +23,9 @@ def voters(time_ns, node, offset, hwm):
 
 
 def check(event_rows=(), history_rows=(), final_rows=()):
-    return membership(frame(list(history_rows), HISTORY_COLUMNS), events(*event_rows), frame(list(final_rows), FINAL_COLUMNS))
+    return membership(
+        frame(list(history_rows), HISTORY_COLUMNS), events(*event_rows), frame(list(final_rows), FINAL_COLUMNS)
+    )
 
 
 def kinds(verdict):
@@ -54,8 +57,14 @@ def test_a_follower_catching_up_before_it_knows_the_high_watermark_is_not_an_ove
 
 
 def answered(offset, hwm, ack):
-    return {"time_ns": 5, "node": "n1", "event": "voter-change-answered", "offset": offset, "hwm": hwm,
-            "ack_when_committed": ack}  # fmt: skip
+    return {
+        "time_ns": 5,
+        "node": "n1",
+        "event": "voter-change-answered",
+        "offset": offset,
+        "hwm": hwm,
+        "ack_when_committed": ack,
+    }
 
 
 def test_ack_when_committed_answers_need_the_commit():
@@ -64,8 +73,15 @@ def test_ack_when_committed_answers_need_the_commit():
 
 
 def vote(event, directory, as_directory):
-    return {"time_ns": 7, "node": "n2", "event": event, "epoch": 3, "candidate": "n3", "directory_id": directory,
-            "as_directory": as_directory}  # fmt: skip
+    return {
+        "time_ns": 7,
+        "node": "n2",
+        "event": event,
+        "epoch": 3,
+        "candidate": "n3",
+        "directory_id": directory,
+        "as_directory": as_directory,
+    }
 
 
 def test_a_vote_under_the_old_identity_is_named():
@@ -108,16 +124,29 @@ def overlaps_row_by_row(rows: list[dict]) -> list[tuple]:
     for row in sorted(rows, key=lambda r: r["time_ns"]):
         life = (row["node"], row["generation"])
         before = last.get(life)
-        if before is not None and row.get("state", "leader") == "leader" and before < row["offset"] and row["hwm"] <= before:
+        if (
+            before is not None
+            and row.get("state", "leader") == "leader"
+            and before < row["offset"]
+            and row["hwm"] <= before
+        ):
             found.append((row["node"], row["time_ns"], row["offset"], before))
         last[life] = row["offset"]
     return sorted(found)
 
 
-VOTER_ROWS = st.lists(st.fixed_dictionaries({"node": st.sampled_from(["n1", "n2"]), "generation": st.integers(1, 2),
-                                             "offset": st.integers(0, 6), "hwm": st.integers(0, 6),
-                                             "state": st.sampled_from(["leader", "follower"])}),
-                      max_size=14)  # fmt: skip
+VOTER_ROWS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "node": st.sampled_from(["n1", "n2"]),
+            "generation": st.integers(1, 2),
+            "offset": st.integers(0, 6),
+            "hwm": st.integers(0, 6),
+            "state": st.sampled_from(["leader", "follower"]),
+        }
+    ),
+    max_size=14,
+)
 
 
 @given(VOTER_ROWS)

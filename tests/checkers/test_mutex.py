@@ -20,23 +20,40 @@ def history(*ops):
     for process, f, call, kind, done, t0, t1, *offset in ops:
         key = "guarded" if f == "add" else "lock"
         rows.append({"time_ns": t0 * MS, "process": process, "type": "invoke", "f": f, "key": key, "value": call})
-        rows.append({"time_ns": t1 * MS, "process": process, "type": kind, "f": f, "key": key, "value": done,
-                     "offset": offset[0] if offset else None})  # fmt: skip
+        rows.append(
+            {
+                "time_ns": t1 * MS,
+                "process": process,
+                "type": kind,
+                "f": f,
+                "key": key,
+                "value": done,
+                "offset": offset[0] if offset else None,
+            }
+        )
     rows.sort(key=lambda r: r["time_ns"])
     return frame([{"index": i, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS)
 
 
 def guarded(lists: dict[str, list]):
-    return frame([{"node": node, "key": "guarded", "offset": o, "value": v}
-                  for node, items in lists.items() for o, v in enumerate(items)], FINAL_COLUMNS)  # fmt: skip
+    return frame(
+        [
+            {"node": node, "key": "guarded", "offset": o, "value": v}
+            for node, items in lists.items()
+            for o, v in enumerate(items)
+        ],
+        FINAL_COLUMNS,
+    )
 
 
 def session(process, key, value, offset, start_ms, release_ms=None):
     """Acquire at start (granted 10 ms later), add, release."""
     release_ms = release_ms or start_ms + 100
-    return [(process, "acquire", TTL, "ok", key, start_ms, start_ms + 10),
-            (process, "add", value, "ok", value, start_ms + 20, start_ms + 30, offset),
-            (process, "release", key, "ok", key, release_ms, release_ms + 5)]  # fmt: skip
+    return [
+        (process, "acquire", TTL, "ok", key, start_ms, start_ms + 10),
+        (process, "add", value, "ok", value, start_ms + 20, start_ms + 30, offset),
+        (process, "release", key, "ok", key, release_ms, release_ms + 5),
+    ]
 
 
 def test_holds_one_after_another_and_every_add_kept_is_valid():

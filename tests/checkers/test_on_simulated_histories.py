@@ -83,8 +83,13 @@ def churn(rng: random.Random) -> list:
 def lagging_loss(rng: random.Random) -> list:
     """Followers cut off so the high watermark lags, a power loss of a node, the cut healed (what ignore-generation needs)."""
     cut = [("isolate", rng.randrange(8), 0) for _ in range(rng.randint(1, 3))]
-    return [*cut, ("run", 0, rng.choice((5, 20, 60, 150))), ("lose_unsynced", rng.randrange(8), 0), ("heal", 0, 0),
-            ("run", 0, rng.choice((5, 20, 60)))]  # fmt: skip
+    return [
+        *cut,
+        ("run", 0, rng.choice((5, 20, 60, 150))),
+        ("lose_unsynced", rng.randrange(8), 0),
+        ("heal", 0, 0),
+        ("run", 0, rng.choice((5, 20, 60))),
+    ]
 
 
 @pytest.mark.slow
@@ -102,8 +107,12 @@ def lagging_loss(rng: random.Random) -> list:
         ("ack-voter-early", JOINING, voter_changes, {"membership"}),
         # The generation rule is read from the leader's commit events; a lost append shows only on a failover.
         ("ignore-generation", {"nodes": 5, "flush_interval_ms": 100}, lagging_loss, {"committed-data-loss"}),
-        ("ack-before-fsync", {"nodes": 3}, lambda rng: random_steps(rng, 20, power_losses=True),
-         {"committed-data-loss", "linearizable"}),
+        (
+            "ack-before-fsync",
+            {"nodes": 3},
+            lambda rng: random_steps(rng, 20, power_losses=True),
+            {"committed-data-loss", "linearizable"},
+        ),
     ],
 )
 def test_a_violation_the_monitor_sees_is_caught_from_the_history(bug, cluster, make_steps, checkers):

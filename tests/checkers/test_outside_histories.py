@@ -98,8 +98,9 @@ def test_an_invalid_verdict_names_the_stuck_operation_and_the_longest_prefix(imp
 
 def test_check_takes_many_runs_one_line_each_and_exits_with_the_worst(imported):
     kv_runs = sorted(str(run_dir) for name, (run_dir, _) in imported.items() if "/kv/" in name)
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "check", *kv_runs], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "check", *kv_runs], capture_output=True, text=True, timeout=300
+    )
     lines = done.stdout.strip().split("\n")
     assert done.returncode == 1 and len(lines) == 6, done.stdout + done.stderr
     for line in lines:

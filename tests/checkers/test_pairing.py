@@ -35,8 +35,10 @@ def walked(rows: list[tuple[int, str]]) -> tuple[list[int], list[int], list[int]
 
 @given(ROWS)
 def test_pairs_are_the_row_by_row_rule(rows):
-    history = frame([{"index": i, "time_ns": i, "process": p, "type": t, "f": "read"} for i, (p, t) in enumerate(rows)],
-                    HISTORY_COLUMNS)  # fmt: skip
+    history = frame(
+        [{"index": i, "time_ns": i, "process": p, "type": t, "f": "read"} for i, (p, t) in enumerate(rows)],
+        HISTORY_COLUMNS,
+    )
     pairs = pair(history)
     call, done, pending = walked(rows)
     assert pairs.call.tolist() == call

@@ -41,8 +41,11 @@ def campaign_file(tmp_path, time_limit=16, extra=""):
 
 def test_the_matrix_names_every_run(tmp_path):
     path = campaign_file(tmp_path)
-    path.write_text(path.read_text().replace('nemeses = ["partition"]', 'nemeses = ["partition", "none"]')
-                    .replace("seeds = [0]", "seeds = [0, 1]\nrepeats = 2"))  # fmt: skip
+    path.write_text(
+        path.read_text()
+        .replace('nemeses = ["partition"]', 'nemeses = ["partition", "none"]')
+        .replace("seeds = [0]", "seeds = [0, 1]\nrepeats = 2")
+    )
     folder, planned = load(path)
     assert folder == tmp_path / "runs" / "c" and len(planned) == 2 * 2 * 2 * 2
     assert planned[0].run_id == "correct-append-partition-s0-r0"
@@ -52,9 +55,12 @@ def test_the_matrix_names_every_run(tmp_path):
 
 @pytest.mark.parametrize(
     "extra, message",
-    [("[targets.x]\nbug = 1\n", "targets.x.bug: not a run option"), ("[other]\n", "unknown table [other]"),
-     ("[targets.y\n", "campaign.toml")],
-)  # fmt: skip
+    [
+        ("[targets.x]\nbug = 1\n", "targets.x.bug: not a run option"),
+        ("[other]\n", "unknown table [other]"),
+        ("[targets.y\n", "campaign.toml"),
+    ],
+)
 def test_bad_campaign_files_are_named(tmp_path, extra, message):
     with pytest.raises(CampaignError, match=message.replace("[", r"\[")):
         load(campaign_file(tmp_path, extra=extra))
@@ -116,12 +122,16 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     [aside] = (folder / "interrupted").iterdir()
     assert aside.name.startswith(buggy.name) and (aside / "history.jsonl").exists()
     policy = tmp_path / "policy.toml"
-    policy.write_text('required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]')
+    policy.write_text(
+        'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]'
+    )
     gated = splitbrain("gate", str(folder), "--policy", str(policy), "--junit", str(tmp_path / "gate.xml"))
     assert gated.returncode == 1
     failures = [line for line in gated.stdout.splitlines() if line.startswith("FAIL")]
-    assert failures and all(line.startswith(f"FAIL {buggy}: committed-data-loss") or
-                            line.startswith(f"FAIL {buggy}: linearizable") for line in failures), gated.stdout  # fmt: skip
+    assert failures and all(
+        line.startswith(f"FAIL {buggy}: committed-data-loss") or line.startswith(f"FAIL {buggy}: linearizable")
+        for line in failures
+    ), gated.stdout
 
 
 GUIDED = """
@@ -149,7 +159,10 @@ def test_a_guided_campaign_aims_by_role_and_carries_coverage_over(tmp_path):
     done = splitbrain("campaign", "--quiet", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
     folder = tmp_path / "runs" / "guided"
-    first, second = folder / "correct-append-partition+kill+pause+bounce-s1-r0", folder / "correct-append-partition+kill+pause+bounce-s2-r0"
+    first, second = (
+        folder / "correct-append-partition+kill+pause+bounce-s1-r0",
+        folder / "correct-append-partition+kill+pause+bounce-s2-r0",
+    )
     schedule = json.loads((first / "run.json").read_text())["schedule"]
     aimed = [op for op in schedule if "aim" in op["args"]]
     assert len(aimed) >= 3 and schedule[-1]["f"] == "heal-all"

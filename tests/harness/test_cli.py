@@ -14,9 +14,7 @@ from harness.run import RunConfig
 
 
 def splitbrain(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=300
-    )
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_simulate_passes_the_correct_node():
@@ -46,14 +44,25 @@ def test_runs_are_guided_by_default_and_churn_names_the_random_strategy(tmp_path
     RunConfig(nemesis=["churn"], nemesis_strategy="random").validate()
     result = splitbrain("run", "--nemesis", "partition,churn", "--results", str(tmp_path / "runs"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert "--nemesis: the guided strategy aims" in result.stderr and "(--nemesis-strategy random draws churn)" in result.stderr
+    assert (
+        "--nemesis: the guided strategy aims" in result.stderr
+        and "(--nemesis-strategy random draws churn)" in result.stderr
+    )
     assert not (tmp_path / "runs").exists()
 
 
 def test_node_reports_an_unusable_data_dir(tmp_path):
     (tmp_path / "generation").write_text("garbage")
     result = splitbrain(
-        "node", "--id", "n1", "--data-dir", str(tmp_path), "--raft-listen", "127.0.0.1:0", "--client-listen", "127.0.0.1:0"
+        "node",
+        "--id",
+        "n1",
+        "--data-dir",
+        str(tmp_path),
+        "--raft-listen",
+        "127.0.0.1:0",
+        "--client-listen",
+        "127.0.0.1:0",
     )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "generation: corrupt" in result.stderr
@@ -77,7 +86,7 @@ ROW = '{"index": 0, "time_ns": 1, "process": 0, "type": "invoke", "f": "read", "
 
 
 def test_check_names_a_corrupt_history_line(tmp_path):
-    (tmp_path / "history.jsonl").write_text(f'{ROW}\n{{oops\n{ROW}\n')
+    (tmp_path / "history.jsonl").write_text(f"{ROW}\n{{oops\n{ROW}\n")
     result = splitbrain("check", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1
@@ -85,7 +94,7 @@ def test_check_names_a_corrupt_history_line(tmp_path):
 
 
 def test_a_torn_last_line_is_a_warning_counted_in_the_verdict(tmp_path):
-    (tmp_path / "history.jsonl").write_text(f'{ROW}\n{ROW[:30]}')
+    (tmp_path / "history.jsonl").write_text(f"{ROW}\n{ROW[:30]}")
     result = splitbrain("check", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert f"warning: {tmp_path / 'history.jsonl'}: line 2: torn last line left out" in result.stderr
@@ -96,13 +105,30 @@ def test_a_torn_last_line_is_a_warning_counted_in_the_verdict(tmp_path):
 def test_one_broken_run_of_many_is_reported_and_the_rest_checked(tmp_path):
     """Knossos's mongodb-v0-ack-rollback- holds nemesis operations only; a
     run beside it is broken. Both get their line; the batch exits 2."""
-    edn = Path(__file__).parents[2] / ".." / "shared" / "data" / "knossos-histories" / "good" / "mongodb-v0-ack-rollback-.edn"
+    edn = (
+        Path(__file__).parents[2]
+        / ".."
+        / "shared"
+        / "data"
+        / "knossos-histories"
+        / "good"
+        / "mongodb-v0-ack-rollback-.edn"
+    )
     if not edn.exists():
-        edn = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories" / "good" / "mongodb-v0-ack-rollback-0.edn"
-    imported = splitbrain("import", "--format", "jepsen-edn", "--model", "cas-register", "--to", str(tmp_path), str(edn))
+        edn = (
+            Path(__file__).parents[1]
+            / "data"
+            / "outside"
+            / "knossos-histories"
+            / "good"
+            / "mongodb-v0-ack-rollback-0.edn"
+        )
+    imported = splitbrain(
+        "import", "--format", "jepsen-edn", "--model", "cas-register", "--to", str(tmp_path), str(edn)
+    )
     assert imported.returncode == 0, imported.stderr
     (tmp_path / "broken").mkdir()
-    (tmp_path / "broken" / "history.jsonl").write_text(f'{{oops\n{ROW}\n')
+    (tmp_path / "broken" / "history.jsonl").write_text(f"{{oops\n{ROW}\n")
     result = splitbrain("check", "--quiet", str(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stdout.startswith("true ") and result.stderr.startswith(f"error   {tmp_path / 'broken'}:")
@@ -113,9 +139,13 @@ def test_every_option_of_every_command_is_described():
     from harness.cli import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices
-    undescribed = [f"{name} {' '.join(action.option_strings) or action.dest}"
-                   for name, parser in commands.items() if parser.add_help
-                   for action in parser._actions if not action.help and action.dest != "help"]  # fmt: skip
+    undescribed = [
+        f"{name} {' '.join(action.option_strings) or action.dest}"
+        for name, parser in commands.items()
+        if parser.add_help
+        for action in parser._actions
+        if not action.help and action.dest != "help"
+    ]
     assert undescribed == []
 
 
@@ -124,8 +154,11 @@ def test_help_shows_no_default_for_a_flag_and_names_readme_sections_that_exist()
     `campaign --help` named a README section that is not there."""
     from harness.cli import build_parser
 
-    headings = {line.lstrip("#").strip() for line in (Path(__file__).parents[2] / "README.md").read_text().splitlines()
-                if line.startswith("#")}  # fmt: skip
+    headings = {
+        line.lstrip("#").strip()
+        for line in (Path(__file__).parents[2] / "README.md").read_text().splitlines()
+        if line.startswith("#")
+    }
     for name, parser in build_parser()._subparsers._group_actions[0].choices.items():
         if not parser.add_help:
             continue
@@ -141,7 +174,9 @@ def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
         runs[name] = tmp_path / name
         runs[name].mkdir()
         (runs[name] / "run.json").write_text(json.dumps({"config": {"nemesis": []}, "seed": 1, "schedule": []}))
-        (runs[name] / "verdict.json").write_text(json.dumps({"valid": valid, "checkers": {"linearizable": {"valid": valid}}}))
+        (runs[name] / "verdict.json").write_text(
+            json.dumps({"valid": valid, "checkers": {"linearizable": {"valid": valid}}})
+        )
     for args, message in [
         (["shrink", str(runs["passing"])], "nothing to shrink"),
         (["shrink", "--to", str(tmp_path / "no" / "x.toml"), str(runs["failing"])], "--to"),
@@ -149,7 +184,10 @@ def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
         (["shrink", str(tmp_path)], "cannot read"),
     ]:
         done = splitbrain(*args)
-        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and message in done.stderr, (args, done.stderr)
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1 and message in done.stderr, (
+            args,
+            done.stderr,
+        )
 
 
 def one_line_error(result: subprocess.CompletedProcess, words: str) -> None:
@@ -165,8 +203,10 @@ def test_empty_and_repeated_values_are_refused_before_anything_is_made(tmp_path)
     one_line_error(splitbrain("run", "--nemesis", "", "--results", str(runs)), "names no fault")
     one_line_error(splitbrain("run", "--nemesis", ",,,", "--results", str(runs)), "names no fault")
     one_line_error(splitbrain("run", "--nemesis", "kill,kill", "--results", str(runs)), "kill named more than once")
-    one_line_error(splitbrain("run", "--bug", "stale-read", "--bug", "stale-read", "--results", str(runs)),
-                   "--bug: stale-read named more than once")  # fmt: skip
+    one_line_error(
+        splitbrain("run", "--bug", "stale-read", "--bug", "stale-read", "--results", str(runs)),
+        "--bug: stale-read named more than once",
+    )
     one_line_error(splitbrain("run", "--nemesis", "nosuch", "--results", str(runs)), "unknown faults nosuch")
     assert "--nemesis-strategy random draws" not in splitbrain("run", "--nemesis", "nosuch").stderr
     one_line_error(splitbrain("run", "--toxiproxy", "garbage", "--results", str(runs)), "--toxiproxy: expected")
@@ -263,8 +303,14 @@ def test_output_cut_short_by_its_reader_is_no_internal_error(tmp_path):
     runs = tmp_path / "runs"
     for history in sorted(knossos.glob("*.edn"))[:30]:
         import_file(history, "jepsen-edn", cas_register(0), runs)
-    done = subprocess.run(f"{sys.executable} -m harness.cli check --quiet {runs} | head -1", shell=True, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")})  # fmt: skip
+    done = subprocess.run(
+        f"{sys.executable} -m harness.cli check --quiet {runs} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
     assert len(done.stdout.splitlines()) == 1 and "internal error" not in done.stderr, done.stderr
     assert "Broken pipe" not in done.stderr and not (tmp_path / "state").exists()
 
@@ -278,8 +324,11 @@ def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
     from harness.cli.runs import recorded_run
 
     config = RunConfig(time_limit_s=12.0, nemesis=["partition"], nemesis_strategy="random")
-    meta = {"config": {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()},
-            "load_start_s": 3.123457, "schedule": [{"at_s": 15.123458, "f": "heal-all", "args": {}}]}  # fmt: skip
+    meta = {
+        "config": {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()},
+        "load_start_s": 3.123457,
+        "schedule": [{"at_s": 15.123458, "f": "heal-all", "args": {}}],
+    }
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
     again = recorded_run(tmp_path / "run", tmp_path / "again", quiet=True)

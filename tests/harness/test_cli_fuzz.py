@@ -26,19 +26,32 @@ from checkers.schema import HISTORY_COLUMNS, frame
 from harness import limits
 from harness.cli import build_parser, main
 
-FRACTIONS = st.integers(-10**6, 10**6).map(lambda i: i + 0.5)  # numbers that are not integers
+FRACTIONS = st.integers(-(10**6), 10**6).map(lambda i: i + 0.5)  # numbers that are not integers
 CASES = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # (command, option, range): every numeric option of every command.
 NUMERIC = [
-    *[("run", f"--{name}", limits.RUN_SETTINGS[setting]) for name, setting in
-      [("nodes", "nodes"), ("concurrency", "concurrency"), ("time-limit", "time_limit_s"), ("interval", "interval_s"),
-       ("rate", "rate"), ("seed", "seed"), ("initial-voters", "initial_voters"), ("down-at-join", "down_at_join")]],
-    ("simulate", "--nodes", limits.SIM_NODES), ("simulate", "--schedules", limits.SCHEDULES),
-    ("simulate", "--steps", limits.STEPS), ("simulate", "--observers", limits.OBSERVERS),
-    ("check", "--budget", limits.BUDGET_S), ("analyze", "--budget", limits.BUDGET_S),
+    *[
+        ("run", f"--{name}", limits.RUN_SETTINGS[setting])
+        for name, setting in [
+            ("nodes", "nodes"),
+            ("concurrency", "concurrency"),
+            ("time-limit", "time_limit_s"),
+            ("interval", "interval_s"),
+            ("rate", "rate"),
+            ("seed", "seed"),
+            ("initial-voters", "initial_voters"),
+            ("down-at-join", "down_at_join"),
+        ]
+    ],
+    ("simulate", "--nodes", limits.SIM_NODES),
+    ("simulate", "--schedules", limits.SCHEDULES),
+    ("simulate", "--steps", limits.STEPS),
+    ("simulate", "--observers", limits.OBSERVERS),
+    ("check", "--budget", limits.BUDGET_S),
+    ("analyze", "--budget", limits.BUDGET_S),
     ("cluster", "--nodes", limits.RUN_SETTINGS["nodes"]),
-]  # fmt: skip
+]
 # What each command needs besides the option under test (inputs that do not exist are never read first).
 REST = {"run": [], "simulate": [], "check": ["nothing-here"], "analyze": ["nothing-here"], "cluster": ["status"]}
 
@@ -46,12 +59,17 @@ REST = {"run": [], "simulate": [], "check": ["nothing-here"], "analyze": ["nothi
 def out_of_range(allowed: limits.Range) -> st.SearchStrategy[str]:
     """Text that is not a number of the right kind, or a number outside the range."""
     if allowed.kind is int:
-        numbers = [st.integers(max_value=int(allowed.least) - 1), st.integers(min_value=int(allowed.most) + 1),
-                   FRACTIONS]  # fmt: skip
+        numbers = [
+            st.integers(max_value=int(allowed.least) - 1),
+            st.integers(min_value=int(allowed.most) + 1),
+            FRACTIONS,
+        ]
     else:
         low = allowed.least if allowed.least is not None else allowed.above
-        numbers = [st.floats(max_value=low, exclude_max=allowed.least is not None, allow_nan=False, min_value=-1e12),
-                   st.floats(min_value=allowed.most, exclude_min=True, allow_nan=False, max_value=1e300)]  # fmt: skip
+        numbers = [
+            st.floats(max_value=low, exclude_max=allowed.least is not None, allow_nan=False, min_value=-1e12),
+            st.floats(min_value=allowed.most, exclude_min=True, allow_nan=False, max_value=1e300),
+        ]
     junk = st.text(min_size=1, max_size=12).filter(lambda t: not _number(t, allowed.kind))
     return st.one_of(*[n.map(str) for n in numbers], junk, st.sampled_from(["nan", "inf", "-inf", ""]))
 
@@ -125,8 +143,10 @@ KNOWN = known_options()
 
 
 @CASES
-@given(command=st.sampled_from(sorted(REST) + ["gate", "import", "archive", "campaign", "toxiproxy"]),
-       option=st.from_regex(r"--[a-z][a-z-]{2,15}", fullmatch=True).filter(lambda o: o not in KNOWN))  # fmt: skip
+@given(
+    command=st.sampled_from(sorted(REST) + ["gate", "import", "archive", "campaign", "toxiproxy"]),
+    option=st.from_regex(r"--[a-z][a-z-]{2,15}", fullmatch=True).filter(lambda o: o not in KNOWN),
+)
 def test_unknown_options(folder, command, option):
     assert_one_line_error(fresh(folder), [command, option, "x"], set())
 
@@ -146,15 +166,22 @@ def bad_jsonl_line() -> st.SearchStrategy[str]:
     """A history line that is not a history row: not JSON, not an object, or a
     field of the wrong type."""
     wrong = st.sampled_from(["index", "time_ns", "process"]).flatmap(
-        lambda name: st.one_of(st.text(max_size=5), FRACTIONS,
-                               st.booleans(), st.lists(st.integers(), max_size=2)).map(
-            lambda value: json.dumps({**history_rows()[0], name: value})))  # fmt: skip
+        lambda name: st.one_of(st.text(max_size=5), FRACTIONS, st.booleans(), st.lists(st.integers(), max_size=2)).map(
+            lambda value: json.dumps({**history_rows()[0], name: value})
+        )
+    )
     return st.one_of(
         wrong,
         st.sampled_from(["[1, 2]", '"row"', "{", "null"]),
-        st.builds(lambda t: json.dumps({**history_rows()[0], "type": t}), st.text(max_size=8).filter(lambda t: t not in ("invoke", "ok", "fail", "info"))),
-        st.builds(lambda row: json.dumps({k: v for k, v in history_rows()[0].items() if k != row}), st.sampled_from(["index", "time_ns", "process", "type", "f"])),
-    )  # fmt: skip
+        st.builds(
+            lambda t: json.dumps({**history_rows()[0], "type": t}),
+            st.text(max_size=8).filter(lambda t: t not in ("invoke", "ok", "fail", "info")),
+        ),
+        st.builds(
+            lambda row: json.dumps({k: v for k, v in history_rows()[0].items() if k != row}),
+            st.sampled_from(["index", "time_ns", "process", "type", "f"]),
+        ),
+    )
 
 
 @CASES
@@ -170,8 +197,10 @@ def test_check_names_a_bad_history_line(folder, line, where):
 
 
 @CASES
-@given(table=st.sampled_from(["history.parquet", "events.parquet", "final.parquet", "run.json"]),
-       content=st.one_of(garbage_bytes(), st.sampled_from(["truncated", "wrong-columns", "wrong-types"])))  # fmt: skip
+@given(
+    table=st.sampled_from(["history.parquet", "events.parquet", "final.parquet", "run.json"]),
+    content=st.one_of(garbage_bytes(), st.sampled_from(["truncated", "wrong-columns", "wrong-types"])),
+)
 def test_check_names_a_bad_table(folder, table, content):
     base = fresh(folder)
     run_dir = base / "run"
@@ -202,20 +231,28 @@ CAMPAIGN_KEYS = {
     "interval_s": st.floats(max_value=0.09, allow_nan=False),
     "rate": st.floats(max_value=0, allow_nan=False),
     "concurrency": st.integers(max_value=0),
-    "workloads": st.lists(st.text(min_size=1, max_size=6).filter(lambda t: t not in ("append", "register")), min_size=1, max_size=2),
-    "nemeses": st.lists(st.text(min_size=1, max_size=6).filter(lambda t: not set(t.split(",")) <= {"", "none", "kill", "pause"}), min_size=1, max_size=2),
+    "workloads": st.lists(
+        st.text(min_size=1, max_size=6).filter(lambda t: t not in ("append", "register")), min_size=1, max_size=2
+    ),
+    "nemeses": st.lists(
+        st.text(min_size=1, max_size=6).filter(lambda t: not set(t.split(",")) <= {"", "none", "kill", "pause"}),
+        min_size=1,
+        max_size=2,
+    ),
     "repeats": st.integers(max_value=0),
     "seeds": st.one_of(st.just([]), st.lists(st.integers(max_value=-1), min_size=1, max_size=2)),
     "bugs": st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=2),
     "pre_vote": st.integers(),
-}  # fmt: skip
+}
 
 
 def toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+        return (
+            repr(value) if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+        )
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(value) if isinstance(value, str) else str(value)
@@ -231,28 +268,46 @@ def test_campaign_settings_out_of_range_write_nothing(folder, key):
 
 
 @CASES
-@given(content=st.one_of(garbage_bytes(), st.just(b""), st.just(b"[]"), st.just(b"[{:type :invoke}]")),
-       fmt=st.sampled_from(["jepsen-edn", "jepsen-log"]))  # fmt: skip
+@given(
+    content=st.one_of(garbage_bytes(), st.just(b""), st.just(b"[]"), st.just(b"[{:type :invoke}]")),
+    fmt=st.sampled_from(["jepsen-edn", "jepsen-log"]),
+)
 def test_import_of_bad_files_leaves_nothing(folder, content, fmt):
     base = fresh(folder)
     (base / "h.edn").write_bytes(content)
     argv = ["import", "--quiet", "--format", fmt, "--model", "cas-register", "--to", "out", "h.edn"]
-    if run_cli(fresh(folder), ["import", "--quiet", "--format", fmt, "--model", "cas-register", "--to", "out",
-                               str(base / "h.edn")])[0] == 0:  # fmt: skip
+    if (
+        run_cli(
+            fresh(folder),
+            ["import", "--quiet", "--format", fmt, "--model", "cas-register", "--to", "out", str(base / "h.edn")],
+        )[0]
+        == 0
+    ):
         return  # random bytes that happen to be a history are not bad input
     assert_one_line_error(base, argv, {"h.edn"})
 
 
 # (a state file a command reads, its argv, contents of the right JSON shape but wrong fields)
 STATE_FILES = [
-    ("store/manifest.json", ["archive", "--verify", "store"], [b"{}", b'{"runs": []}', b'{"runs": {"a": {"files": {"x": {}}}}}']),
-    ("state/cluster.json", ["cluster", "status", "--state-dir", "state"], [b"{}", b'{"clients": 1}', b'{"clients": {"n1": [1]}}']),
-]  # fmt: skip
+    (
+        "store/manifest.json",
+        ["archive", "--verify", "store"],
+        [b"{}", b'{"runs": []}', b'{"runs": {"a": {"files": {"x": {}}}}}'],
+    ),
+    (
+        "state/cluster.json",
+        ["cluster", "status", "--state-dir", "state"],
+        [b"{}", b'{"clients": 1}', b'{"clients": {"n1": [1]}}'],
+    ),
+]
 
 
 @CASES
-@given(case=st.sampled_from(STATE_FILES).flatmap(
-    lambda c: st.tuples(st.just(c), st.one_of(garbage_bytes(), st.sampled_from(c[2])))))  # fmt: skip
+@given(
+    case=st.sampled_from(STATE_FILES).flatmap(
+        lambda c: st.tuples(st.just(c), st.one_of(garbage_bytes(), st.sampled_from(c[2])))
+    )
+)
 def test_bad_state_files(folder, case):
     (name, argv, _), content = case
     base = fresh(folder)
@@ -262,10 +317,14 @@ def test_bad_state_files(folder, case):
 
 
 @CASES
-@given(text=st.one_of(st.text(max_size=40).map(lambda t: f"required = {json.dumps(t)}\n"),
-                      st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=3).filter(
-                          lambda names: not set(names) <= {"election-safety", "linearizable", "availability"}).map(
-                          lambda names: f"required = {json.dumps(names)}\n")))  # fmt: skip
+@given(
+    text=st.one_of(
+        st.text(max_size=40).map(lambda t: f"required = {json.dumps(t)}\n"),
+        st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=3)
+        .filter(lambda names: not set(names) <= {"election-safety", "linearizable", "availability"})
+        .map(lambda names: f"required = {json.dumps(names)}\n"),
+    )
+)
 def test_gate_with_a_bad_policy(folder, text):
     base = fresh(folder)
     (base / "policy.toml").write_text(text)

@@ -17,16 +17,25 @@ import pytest
 
 from harness import faketime
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not faketime.LIBRARY.exists(), reason="bootstrap installs libfaketime")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not faketime.LIBRARY.exists(), reason="bootstrap installs libfaketime"),
+]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lease-reads.toml"
 
 
 def test_a_leader_clock_set_back_stretches_its_lease_into_stale_reads(tmp_path):
-    text = re.sub(r"\[targets\.lease\]\n(?:(?!\[).*\n?)*|\[targets\.clock-no-lease\]\n(?:(?!\[).*\n?)*", "", EXAMPLE.read_text())
+    text = re.sub(
+        r"\[targets\.lease\]\n(?:(?!\[).*\n?)*|\[targets\.clock-no-lease\]\n(?:(?!\[).*\n?)*", "", EXAMPLE.read_text()
+    )
     config = tmp_path / "campaign.toml"
     config.write_text(text.replace("seeds = [1, 2, 3]", "seeds = [1]"))
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / "runs"),
-                           str(config)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / "runs"), str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     [run] = (tmp_path / "runs" / "lease-reads").glob("lease-clock-*")
     checkers = json.loads((run / "verdict.json").read_text())["checkers"]

@@ -19,7 +19,9 @@ from harness.local_cluster import LocalCluster
 def cluster(tmp_path):
     """A cluster of the reference quorum that names a log and a metadata file, never started."""
     target = copy.copy(targets.get("kraft"))
-    target.capabilities = dataclasses.replace(target.capabilities, data_files=(("log", "log.bin"), ("metadata", "*.json")))
+    target.capabilities = dataclasses.replace(
+        target.capabilities, data_files=(("log", "log.bin"), ("metadata", "*.json"))
+    )
     made = LocalCluster(tmp_path, 1, target=target)
     data = made.data_dir("n1")
     data.mkdir(parents=True)

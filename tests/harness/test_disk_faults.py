@@ -19,9 +19,27 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_full_disk_halts_a_node_and_a_damaged_log_is_cut_back_and_nothing_acknowledged_is_lost(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--nemesis", "disk-full,corrupt", "--nemesis-strategy",
-                           "random", "--time-limit", "24", "--seed", "1", "--results", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--nemesis",
+            "disk-full,corrupt",
+            "--nemesis-strategy",
+            "random",
+            "--time-limit",
+            "24",
+            "--seed",
+            "1",
+            "--results",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [run] = [path for path in tmp_path.iterdir() if path.is_dir()]
     verdict = json.loads((run / "verdict.json").read_text())

@@ -37,8 +37,14 @@ def test_the_control_file_moves_the_clock_and_event_stamps_stay_true(tmp_path):
     faketime.set_offset(control, 0)
     env = {"PATH": "/usr/bin:/bin", **faketime.environment(str(control))}
     root = str(Path(__file__).resolve().parents[2])
-    out = subprocess.run([sys.executable, "-c", PROBE, str(control), root], env=env, capture_output=True, text=True,
-                         check=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, str(control), root],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     seen = json.loads(out.stdout)
     # The faked clock minus the true one: the offset written, to a few ms of work between the calls.
     shown = [(faked - true) / 1e6 for faked, true in seen]

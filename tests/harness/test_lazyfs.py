@@ -126,12 +126,16 @@ def test_mounted_under_the_reference_quorums_storage(tmp_path):
     backing, mount = tmp_path / "backing", tmp_path / "data"
     backing.mkdir()
     mount.mkdir()
-    fs = subprocess.Popen([sys.executable, "-m", "harness.lazyfs", "--backing", str(backing), "--mount", str(mount)],
-                          stderr=subprocess.PIPE)  # fmt: skip
+    fs = subprocess.Popen(
+        [sys.executable, "-m", "harness.lazyfs", "--backing", str(backing), "--mount", str(mount)],
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 10
         while not os.path.ismount(mount):
-            assert fs.poll() is None and time.monotonic() < deadline, fs.stderr.read() if fs.poll() is not None else "not mounted"
+            assert fs.poll() is None and time.monotonic() < deadline, (
+                fs.stderr.read() if fs.poll() is not None else "not mounted"
+            )
             time.sleep(0.05)
         data = DataDir(mount)
         data.write_log(0, [Entry(1, {"op": "append", "value": 1})])  # fsynced

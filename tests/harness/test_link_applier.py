@@ -27,6 +27,9 @@ def test_each_applier_implements_every_method_of_the_protocol(applier):
 
 def test_the_backends_are_a_registry(tmp_path):
     assert set(BACKENDS) == {"local", "docker", "ssh"}
-    with contextlib.ExitStack() as stack, pytest.raises(UsageError, match="--backend: 'vm' is not one of local, docker, ssh"):
+    with (
+        contextlib.ExitStack() as stack,
+        pytest.raises(UsageError, match="--backend: 'vm' is not one of local, docker, ssh"),
+    ):
         bring_up(stack, "vm", tmp_path, "test-backends", reaper=False)
     assert list(tmp_path.iterdir()) == []  # refused before anything is made

@@ -19,8 +19,12 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lose-unfsynced.tom
 def test_a_power_loss_catches_ack_before_fsync_and_a_kill_does_not(tmp_path):
     config = tmp_path / "campaign.toml"
     config.write_text(EXAMPLE.read_text().replace("seeds = [1, 2, 3]", "seeds = [1]"))
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / "runs"),
-                           str(config)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / "runs"), str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     verdicts = {}
     for path in (tmp_path / "runs" / "lose-unfsynced").glob("*/verdict.json"):

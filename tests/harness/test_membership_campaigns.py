@@ -37,8 +37,10 @@ def run_campaign(name: str, workspace: Path) -> dict[str, list[Path]]:
     config.write_text(text.replace('results = "runs/campaigns"', f'results = "{workspace}"'))
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr
     folder, planned = load(config)
     runs: dict[str, list[Path]] = {}

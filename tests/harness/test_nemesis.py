@@ -9,7 +9,6 @@ import os
 import time
 
 import docker
-
 import pytest
 
 from nemesis.schedule import NemesisOp
@@ -59,7 +58,9 @@ def test_isolating_the_leader_elects_another_and_heal_restores_one(rig):
     old_epoch, old = leader_epoch(rig)
     rig.nemesis.invoke(NemesisOp(0, "partition", {"topology": "isolate-leader"}))
     cut = completion(rig, "partition")
-    assert sorted(map(tuple, cut)) == sorted({(old, n) for n in rig.cluster.ids if n != old} | {(n, old) for n in rig.cluster.ids if n != old})
+    assert sorted(map(tuple, cut)) == sorted(
+        {(old, n) for n in rig.cluster.ids if n != old} | {(n, old) for n in rig.cluster.ids if n != old}
+    )
     epoch, new = wait_until(lambda: leader_epoch(rig, exclude=(old,)), what="a new leader")
     assert new != old and epoch > old_epoch
     wait_until(lambda: rig.cluster.status(old)["state"] != "leader", what="the old leader to resign")

@@ -36,7 +36,9 @@ def test_a_sweep_removes_what_its_ledger_names_and_nothing_else(tmp_path):
     mine.process(recorded.pid)
     marked_only = subprocess.Popen(SLEEPER, env=mine.environment())  # started, not yet recorded: a crash came between
     stranger = subprocess.Popen(SLEEPER)  # the same command line, someone else's
-    other_run = subprocess.Popen(SLEEPER, env=Ownership(tmp_path / "b", "run-a").environment())  # same run id, other owner
+    other_run = subprocess.Popen(
+        SLEEPER, env=Ownership(tmp_path / "b", "run-a").environment()
+    )  # same run id, other owner
     try:
         time.sleep(0.2)
         assert marked_processes(OWNER_ENV, mine.owner) == sorted([recorded.pid, marked_only.pid])
@@ -69,7 +71,11 @@ def test_a_reused_pid_is_not_ours(tmp_path):
 def test_the_reaper_sweeps_when_its_harness_is_sigkilled(tmp_path):
     """A stand-in harness records a child and starts a reaper; SIGKILL of the
     harness is all it takes for the child to go."""
-    harness = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    harness = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import subprocess, sys, time
         from harness.ownership import Ownership
         ownership = Ownership({str(tmp_path)!r}, "run-k")
@@ -78,7 +84,12 @@ def test_the_reaper_sweeps_when_its_harness_is_sigkilled(tmp_path):
         ownership.process(child.pid)
         print(child.pid, flush=True)
         time.sleep(120)
-    """)], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())  # fmt: skip
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+    )
     child = int(harness.stdout.readline())
     _, entries = read_ledger(tmp_path / "owned.jsonl")
     started = entries[0]["start"]

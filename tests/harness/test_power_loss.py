@@ -32,8 +32,21 @@ schedule = [{at_s = 4.0, f = "lose-unfsynced", args = {target = "all", seed = 5}
 
 def test_every_nodes_power_lost_at_once_loses_nothing_acknowledged_on_the_correct_node(tmp_path):
     (tmp_path / "power.toml").write_text(CAMPAIGN)
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / "runs"),
-                           str(tmp_path / "power.toml")], capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "campaign",
+            "--quiet",
+            "--results",
+            str(tmp_path / "runs"),
+            str(tmp_path / "power.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [run] = (tmp_path / "runs" / "power").glob("all-*")
     history = pd.read_parquet(run / "history.parquet")

@@ -25,9 +25,22 @@ pytestmark = pytest.mark.slow
 
 def run_command(results, *extra, backend="local", nodes="3"):
     return [
-        sys.executable, "-m", "harness.cli", "run", "--backend", backend, "--nodes", nodes, "--quiet",
-        "--results", str(results), "--interval", "1.5", *(() if "--seed" in extra else ("--seed", "0")), *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        "--backend",
+        backend,
+        "--nodes",
+        nodes,
+        "--quiet",
+        "--results",
+        str(results),
+        "--interval",
+        "1.5",
+        *(() if "--seed" in extra else ("--seed", "0")),
+        *extra,
+    ]
 
 
 @pytest.fixture
@@ -63,8 +76,10 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
     faults = "partition,kill,pause,bounce,latency,restart"
     result = subprocess.run(
         run_command(tmp_path, "--time-limit", "10", "--nemesis", faults, backend=backend, nodes=nodes),
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     [run_dir] = tmp_path.iterdir()
     for name in ("run.json", "history.jsonl", "history.parquet", "events.parquet", "final.parquet", "verdict.json"):
@@ -72,10 +87,14 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["valid"] is True and set(verdict["checkers"]) >= {"committed-data-loss", "election-safety"}
     # Pre-Vote is on: an election after the leader's kill, pause, bounce or restart disrupts no live leader.
-    assert verdict["checkers"]["availability"]["stats"]["disruptive_elections"] == 0, verdict["checkers"]["availability"]
+    assert verdict["checkers"]["availability"]["stats"]["disruptive_elections"] == 0, verdict["checkers"][
+        "availability"
+    ]
     # What the faults tried, by the role of what they hit: the report shows it as a table. A node fault's
     # role is the state of the node it hit (a bounce during an election may hit only candidates).
-    assert verdict["coverage"]["hit"] >= 3 and {c["role"] for c in verdict["coverage"]["cells"]} & set(roles_for("bounce"))
+    assert verdict["coverage"]["hit"] >= 3 and {c["role"] for c in verdict["coverage"]["cells"]} & set(
+        roles_for("bounce")
+    )
     assert "<table class='coverage'>" in (run_dir / "report.html").read_text()
     history = load_history(run_dir)
     nemesis = history[history["process"] == -1]
@@ -98,8 +117,10 @@ def test_a_campaign_writes_a_checked_run_directory(tmp_path, backend, nodes, lef
 def test_register_campaign_and_jepsens_process_rule(tmp_path):
     result = subprocess.run(
         run_command(tmp_path, "--time-limit", "8", "--workload", "register", "--nemesis", "partition,pause"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     [run_dir] = tmp_path.iterdir()
     clients = load_history(run_dir).query("process >= 0")
@@ -119,8 +140,10 @@ def test_register_campaign_and_jepsens_process_rule(tmp_path):
 def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path, leftovers):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,pause"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     fault_in_force(tmp_path)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
@@ -139,10 +162,25 @@ def test_isolating_the_leader_shows_in_the_history_on_docker(tmp_path, leftovers
     """From the run directory alone: in each isolate-leader window the isolated
     node commits nothing more, and another node leads a newer epoch."""
     result = subprocess.run(
-        run_command(tmp_path, "--time-limit", "9", "--interval", "2", "--nemesis", "partition", "--topologies",
-                    "isolate-leader", "--nemesis-strategy", "random", backend="docker", nodes="5"),
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        run_command(
+            tmp_path,
+            "--time-limit",
+            "9",
+            "--interval",
+            "2",
+            "--nemesis",
+            "partition",
+            "--topologies",
+            "isolate-leader",
+            "--nemesis-strategy",
+            "random",
+            backend="docker",
+            nodes="5",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     [run_dir] = tmp_path.iterdir()
     history = load_history(run_dir)
@@ -168,22 +206,41 @@ def test_isolating_the_leader_shows_in_the_history_on_docker(tmp_path, leftovers
 def schedule_offsets(run_dir) -> list[tuple]:
     """The run's schedule as offsets from the start of load: what a replay repeats."""
     meta = json.loads((run_dir / "run.json").read_text())
-    return [(round(op["at_s"] - meta["load_start_s"], 3), op["f"], json.dumps(op["args"], sort_keys=True))
-            for op in meta["schedule"]]  # fmt: skip
+    return [
+        (round(op["at_s"] - meta["load_start_s"], 3), op["f"], json.dumps(op["args"], sort_keys=True))
+        for op in meta["schedule"]
+    ]
 
 
 def test_repeat_and_replay_run_the_same_schedule_again(tmp_path, leftovers):
     repeated = subprocess.run(
-        run_command(tmp_path, "--time-limit", "4", "--nemesis", "partition,kill", "--nemesis-strategy", "random",
-                    "--seed", "5", "--repeat", "2"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        run_command(
+            tmp_path,
+            "--time-limit",
+            "4",
+            "--nemesis",
+            "partition,kill",
+            "--nemesis-strategy",
+            "random",
+            "--seed",
+            "5",
+            "--repeat",
+            "2",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert repeated.returncode == 0, repeated.stdout + repeated.stderr
     assert "repeat: 0 of 2 runs found a violation, 0 could not decide" in repeated.stdout
     first, second = sorted(tmp_path.iterdir())
     assert schedule_offsets(first) == schedule_offsets(second) and len(schedule_offsets(first)) >= 3
-    replayed = subprocess.run([sys.executable, "-m", "harness.cli", "replay", "--quiet", str(first)],
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    replayed = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "replay", "--quiet", str(first)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"replay of {first.name}: valid true then, valid true now: reproduced" in replayed.stdout
     [third] = set(tmp_path.iterdir()) - {first, second}

@@ -23,13 +23,32 @@ def splitbrain(*args):
 def test_a_failing_run_shrinks_to_a_campaign_that_fails_again(tmp_path):
     runs = tmp_path / "runs"
     failing = subprocess.run(
-        run_command(runs, "--time-limit", "12", "--interval", "2", "--nemesis", "partition,pause", "--topologies",
-                    "isolate-leader", "--bug", "ack-before-commit", "--seed", "3", "--nemesis-strategy", "random"),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        run_command(
+            runs,
+            "--time-limit",
+            "12",
+            "--interval",
+            "2",
+            "--nemesis",
+            "partition,pause",
+            "--topologies",
+            "isolate-leader",
+            "--bug",
+            "ack-before-commit",
+            "--seed",
+            "3",
+            "--nemesis-strategy",
+            "random",
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert failing.returncode == 1, failing.stdout + failing.stderr
     [run_dir] = runs.iterdir()
-    original = [op for op in json.loads((run_dir / "run.json").read_text())["schedule"] if op["f"] in ("partition", "pause")]
+    original = [
+        op for op in json.loads((run_dir / "run.json").read_text())["schedule"] if op["f"] in ("partition", "pause")
+    ]
     shrunk_file = tmp_path / "shrunk.toml"
     shrunk = splitbrain("shrink", "--trials", "2", "--to", str(shrunk_file), str(run_dir))
     assert shrunk.returncode == 0, shrunk.stdout + shrunk.stderr

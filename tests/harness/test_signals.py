@@ -54,8 +54,11 @@ def ignore_sigint() -> None:
 def start_run(tmp_path, backend, nodes, background=False, nemesis="partition,kill,pause"):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", nemesis, backend=backend, nodes=nodes),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignore_sigint if background else None,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_sigint if background else None,
+    )
     fault_in_force(tmp_path, timeout_s=60)
     [run_dir] = tmp_path.iterdir()
     _, entries = read_ledger(run_dir / LEDGER)
@@ -63,8 +66,10 @@ def start_run(tmp_path, backend, nodes, background=False, nemesis="partition,kil
     return process, run_dir
 
 
-@pytest.mark.parametrize("backend, nodes, nemesis", [("local", "3", "partition,kill,pause,lose-unfsynced"),
-                                                     ("docker", "3", "partition,kill,pause,lose-unfsynced")])  # fmt: skip
+@pytest.mark.parametrize(
+    "backend, nodes, nemesis",
+    [("local", "3", "partition,kill,pause,lose-unfsynced"), ("docker", "3", "partition,kill,pause,lose-unfsynced")],
+)
 def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nodes, nemesis):
     """The data directories are lose-unfsynced mounts on this machine: unmounted too."""
     process, run_dir = start_run(tmp_path, backend, nodes, nemesis=nemesis)
@@ -105,9 +110,11 @@ def test_cluster_down_elsewhere_leaves_a_running_run_alone(tmp_path):
     assert up.returncode == 0, up.stderr
     state = json.loads((mine / "cluster.json").read_text())
     run = subprocess.Popen(
-        run_command(runs, "--time-limit", "12", "--nemesis", "partition,pause"), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        run_command(runs, "--time-limit", "12", "--nemesis", "partition,pause"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     fault_in_force(runs)
     nothing = splitbrain("cluster", "down", "--state-dir", str(empty))
     assert nothing.returncode == 0 and "nothing of ours" in nothing.stdout
@@ -131,8 +138,12 @@ nemeses = ["partition,pause"]
 def test_a_second_campaign_on_a_busy_folder_refuses(tmp_path):
     config = tmp_path / "c.toml"
     config.write_text(CAMPAIGN.format(results=tmp_path / "runs"))
-    first = subprocess.Popen([sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     fault_in_force(tmp_path / "runs" / "busy")
     second = splitbrain("campaign", "--quiet", str(config))
     assert second.returncode == 2 and "already running in this folder" in second.stderr, second.stderr

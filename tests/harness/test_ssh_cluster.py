@@ -139,23 +139,65 @@ def test_splitbrain_run_over_ssh(hosts, tmp_path):
     nodes, root = hosts
     spec = next(iter(nodes.values())).ssh
     hosts_file = tmp_path / "hosts.json"
-    hosts_file.write_text(json.dumps({
-        "user": "root", "key_file": str(spec.key_file), "known_hosts": str(spec.known_hosts),
-        "nodes": {
-            node: {"ssh": f"{n.ssh.host}:{n.ssh.port}", "raft": "{}:{}".format(*n.raft), "client_port": n.client_port,
-                   "client": "{}:{}".format(*n.client)}
-            for node, n in nodes.items()
-        },
-    }))  # fmt: skip
+    hosts_file.write_text(
+        json.dumps(
+            {
+                "user": "root",
+                "key_file": str(spec.key_file),
+                "known_hosts": str(spec.known_hosts),
+                "nodes": {
+                    node: {
+                        "ssh": f"{n.ssh.host}:{n.ssh.port}",
+                        "raft": "{}:{}".format(*n.raft),
+                        "client_port": n.client_port,
+                        "client": "{}:{}".format(*n.client),
+                    }
+                    for node, n in nodes.items()
+                },
+            }
+        )
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file), "--quiet",
-         "--results", str(tmp_path / "runs"), "--time-limit", "6", "--interval", "1", "--nemesis", "kill,pause,bounce"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--backend",
+            "ssh",
+            "--hosts",
+            str(hosts_file),
+            "--quiet",
+            "--results",
+            str(tmp_path / "runs"),
+            "--time-limit",
+            "6",
+            "--interval",
+            "1",
+            "--nemesis",
+            "kill,pause,bounce",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "committed-data-loss: True" in result.stdout
     refused = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file), "--nemesis", "partition"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--backend",
+            "ssh",
+            "--hosts",
+            str(hosts_file),
+            "--nemesis",
+            "partition",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "need a link proxy" in refused.stderr

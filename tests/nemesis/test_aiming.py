@@ -27,8 +27,12 @@ class Said:
         return self.statuses[node]
 
 
-@given(states=st.lists(st.sampled_from(STATES), min_size=3, max_size=7), epochs=st.data(),
-       count=st.integers(1, 3), seed=st.integers(0, 2**31 - 1))  # fmt: skip
+@given(
+    states=st.lists(st.sampled_from(STATES), min_size=3, max_size=7),
+    epochs=st.data(),
+    count=st.integers(1, 3),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_followers_are_never_a_node_that_says_it_leads_in_any_epoch(states, epochs, count, seed):
     statuses = {f"n{i}": {"state": state, "epoch": epochs.draw(st.integers(1, 5))} for i, state in enumerate(states, 1)}
     nemesis = Nemesis(Said(statuses), links=None, recorder=None, rng=random.Random(seed))

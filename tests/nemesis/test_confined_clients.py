@@ -44,8 +44,14 @@ class Links:
         self.down.clear()
 
 
-@given(nodes=st.integers(3, 7), clients=st.integers(0, 9), count=st.integers(0, 4),
-       topology=st.sampled_from(TOPOLOGIES), seed=st.integers(0, 2**31 - 1), heal=st.sampled_from(["heal", "heal-all"]))  # fmt: skip
+@given(
+    nodes=st.integers(3, 7),
+    clients=st.integers(0, 9),
+    count=st.integers(0, 4),
+    topology=st.sampled_from(TOPOLOGIES),
+    seed=st.integers(0, 2**31 - 1),
+    heal=st.sampled_from(["heal", "heal-all"]),
+)
 def test_clients_are_left_only_beside_nodes_that_reach_no_majority_and_only_until_the_links_heal(
     nodes, clients, count, topology, seed, heal
 ):

@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.coverage import cell, role_of
-from nemesis import topologies
-from nemesis import clock
+from nemesis import clock, topologies
 from nemesis.guided import Guide, Observation
 from nemesis.schedule import NemesisOp, generate
 from nemesis.turns import EARLY_S, turns
@@ -37,7 +36,9 @@ class SimNemesis:
         self.cells: list[tuple] = []
 
     def states(self) -> dict[str, str]:
-        return {n: core.state.name for n, core in self.sim.nodes.items() if core is not None and n not in self.sim.paused}
+        return {
+            n: core.state.name for n, core in self.sim.nodes.items() if core is not None and n not in self.sim.paused
+        }
 
     def run(self, ms: int) -> None:
         self.load.run(ms)
@@ -46,9 +47,11 @@ class SimNemesis:
         """The executor's targets, on the simulation: by role (`count` followers), else any live node."""
         live = sorted(states)
         leader = self.sim.leader()
-        holding = {"leader": [leader] if leader in live else [],
-                   "follower": [n for n in live if n != leader and role_of(states[n]) != "leader"],
-                   "candidate": [n for n in live if role_of(states[n]) == "candidate"]}.get(target, [])  # fmt: skip
+        holding = {
+            "leader": [leader] if leader in live else [],
+            "follower": [n for n in live if n != leader and role_of(states[n]) != "leader"],
+            "candidate": [n for n in live if role_of(states[n]) == "candidate"],
+        }.get(target, [])
         pool = holding or live
         return sorted(rng.sample(pool, min(count, len(pool))))
 
@@ -105,8 +108,14 @@ def random_turns(seed: int) -> SimNemesis:
     """The random strategy: `splitbrain run`'s seeded schedule, as it is."""
     nemesis = simulation(seed)
     now = 0
-    for op in generate(random.Random(seed), KINDS, 2 * TURNS * INTERVAL_MS / 1000, INTERVAL_MS / 1000, 5,
-                       ["isolate", "isolate-leader", "halves", "majorities-ring", "bridge"]):  # fmt: skip
+    for op in generate(
+        random.Random(seed),
+        KINDS,
+        2 * TURNS * INTERVAL_MS / 1000,
+        INTERVAL_MS / 1000,
+        5,
+        ["isolate", "isolate-leader", "halves", "majorities-ring", "bridge"],
+    ):
         nemesis.run(int(op.at_s * 1000) - now)
         now = int(op.at_s * 1000)
         nemesis.apply(op)
@@ -120,7 +129,7 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
     guide = Guide(random.Random(seed), KINDS, tried=tried)
     steps = turns(guide, INTERVAL_MS / 1000, 2 * TURNS * INTERVAL_MS / 1000)
     now_ms = 0
-    for at_s, op in drive(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):
+    for at_s, op in drive(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
         nemesis.run(max(0, int(at_s * 1000) - now_ms))
         now_ms = max(now_ms, int(at_s * 1000))
         if op is not None:
@@ -155,9 +164,11 @@ def test_a_seed_reproduces_the_decisions_and_coverage_carries_over():
     assert later.cells[0] not in guide.tried or guide.tried[later.cells[0]] <= min(guide.tried.values()) + 1
 
 
-STATES = st.dictionaries(st.sampled_from(["n1", "n2", "n3", "n4", "n5"]),
-                         st.sampled_from(["leader", "follower", "candidate", "prospective", "unattached"]),
-                         min_size=1)  # fmt: skip
+STATES = st.dictionaries(
+    st.sampled_from(["n1", "n2", "n3", "n4", "n5"]),
+    st.sampled_from(["leader", "follower", "candidate", "prospective", "unattached"]),
+    min_size=1,
+)
 
 
 @given(STATES, st.integers(0, 2**32), st.lists(st.sampled_from(KINDS), min_size=1, unique=True))
@@ -205,7 +216,11 @@ def test_voter_changes_come_first_two_at_once_with_the_leader_stopped_while_they
     assert op.f == "shrink" and op.args["count"] == 2
     # A wipe: the leader killed, then the next one too, before the nodes are started again.
     assert [(op.f, op.args.get("target")) for op in guide.ops(3.0, wipe, 3.0)] == [
-        ("wipe", "follower"), ("kill", "leader"), ("kill", "leader"), ("start", None)]
+        ("wipe", "follower"),
+        ("kill", "leader"),
+        ("kill", "leader"),
+        ("start", None),
+    ]
     beside = guide.overlap(seen, [shrink], at_once=True)
     assert beside.cell[:2] in {("kill", "leader"), ("bounce", "leader")} and beside.args["target"] == "leader"
     assert guide.choose(seen).f != "membership"  # both tried: the other cells' turn
@@ -259,7 +274,12 @@ def test_a_leaders_power_loss_comes_while_a_bare_majority_holds_its_records(bugs
         assert choice.cell[:2] == ("lose-unfsynced", "leader")  # the riskiest cell
         ops = guide.ops(0.0, choice, 1.0)
         assert guide.held_s(choice, 1.0) == 2.0
-        assert [(op.f, op.args.get("count")) for op in ops] == [("kill", 2), ("pause", 2), ("lose-unfsynced", None), ("start", None)]
+        assert [(op.f, op.args.get("count")) for op in ops] == [
+            ("kill", 2),
+            ("pause", 2),
+            ("lose-unfsynced", None),
+            ("start", None),
+        ]
         nemesis = simulation(seed, bugs=bugs, check_invariants=True)
         ran = 0
         try:
@@ -284,7 +304,9 @@ def test_the_first_turn_mutes_the_leader_and_jumps_a_followers_clock_ahead_at_on
     caught = 0
     for seed in range(1, 6):
         nemesis = simulation(seed, bugs=bugs, check_invariants=True)
-        guide = Guide(random.Random(seed), ["partition", "pause", "kill", "bounce", "lose-unfsynced", "clock"], voters=5)
+        guide = Guide(
+            random.Random(seed), ["partition", "pause", "kill", "bounce", "lose-unfsynced", "clock"], voters=5
+        )
         first = guide.choose(Observation(nemesis.states()))
         assert first.cell[:2] == ("partition", "leader-mute")
         try:

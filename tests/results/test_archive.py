@@ -33,7 +33,10 @@ def test_runs_are_packed_indexed_and_archiving_again_changes_nothing(tmp_path, r
     assert added == ["imported--cas-failure", "imported--cas-register-bug", "imported--memstress3-0"]
     index = pd.read_parquet(store / archive.INDEX)
     assert index.set_index("run_id")["valid"].to_dict() == {
-        "imported--cas-failure": "false", "imported--cas-register-bug": "true", "imported--memstress3-0": "true"}  # fmt: skip
+        "imported--cas-failure": "false",
+        "imported--cas-register-bug": "true",
+        "imported--memstress3-0": "true",
+    }
     assert set(index["valid_linearizable"]) == {"true", "false"} and set(index["target"]) == {"import"}
     assert archive.add(store, sorted(runs.iterdir()), check_run) == []
     assert archive.verify(store) == []

@@ -4,14 +4,16 @@ waits long on one batch at the end."""
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from results.spark_pipeline import balanced
 
 
 def entries(sizes: list[list[int]]) -> dict[str, dict]:
-    return {f"run-{i:03d}": {"files": {f"f{k}": {"bytes": b} for k, b in enumerate(files)}}
-            for i, files in enumerate(sizes)}  # fmt: skip
+    return {
+        f"run-{i:03d}": {"files": {f"f{k}": {"bytes": b} for k, b in enumerate(files)}} for i, files in enumerate(sizes)
+    }
 
 
 SIZES = st.one_of(st.integers(0, 2), st.integers(0, 10**9))  # empty files too

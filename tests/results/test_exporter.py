@@ -49,8 +49,13 @@ def test_knossos_histories_come_back_with_their_verdict(tmp_path, name, valid):
 def register_run(tmp_path: Path, stale: bool) -> Path:
     """A keyed register run of ours: k0 written then read; on k1, 2 then 3
     written, and a read after both that sees 2 when `stale`."""
-    ops = [(0, "write", "k0", 1, 1), (1, "read", "k0", None, 1), (0, "write", "k1", 2, 2),
-           (1, "write", "k1", 3, 3), (0, "read", "k1", None, 2 if stale else 3)]  # fmt: skip
+    ops = [
+        (0, "write", "k0", 1, 1),
+        (1, "read", "k0", None, 1),
+        (0, "write", "k1", 2, 2),
+        (1, "write", "k1", 3, 3),
+        (0, "read", "k1", None, 2 if stale else 3),
+    ]
     rows, t = [], 0
     for process, f, key, value, result in ops:
         rows.append({"process": process, "type": "invoke", "f": f, "key": key, "value": value and json.dumps(value)})
@@ -68,10 +73,10 @@ def register_run(tmp_path: Path, stale: bool) -> Path:
 @pytest.mark.parametrize("stale", [False, True])
 def test_keyed_register_runs_go_as_jepsen_independent_tuples(tmp_path, stale):
     run_dir = register_run(tmp_path, stale)
-    edn = (tmp_path / "h.edn")
+    edn = tmp_path / "h.edn"
     export_edn(run_dir, edn)
     assert '{:index 0 :time 1000000 :process 0 :type :invoke :f :write :value ["k0" 1]}' in edn.read_text()
-    assert ":process :nemesis :type :info :f :partition :value {:topology \"isolate\"}" in edn.read_text()
+    assert ':process :nemesis :type :info :f :partition :value {:topology "isolate"}' in edn.read_text()
     again = round_trip(run_dir, tmp_path)
     ours, theirs = check_run(run_dir)["checkers"]["linearizable"], check_run(again)["checkers"]["linearizable"]
     assert ours["valid"] is theirs["valid"] is (not stale)
@@ -85,8 +90,13 @@ def test_what_jepsen_cannot_read_is_one_line_and_exit_2(tmp_path):
     appends.mkdir()
     rows = [{"index": 0, "time_ns": 1, "process": 0, "type": "invoke", "f": "append", "value": "1"}]
     frame(rows, HISTORY_COLUMNS).to_parquet(appends / "history.parquet", index=False)
-    for run_dir, message in [(appends, "export takes register histories"), (tmp_path / "nothing", "not a run directory")]:
+    for run_dir, message in [
+        (appends, "export takes register histories"),
+        (tmp_path / "nothing", "not a run directory"),
+    ]:
         result = splitbrain("export", "--format", "jepsen-edn", "--to", str(tmp_path / "out.edn"), str(run_dir))
-        assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and message in result.stderr, result.stderr
+        assert result.returncode == 2 and len(result.stderr.splitlines()) == 1 and message in result.stderr, (
+            result.stderr
+        )
     result = splitbrain("export", "--format", "jepsen-edn", "--to", str(tmp_path / "no" / "out.edn"), str(appends))
     assert result.returncode == 2 and "--to" in result.stderr

@@ -49,15 +49,20 @@ def test_thresholds_and_required_checkers(tmp_path):
     rules = load_policy(policy(tmp_path))
     good = run(tmp_path, "good", {"linearizable": {"valid": True}, "availability": availability(0.95)})
     slow = run(tmp_path, "slow", {"linearizable": {"valid": True}, "availability": availability(0.5)})
-    bad = run(tmp_path, "bad", {"linearizable": {"valid": False, "anomalies": [{"summary": "stale read"}]},
-                                "availability": availability(1.0)})  # fmt: skip
+    bad = run(
+        tmp_path,
+        "bad",
+        {"linearizable": {"valid": False, "anomalies": [{"summary": "stale read"}]}, "availability": availability(1.0)},
+    )
     assert [c.failure for c in judge(good, rules)] == [None, None, None]
     assert [c.failure for c in judge(slow, rules)] == [None, None, "ok_rate = 0.5 < 0.9"]
     assert judge(bad, rules)[1].failure == "valid: False: stale read"
 
 
 def test_unknown_and_missing_fail_unless_the_policy_allows_them(tmp_path):
-    rules = load_policy(policy(tmp_path, 'required = ["linearizable", "committed-data-loss"]\nallow_unknown = ["linearizable"]'))
+    rules = load_policy(
+        policy(tmp_path, 'required = ["linearizable", "committed-data-loss"]\nallow_unknown = ["linearizable"]')
+    )
     undecided = run(tmp_path, "undecided", {"linearizable": {"valid": "unknown", "error": "budget"}})
     assert [c.failure for c in judge(undecided, rules)] == [None, "did not run"]
 
@@ -76,15 +81,31 @@ def test_unreadable_runs_fail_by_name(tmp_path):
 
 @pytest.mark.parametrize(
     "text, message",
-    [("required = []", "'required' must list"), ('required = ["x"]\nrequird = 1', "unknown key 'requird'"),
-     ('required = ["linearizable"]\n[availability]\nfastest = 1', "availability.fastest"), ("required = [", "policy.toml"),
-     ('required = ["linearizable"]\nmay_be_absent = ["linearisable"]', "may_be_absent: unknown checker 'linearisable'"),
-     ('required = ["linearizable"]\n[availability]\nmax_nonsense = 3', "availability.max_nonsense: unknown figure 'nonsense'"),
-     ('required = ["linearizable"]\n[availability.clients.quiet]\nmin_ok = 1', "clients.quiet.min_ok: unknown figure 'ok'"),
-     ('required = ["linearizable"]\n[availability.quiet]\nmin_ok_rate = 1', "availability.quiet.min_ok_rate: thresholds go"),
-     ('required = ["linearizable"]\nmin_faults = -1', "min_faults: must be a whole number"),
-     ('required = ["linearizable"]\nmin_faults = true', "min_faults: must be a whole number")],
-)  # fmt: skip
+    [
+        ("required = []", "'required' must list"),
+        ('required = ["x"]\nrequird = 1', "unknown key 'requird'"),
+        ('required = ["linearizable"]\n[availability]\nfastest = 1', "availability.fastest"),
+        ("required = [", "policy.toml"),
+        (
+            'required = ["linearizable"]\nmay_be_absent = ["linearisable"]',
+            "may_be_absent: unknown checker 'linearisable'",
+        ),
+        (
+            'required = ["linearizable"]\n[availability]\nmax_nonsense = 3',
+            "availability.max_nonsense: unknown figure 'nonsense'",
+        ),
+        (
+            'required = ["linearizable"]\n[availability.clients.quiet]\nmin_ok = 1',
+            "clients.quiet.min_ok: unknown figure 'ok'",
+        ),
+        (
+            'required = ["linearizable"]\n[availability.quiet]\nmin_ok_rate = 1',
+            "availability.quiet.min_ok_rate: thresholds go",
+        ),
+        ('required = ["linearizable"]\nmin_faults = -1', "min_faults: must be a whole number"),
+        ('required = ["linearizable"]\nmin_faults = true', "min_faults: must be a whole number"),
+    ],
+)
 def test_bad_policies_are_named(tmp_path, text, message):
     with pytest.raises(PolicyError, match=message.replace("[", r"\[")):
         load_policy(policy(tmp_path, text))
@@ -92,8 +113,14 @@ def test_bad_policies_are_named(tmp_path, text, message):
 
 def test_a_policy_with_an_unknown_figure_is_refused_in_one_line_exit_2(tmp_path):
     good = run(tmp_path, "good", {"linearizable": {"valid": True}, "availability": availability(0.95)})
-    done = splitbrain("gate", str(good), "--policy", str(policy(tmp_path, POLICY + "max_nonsense = 3\n")),
-                      "--junit", str(tmp_path / "gate.xml"))  # fmt: skip
+    done = splitbrain(
+        "gate",
+        str(good),
+        "--policy",
+        str(policy(tmp_path, POLICY + "max_nonsense = 3\n")),
+        "--junit",
+        str(tmp_path / "gate.xml"),
+    )
     assert done.returncode == 2 and "unknown figure 'nonsense'" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "gate.xml").exists()
 
@@ -101,7 +128,11 @@ def test_a_policy_with_an_unknown_figure_is_refused_in_one_line_exit_2(tmp_path)
 def test_a_policy_can_require_that_faults_were_made(tmp_path):
     rules = load_policy(policy(tmp_path, 'required = ["linearizable"]\nmin_faults = 1'))
     checked = {"linearizable": {"valid": True}}
-    quiet, faulted, old = run(tmp_path, "quiet", checked), run(tmp_path, "faulted", checked), run(tmp_path, "old", checked)
+    quiet, faulted, old = (
+        run(tmp_path, "quiet", checked),
+        run(tmp_path, "faulted", checked),
+        run(tmp_path, "old", checked),
+    )
     (quiet / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checked, "faults_made": 0}))
     (faulted / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checked, "faults_made": 3}))
     assert [c.failure for c in judge(quiet, rules)] == [None, "no fault was made"]

@@ -39,7 +39,7 @@ def test_a_corrupt_line_in_the_middle_is_an_error_naming_it(tmp_path):
     (tmp_path / "history.jsonl").write_text(f"{row}\nnot json\n{row}\n")
     with pytest.raises(HistoryError, match=r"history\.jsonl: line 2"):
         recover(tmp_path)
-    (tmp_path / "history.jsonl").write_text(f'{row}\n{row.replace("0,", "true,", 1)}\n{row}\n')
+    (tmp_path / "history.jsonl").write_text(f"{row}\n{row.replace('0,', 'true,', 1)}\n{row}\n")
     with pytest.raises(HistoryError, match=r"history\.jsonl: line 2: index: True is not an integer"):
         recover(tmp_path)
 

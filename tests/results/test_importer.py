@@ -49,7 +49,9 @@ def test_edn_vector_becomes_a_run_directory(tmp_path):
 
 
 def test_edn_read_of_nil_read_no_value(tmp_path):
-    path = edn(tmp_path, "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value nil}]")
+    path = edn(
+        tmp_path, "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value nil}]"
+    )
     _, history = imported(path)
     assert history["type"].tolist() == ["invoke", "info"] and history["error"][1] == "read-without-value"
 
@@ -84,25 +86,54 @@ def test_log_fail_cas_is_a_compare_that_ran(tmp_path):
 @pytest.mark.parametrize(
     "text, fmt, message",
     [
-        ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read :value}]",
-         "jepsen-edn", "line 2: not EDN"),
-        ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value #{]",
-         "jepsen-edn", "line 2: not EDN"),
-        ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :frob, :value 1}]",
-         "jepsen-edn", "line 2: unknown :f :frob for the cas-register model"),
-        ("[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 1, :type :ok, :f :read, :value 1}]",
-         "jepsen-edn", "line 2: :ok from process 1 with no invocation"),
-        ("[{:process 0, :type :invoke, :f :read}\n {:process 0, :type :invoke, :f :read}]",
-         "jepsen-edn", "line 2: process 0 invokes again before completing line 1"),
-        ("[{:process 0, :type :invoke, :f :read}\n {:process 0, :type :done, :f :read}]",
-         "jepsen-edn", "line 2: unknown :type :done"),
-        ("[{:process 0, :type :invoke, :f :read}\n {:process 0, :f :read}]", "jepsen-edn", "line 2: op map without :type"),
-        ("INFO  jepsen.util - 1\t:invoke\t:read\tnil\nsomething else\n", "jepsen-log", "line 2: not a jepsen.util op line"),
-        ("INFO  jepsen.util - 1\t:invoke\t:read\tnil\nINFO  jepsen.util - 1\t:ok\t:read\t{\n",
-         "jepsen-log", "line 2: value '{' is not EDN"),
+        (
+            "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read :value}]",
+            "jepsen-edn",
+            "line 2: not EDN",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :read, :value #{]",
+            "jepsen-edn",
+            "line 2: not EDN",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 0, :type :ok, :f :frob, :value 1}]",
+            "jepsen-edn",
+            "line 2: unknown :f :frob for the cas-register model",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read, :value nil}\n {:process 1, :type :ok, :f :read, :value 1}]",
+            "jepsen-edn",
+            "line 2: :ok from process 1 with no invocation",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read}\n {:process 0, :type :invoke, :f :read}]",
+            "jepsen-edn",
+            "line 2: process 0 invokes again before completing line 1",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read}\n {:process 0, :type :done, :f :read}]",
+            "jepsen-edn",
+            "line 2: unknown :type :done",
+        ),
+        (
+            "[{:process 0, :type :invoke, :f :read}\n {:process 0, :f :read}]",
+            "jepsen-edn",
+            "line 2: op map without :type",
+        ),
+        (
+            "INFO  jepsen.util - 1\t:invoke\t:read\tnil\nsomething else\n",
+            "jepsen-log",
+            "line 2: not a jepsen.util op line",
+        ),
+        (
+            "INFO  jepsen.util - 1\t:invoke\t:read\tnil\nINFO  jepsen.util - 1\t:ok\t:read\t{\n",
+            "jepsen-log",
+            "line 2: value '{' is not EDN",
+        ),
         ("INFO  jepsen.util - 1\t:ok\t:read\t3\n", "jepsen-log", "line 1: :ok from process 1 with no invocation"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_is_one_line_naming_file_and_line_and_leaves_nothing(tmp_path, text, fmt, message):
     path = edn(tmp_path, text, "bad.txt")
     with pytest.raises(ImportFormatError) as error:
@@ -122,10 +153,23 @@ def test_an_existing_run_directory_is_kept_unless_replaced(tmp_path):
 
 
 def test_the_command_imports_good_files_and_names_the_bad_one(tmp_path):
-    good = edn(tmp_path, "[{:process 0, :type :invoke, :f :write, :value 1}\n {:process 0, :type :ok, :f :write, :value 1}]")
+    good = edn(
+        tmp_path, "[{:process 0, :type :invoke, :f :write, :value 1}\n {:process 0, :type :ok, :f :write, :value 1}]"
+    )
     bad = edn(tmp_path, "[{:process 0, :type :ok, :f :write, :value 1}]", "bad.edn")
-    done = splitbrain("import", "--format", "jepsen-edn", "--model", "cas-register", "--initial", "0",
-                      "--to", str(tmp_path / "runs"), str(good), str(bad))  # fmt: skip
+    done = splitbrain(
+        "import",
+        "--format",
+        "jepsen-edn",
+        "--model",
+        "cas-register",
+        "--initial",
+        "0",
+        "--to",
+        str(tmp_path / "runs"),
+        str(good),
+        str(bad),
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == f"splitbrain: {bad}: line 1: :ok from process 0 with no invocation"
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["h"]

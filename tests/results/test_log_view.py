@@ -26,11 +26,15 @@ def history() -> object:
     """An append acknowledged at 2 s; then a kill of n1 (3 s), every node's
     power lost (5 s), and n2 killed (7 s); a kill of n3 came before it (1 s)."""
     faults = [(1, "kill", ["n3"]), (3, "kill", ["n1"]), (5, "lose-unfsynced", ["n1", "n2", "n3"]), (7, "kill", ["n2"])]
-    rows = [{"process": 0, "type": "invoke", "f": "append", "value": "a", "time_ns": 2 * S - 1000},
-            {"process": 0, "type": "ok", "f": "append", "value": "a", "offset": 0, "time_ns": 2 * S}]  # fmt: skip
+    rows = [
+        {"process": 0, "type": "invoke", "f": "append", "value": "a", "time_ns": 2 * S - 1000},
+        {"process": 0, "type": "ok", "f": "append", "value": "a", "offset": 0, "time_ns": 2 * S},
+    ]
     for t, f, nodes in faults:
-        rows += [{"process": -1, "type": "invoke", "f": f, "time_ns": t * S - 1000},
-                 {"process": -1, "type": "ok", "f": f, "node": json.dumps(nodes), "time_ns": t * S}]  # fmt: skip
+        rows += [
+            {"process": -1, "type": "invoke", "f": f, "time_ns": t * S - 1000},
+            {"process": -1, "type": "ok", "f": f, "node": json.dumps(nodes), "time_ns": t * S},
+        ]
     rows.sort(key=lambda row: row["time_ns"])
     return frame([{"index": i, **row} for i, row in enumerate(rows)], HISTORY_COLUMNS)
 
@@ -42,7 +46,9 @@ def test_a_lost_writes_moments_are_its_ack_and_the_faults_on_the_nodes_lacking_i
     # The power loss of all (2 of the 2 lacking it) is kept before the kills of one; the kill of n3 hit neither.
     assert found == [(f"row {ack}", 2), ("kill of n1", 3), ("lose-unfsynced of n1, n2, n3", 5), ("kill of n2", 7)]
     # An anomaly with times of its own is shown at them alone.
-    assert [(what, at) for what, at, _, _ in moments({"time_ns": 4 * S, "index": ack}, table)] == [("the anomaly", 4 * S)]
+    assert [(what, at) for what, at, _, _ in moments({"time_ns": 4 * S, "index": ack}, table)] == [
+        ("the anomaly", 4 * S)
+    ]
 
 
 def test_each_targets_log_is_placed_on_the_history_clock(tmp_path):
@@ -51,8 +57,15 @@ def test_each_targets_log_is_placed_on_the_history_clock(tmp_path):
     the one before it)."""
     kraft_log = tmp_path / "kraft" / "nodes" / "n1" / "events.jsonl"
     kraft_log.parent.mkdir(parents=True)
-    kraft_log.write_text("\n".join(json.dumps({"ts_ns": WALL_START + k * S, "event": "transition", "node": "n1",
-                                               "state": "follower", "epoch": k}) for k in range(3)) + "\n")  # fmt: skip
+    kraft_log.write_text(
+        "\n".join(
+            json.dumps(
+                {"ts_ns": WALL_START + k * S, "event": "transition", "node": "n1", "state": "follower", "epoch": k}
+            )
+            for k in range(3)
+        )
+        + "\n"
+    )
     for name, log in (("nats", NATS_FIXTURE), ("etcd", ETCD_FIXTURE), ("kraft", kraft_log)):
         target = targets.get(name)
         run = tmp_path / name
@@ -72,8 +85,16 @@ def test_the_report_shows_each_nodes_lines_of_the_moments(tmp_path, recorded):
     table = history()
     table.to_parquet(tmp_path / "history.parquet", index=False)
     ack = int(table.index[(table["f"] == "append") & (table["type"] == "ok")][0])
-    lost = [{"kind": "lost-acknowledged-append", "index": ack, "offset": 0, "value": "a", "nodes": ["n1"],
-             "summary": f"append a acknowledged at offset 0 (row {ack}) is not on n1"}]  # fmt: skip
+    lost = [
+        {
+            "kind": "lost-acknowledged-append",
+            "index": ack,
+            "offset": 0,
+            "value": "a",
+            "nodes": ["n1"],
+            "summary": f"append a acknowledged at offset 0 (row {ack}) is not on n1",
+        }
+    ]
     verdict = {"valid": False, "checkers": {"committed-data-loss": {"valid": False, "anomalies": lost * 2}}}
     (tmp_path / "verdict.json").write_text(json.dumps(verdict))
     meta = {"target": "nats", "config": {}} | ({"wall_start_ns": WALL_START} if recorded else {})
@@ -83,7 +104,8 @@ def test_the_report_shows_each_nodes_lines_of_the_moments(tmp_path, recorded):
         stamp = lambda s: f"[7] 2026/11/18 11:06:{40 + s:02d}.000000"  # noqa: E731 (the history's second s)
         (tmp_path / "nodes" / node / "node.log").write_text(
             f"{stamp(-5)} [INF] {node} starting\n{stamp(2)} [DBG] {node} stored the append\n"
-            f"{stamp(3)} [WRN] {node} was killed\n{stamp(12)} [INF] {node} much later\n")  # fmt: skip
+            f"{stamp(3)} [WRN] {node} was killed\n{stamp(12)} [INF] {node} much later\n"
+        )
     page = write_report(tmp_path).read_text()
     if not recorded:
         assert "stored the append" not in page and "the nodes&#x27; logs" not in page

@@ -48,17 +48,33 @@ def test_a_stale_read_is_explained_in_one_sentence_up_close(tmp_path):
     assert splitbrain("check", str(run_dir)).returncode == 1
     page = (run_dir / "report.html").read_text()
     why = re.search(r"<p class='why'>(.*?)</p>", page)[1].replace("&#x27;", "'")
-    assert why == ("Process 0's read of key k1 returned 2 (rows 8 and 9, node n1). Before it began, the write of 3 "
-                   "(row 6, process 1) had been acknowledged. Every write of 2 (row 4) had finished before the write "
-                   "of 3 began, so 2 was overwritten before this read began: the read is stale.")  # fmt: skip
+    assert why == (
+        "Process 0's read of key k1 returned 2 (rows 8 and 9, node n1). Before it began, the write of 3 "
+        "(row 6, process 1) had been acknowledged. Every write of 2 (row 4) had finished before the write "
+        "of 3 began, so 2 was overwritten before this read began: the read is stale."
+    )
     drawn = re.findall(r"<g class='focus-op'>.*?</rect><text [^>]*>([^<]*)</text></g>", page)
     assert drawn == ["w 2", "w 3", "r 2"]  # k1's writes before it, and the read; nothing of k0
 
 
 @pytest.mark.slow
 def test_a_real_runs_report_renders_in_a_headless_browser(tmp_path):
-    done = splitbrain("run", "--backend", "local", "--quiet", "--results", str(tmp_path), "--time-limit", "6",
-                      "--interval", "1.5", "--nemesis", "partition,pause", "--workload", "register")  # fmt: skip
+    done = splitbrain(
+        "run",
+        "--backend",
+        "local",
+        "--quiet",
+        "--results",
+        str(tmp_path),
+        "--time-limit",
+        "6",
+        "--interval",
+        "1.5",
+        "--nemesis",
+        "partition,pause",
+        "--workload",
+        "register",
+    )
     assert done.returncode in (0, 1), done.stdout + done.stderr
     [run_dir] = [d for d in tmp_path.iterdir() if d.is_dir()]
     report = run_dir / "report.html"
@@ -78,14 +94,18 @@ def test_instant_faults_are_marked_on_the_timeline(tmp_path):
     from checkers.schema import HISTORY_COLUMNS, frame
     from results.report import write_report
 
-    rows = [{"process": -1, "type": "invoke", "f": "bounce"}, {"process": -1, "type": "ok", "f": "bounce", "node": '["n2"]'},
-            {"process": 0, "type": "invoke", "f": "read", "key": "k"}, {"process": 0, "type": "ok", "f": "read", "key": "k"}]  # fmt: skip
+    rows = [
+        {"process": -1, "type": "invoke", "f": "bounce"},
+        {"process": -1, "type": "ok", "f": "bounce", "node": '["n2"]'},
+        {"process": 0, "type": "invoke", "f": "read", "key": "k"},
+        {"process": 0, "type": "ok", "f": "read", "key": "k"},
+    ]
     frame([{"index": i, "time_ns": (i + 1) * 10**9, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS).to_parquet(
         tmp_path / "history.parquet", index=False
     )
     (tmp_path / "verdict.json").write_text('{"valid": true, "checkers": {}}')
     page = write_report(tmp_path).read_text()
-    assert page.count("<g class='instant'>") == 1 and 'bounce [&quot;n2&quot;] at 2.00 s' in page
+    assert page.count("<g class='instant'>") == 1 and "bounce [&quot;n2&quot;] at 2.00 s" in page
     assert "bounce (a line at its moment)" in page
 
 
@@ -93,7 +113,11 @@ def test_a_report_is_drawn_without_pandas_warnings(tmp_path):
     """An imported history whose processes' lanes were looked up by position
     printed pandas' FutureWarning on the console."""
     run_dir = import_file(KNOSSOS / "good" / "mongodb-v0-ack-rollback-.edn", "jepsen-edn", cas_register(0), tmp_path)
-    done = subprocess.run([sys.executable, "-W", "error::FutureWarning", "-m", "harness.cli", "check", "--quiet", str(run_dir)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-W", "error::FutureWarning", "-m", "harness.cli", "check", "--quiet", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
     assert "<svg" in (run_dir / "report.html").read_text()

@@ -32,12 +32,28 @@ def fake_run(folder: Path, number: int, option_set: str | None = None) -> Path:
     run_dir = folder / run_id(number)
     run_dir.mkdir(parents=True)
     options = {"pre_vote": number % 7 != 0, **({"bugs": bugs} if target == "kraft" else {})}
-    config = {"target": target, "backend": "local", "nodes": 3, "workload": "append", "nemesis": ["partition", "kill"],
-              "time_limit_s": 20.0, "seed": number, "option_set": option_set}  # fmt: skip
+    config = {
+        "target": target,
+        "backend": "local",
+        "nodes": 3,
+        "workload": "append",
+        "nemesis": ["partition", "kill"],
+        "time_limit_s": 20.0,
+        "seed": number,
+        "option_set": option_set,
+    }
     # Runs recorded before targets declared their options kept them among the others.
     config.update({"options": options} if number % 2 else options)
-    (run_dir / "run.json").write_text(json.dumps({"config": config, "seed": number, "target": target,
-                                                  "start_time": f"2026-11-2{number // 10}T00:00:{number % 60:02d}+0000"}))  # fmt: skip
+    (run_dir / "run.json").write_text(
+        json.dumps(
+            {
+                "config": config,
+                "seed": number,
+                "target": target,
+                "start_time": f"2026-11-2{number // 10}T00:00:{number % 60:02d}+0000",
+            }
+        )
+    )
     valid = VERDICTS[number % 4]
     checkers = {"committed-data-loss": {"valid": valid, "anomalies": []}}
     (run_dir / "verdict.json").write_text(json.dumps({"valid": valid, "checkers": checkers}))
@@ -63,8 +79,12 @@ def results(tmp_path):
 @pytest.fixture
 def served(results):
     """The real command, on a free port; its URL."""
-    process = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", str(results), "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "serve", str(results), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = process.stdout.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
@@ -100,7 +120,9 @@ def test_lists_every_run_newest_first_and_filters_them(served):
     # The option set and the target each in a column of its own (the option set stood in the target's).
     assert listed(served + "?option_set=stale&target=kraft&seed=41") == campaign
     assert listed(served + "?target=stale") == []
-    assert len(listed(served + "?" + urllib.parse.urlencode({"options": "--no-pre-vote"}))) == len([n for n in range(50) if n % 7 == 0])
+    assert len(listed(served + "?" + urllib.parse.urlencode({"options": "--no-pre-vote"}))) == len(
+        [n for n in range(50) if n % 7 == 0]
+    )
     assert listed(served + "?target=etcd&bugs=none&verdict=unknown") == [run_id(35), run_id(15)]
 
 

@@ -20,11 +20,11 @@ import pyarrow.parquet as pq
 import pyspark
 import pytest
 
+import targets
 from checkers.models import cas_register
 from checkers.schema import EVENTS_COLUMNS, frame
 from checkers.verdict import check_tables
 from harness.ports import free_port
-import targets
 from results import archive
 from results.checking import check_run
 from results.importer import import_file
@@ -32,13 +32,16 @@ from results.spark_pipeline import SAFETY, analyze
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
 from tests.checkers.test_checkers import KEYED, keyed_final
-from tests.checkers.test_mutex import guarded, history as lock_history, session
+from tests.checkers.test_mutex import guarded, session
+from tests.checkers.test_mutex import history as lock_history
 from tests.checkers.test_on_simulated_histories import churn, lagging_loss
 from tests.harness.test_cli import splitbrain
 
 pytestmark = pytest.mark.slow
 
 KNOSSOS = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"
+
+
 def voter_changes(rng):
     return random_steps(rng, 16, membership=True)
 
@@ -57,7 +60,13 @@ CASES = [
     ("multi-voter-change", "multi-voter-change", JOINING, voter_changes, "membership"),
     ("ignore-directory-id", "ignore-directory-id", JOINING, voter_changes, "membership"),
     ("ack-voter-early", "ack-voter-early", JOINING, voter_changes, "membership"),
-    ("ignore-generation", "ignore-generation", {"nodes": 5, "flush_interval_ms": 100}, lagging_loss, "committed-data-loss"),
+    (
+        "ignore-generation",
+        "ignore-generation",
+        {"nodes": 5, "flush_interval_ms": 100},
+        lagging_loss,
+        "committed-data-loss",
+    ),
 ]
 
 
@@ -65,15 +74,33 @@ def restart_voters(rng: random.Random) -> list:
     return [("run", 0, 400), ("crash_leader", 0, 0), ("run", 0, 1500), ("bounce", rng.randrange(8), 0), ("run", 0, 400)]
 
 
-def write_run(folder: Path, name: str, bug: str | None, seed: int, history, events, final, target="kraft-sim",
-              capabilities: dict | None = None) -> Path:  # fmt: skip
+def write_run(
+    folder: Path,
+    name: str,
+    bug: str | None,
+    seed: int,
+    history,
+    events,
+    final,
+    target="kraft-sim",
+    capabilities: dict | None = None,
+) -> Path:
     run_dir = folder / f"{name}-s{seed}"
     run_dir.mkdir(parents=True)
     history.to_parquet(run_dir / "history.parquet", index=False)
     events.to_parquet(run_dir / "events.parquet", index=False)
     final.to_parquet(run_dir / "final.parquet", index=False)
-    config = {"options": {"bugs": [bug] if bug else [], "pre_vote": True}, "workload": "append+register", "nemesis": ["simulated"]}
-    meta = {"config": config, "seed": seed, "target": target, **({"capabilities": capabilities} if capabilities else {})}
+    config = {
+        "options": {"bugs": [bug] if bug else [], "pre_vote": True},
+        "workload": "append+register",
+        "nemesis": ["simulated"],
+    }
+    meta = {
+        "config": config,
+        "seed": seed,
+        "target": target,
+        **({"capabilities": capabilities} if capabilities else {}),
+    }
     (run_dir / "run.json").write_text(json.dumps(meta))
     return run_dir
 
@@ -84,10 +111,15 @@ def simulated_runs(folder: Path) -> list[Path]:
     for name, bug, cluster, steps, checker in CASES:
         found = 0
         for seed in range(300):
-            sim = run_schedule(SimSettings(seed=seed, bugs=frozenset([bug] if bug else []), check_invariants=False,
-                                           **cluster), steps(random.Random(seed)))  # fmt: skip
+            sim = run_schedule(
+                SimSettings(seed=seed, bugs=frozenset([bug] if bug else []), check_invariants=False, **cluster),
+                steps(random.Random(seed)),
+            )
             history, events, final = tables(sim)
-            if checker and check_tables(history, events, final, capabilities=KRAFT)["checkers"][checker]["valid"] is not False:
+            if (
+                checker
+                and check_tables(history, events, final, capabilities=KRAFT)["checkers"][checker]["valid"] is not False
+            ):
                 continue
             runs.append(write_run(folder, name, bug, seed, history, events, final, capabilities=KRAFT))
             found += 1
@@ -107,8 +139,16 @@ def hand_made_runs(folder: Path) -> list[Path]:
     return [
         write_run(folder, "lock", None, 1, one_by_one, no_events, guarded({"n1": ["1", "2"]}), "etcd-made"),
         write_run(folder, "lock", None, 2, at_once, no_events, guarded({"n1": ["2"]}), "etcd-made"),
-        write_run(folder, "keyed", None, 1, KEYED, no_events, keyed_final({"n1": lists, "n2": {"a0": ["1", "3"], "a1": ["2"]}}),
-                  "etcd-made"),
+        write_run(
+            folder,
+            "keyed",
+            None,
+            1,
+            KEYED,
+            no_events,
+            keyed_final({"n1": lists, "n2": {"a0": ["1", "3"], "a1": ["2"]}}),
+            "etcd-made",
+        ),
     ]
 
 
@@ -130,7 +170,10 @@ def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
     assert spark == pandas_verdicts
     kinds = {(r.run_id, r.checker): r.kinds for r in found["verdicts"].itertuples(index=False)}
     assert any("vote-forgotten" in kinds[(archive.run_id(r), "election-safety")] for r in runs if "restart" in r.name)
-    assert spark[("hand--lock-s1", "mutual-exclusion")] == "true" and spark[("hand--lock-s2", "mutual-exclusion")] == "false"
+    assert (
+        spark[("hand--lock-s1", "mutual-exclusion")] == "true"
+        and spark[("hand--lock-s2", "mutual-exclusion")] == "false"
+    )
     assert spark[("hand--keyed-s1", "committed-data-loss")] == "false"
     for checker in {checker for *_, checker in CASES if checker}:
         assert any(valid == "false" for (_, name), valid in spark.items() if name == checker), checker
@@ -167,13 +210,19 @@ def test_what_check_and_archive_accept_analyze_accepts(tmp_path):
     sim = run_schedule(SimSettings(seed=1, check_invariants=False), random_steps(random.Random(1), 12))
     run_dir = write_run(tmp_path / "sim", "correct", None, 1, *tables(sim))
     null_typed(run_dir)
-    imported = [import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
-                for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")]  # fmt: skip
+    imported = [
+        import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
+        for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")
+    ]
     for store, runs in [(tmp_path / "mixed", [run_dir, *imported]), (tmp_path / "imports", imported)]:
         archive.add(store, runs, check_run)
         found = analyze(store, out=store / "analysis")
-        expected = {(archive.run_id(r), name): str(result["valid"]).lower() for r in runs
-                    for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items() if name in SAFETY}  # fmt: skip
+        expected = {
+            (archive.run_id(r), name): str(result["valid"]).lower()
+            for r in runs
+            for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items()
+            if name in SAFETY
+        }
         assert {(r.run_id, r.checker): r.valid for r in found["verdicts"].itertuples(index=False)} == expected
         assert found["problems"] == [] and found["disagreements"].empty
     # One corrupt entry, and one whose archived verdict the re-check contradicts.
@@ -200,21 +249,49 @@ def standalone_spark(tmp_path):
     home = Path(pyspark.__file__).parent
     scratch = tmp_path / "jvm-tmp"
     scratch.mkdir()
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": str(scratch),
-           "SPARK_DAEMON_JAVA_OPTS": f"-Djava.io.tmpdir={scratch}",
-           "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOCAL_DIRS": str(scratch),
+        "SPARK_DAEMON_JAVA_OPTS": f"-Djava.io.tmpdir={scratch}",
+        "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
+    }
     port = free_port()
     spark_class = [str(home / "bin" / "spark-class")]
     started = []
     try:
         for command in (
-            ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(free_port())],
-            ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "2", "--memory", "2g",
-             "--webui-port", str(free_port()), "--work-dir", str(tmp_path / "work"), f"spark://127.0.0.1:{port}"],
-        ):  # fmt: skip
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(free_port()),
+            ],
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                "--host",
+                "127.0.0.1",
+                "--cores",
+                "2",
+                "--memory",
+                "2g",
+                "--webui-port",
+                str(free_port()),
+                "--work-dir",
+                str(tmp_path / "work"),
+                f"spark://127.0.0.1:{port}",
+            ],
+        ):
             log = open(tmp_path / f"{command[0].rsplit('.', 1)[1]}.log", "wb")
-            started.append(subprocess.Popen(spark_class + command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True))  # fmt: skip
+            started.append(
+                subprocess.Popen(
+                    spark_class + command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
         deadline = time.monotonic() + 120
         while b"Successfully registered with master" not in (tmp_path / "Worker.log").read_bytes():
             assert time.monotonic() < deadline, (tmp_path / "Worker.log").read_text()[-2000:]
@@ -228,16 +305,24 @@ def standalone_spark(tmp_path):
 
 def test_analyze_on_a_standalone_spark_cluster(tmp_path, standalone_spark):
     """Cluster mode is why Spark is here: the same verdicts from a real master and worker."""
-    runs = [import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
-            for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")]  # fmt: skip
-    sim = run_schedule(SimSettings(seed=3, bugs=frozenset(["ack-before-commit"]), check_invariants=False),
-                       random_steps(random.Random(3), 20))  # fmt: skip
+    runs = [
+        import_file(KNOSSOS / name, "jepsen-edn", cas_register(0), tmp_path / "imported")
+        for name in ("good/memstress3-0.edn", "bad/cas-failure.edn")
+    ]
+    sim = run_schedule(
+        SimSettings(seed=3, bugs=frozenset(["ack-before-commit"]), check_invariants=False),
+        random_steps(random.Random(3), 20),
+    )
     runs.append(write_run(tmp_path / "sim", "ack", "ack-before-commit", 3, *tables(sim)))
     store = tmp_path / "archive"
     archive.add(store, runs, check_run)
     done = splitbrain("analyze", "--quiet", "--master", standalone_spark, str(store))
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stdout + done.stderr
     rechecked = pd.read_parquet(store / "analysis" / "verdicts.parquet")
-    expected = {(archive.run_id(r), name): str(result["valid"]).lower() for r in runs
-                for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items() if name in SAFETY}  # fmt: skip
+    expected = {
+        (archive.run_id(r), name): str(result["valid"]).lower()
+        for r in runs
+        for name, result in json.loads((r / "verdict.json").read_text())["checkers"].items()
+        if name in SAFETY
+    }
     assert {(r.run_id, r.checker): r.valid for r in rechecked.itertuples(index=False)} == expected

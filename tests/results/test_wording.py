@@ -22,7 +22,11 @@ def test_one_is_singular_and_every_other_count_plural(number):
 
 def test_no_message_hedges_its_plural():
     """The user-facing modules say what they counted, not "fault(s)"."""
-    hedged = [f"{path.relative_to(ROOT)}:{number}" for folder in ("harness", "results", "checkers", "nemesis", "targets")
-              for path in sorted((ROOT / folder).rglob("*.py"))
-              for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\w\(s\)", line)]  # fmt: skip
+    hedged = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("harness", "results", "checkers", "nemesis", "targets")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\w\(s\)", line)
+    ]
     assert hedged == []

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from checkers.errors import Defect
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import targets
+from checkers.errors import Defect
 from harness.campaign import CampaignError, load
 from harness.run import RunConfig
 from results import run_options
@@ -29,7 +29,10 @@ def test_flags_come_from_names_and_defaults():
     assert [option.flag for option in DECLARED] == ["--read-lease-ms", "--bug", "--no-pre-vote"]
     assert settings(DECLARED, {"bugs": ("a",)}) == {"read_lease_ms": 0, "bugs": ["a"], "pre_vote": True}
     assert changed(DECLARED, {"read_lease_ms": 300, "bugs": ["a", "b"], "pre_vote": False}) == [
-        "--read-lease-ms 300", "--bug a --bug b", "--no-pre-vote"]  # fmt: skip
+        "--read-lease-ms 300",
+        "--bug a --bug b",
+        "--no-pre-vote",
+    ]
     assert changed(DECLARED, settings(DECLARED, {})) == []
 
 
@@ -44,7 +47,9 @@ def test_a_value_is_taken_exactly_when_its_kind_and_range_fit(value):
 
 def test_an_option_not_declared_is_refused_naming_the_declared_ones():
     assert refusal("t", DECLARED, {"pre_vote": False, "flush_interval_ms": 5}) == (
-        "flush_interval_ms", "t does not take it; its options: --read-lease-ms, --bug, --no-pre-vote")
+        "flush_interval_ms",
+        "t does not take it; its options: --read-lease-ms, --bug, --no-pre-vote",
+    )
     assert refusal("t", DECLARED, {"nope": 1}, keys=True)[1].endswith("its options: read_lease_ms, bugs, pre_vote")
     assert refusal("t", DECLARED, {"read_lease_ms": 2_000}) == ("read_lease_ms", "must be between 0 and 1000, not 2000")
 
@@ -72,9 +77,14 @@ def test_the_command_line_refuses_another_targets_option_in_one_line():
 def test_existing_flags_keep_their_spelling():
     config = RunConfig(options={"read_lease_ms": 300, "check_quorum": False, "bugs": ["stale-read"]})
     config.validate()
-    assert {"--read-lease-ms=300", "--no-check-quorum", "--bug=stale-read", "--election-timeout-ms=300"} <= set(config.node_args())
+    assert {"--read-lease-ms=300", "--no-check-quorum", "--bug=stale-read", "--election-timeout-ms=300"} <= set(
+        config.node_args()
+    )
     assert RunConfig(target="etcd", options={"serializable_reads": True}).settings() == {
-        "pre_vote": True, "serializable_reads": True, "election_timeout_ms": 300}
+        "pre_vote": True,
+        "serializable_reads": True,
+        "election_timeout_ms": 300,
+    }
 
 
 def test_a_campaign_key_its_target_does_not_declare_is_named(tmp_path):
@@ -83,20 +93,34 @@ def test_a_campaign_key_its_target_does_not_declare_is_named(tmp_path):
     try:
         load(path)
     except CampaignError as error:
-        assert str(error) == (f"{path}: targets.lease: read_lease_ms: etcd does not take it; "
-                              "its options: pre_vote, serializable_reads, election_timeout_ms")  # fmt: skip
+        assert str(error) == (
+            f"{path}: targets.lease: read_lease_ms: etcd does not take it; "
+            "its options: pre_vote, serializable_reads, election_timeout_ms"
+        )
     else:
         raise AssertionError("an etcd campaign took a lease")
     path.write_text('[targets.lease]\nread_lease_ms = 300\nbugs = ["stale-read"]\n')
-    (_, planned), = [load(path)]
+    ((_, planned),) = [load(path)]
     assert planned[0].config.options == {"read_lease_ms": 300, "bugs": ["stale-read"]}
 
 
 def test_a_run_recorded_before_the_declarations_reads_back_the_same():
-    old = {"target": "kraft", "backend": "local", "bugs": ["stale-read"], "pre_vote": False, "check_quorum": True,
-           "serializable_reads": False, "election_timeout_ms": 300}  # fmt: skip
+    old = {
+        "target": "kraft",
+        "backend": "local",
+        "bugs": ["stale-read"],
+        "pre_vote": False,
+        "check_quorum": True,
+        "serializable_reads": False,
+        "election_timeout_ms": 300,
+    }
     config = RunConfig.from_json(old)
-    assert config.options == {"bugs": ["stale-read"], "pre_vote": False, "check_quorum": True, "election_timeout_ms": 300}
+    assert config.options == {
+        "bugs": ["stale-read"],
+        "pre_vote": False,
+        "check_quorum": True,
+        "election_timeout_ms": 300,
+    }
     meta = {"target": "kraft", "config": old}
     assert run_options.changed(meta) == "--bug stale-read --no-pre-vote" and run_options.planted(meta) == ["stale-read"]
     assert run_options.recorded({"target": "kraft", "config": {"options": config.settings()}}) == config.settings()
@@ -128,8 +152,9 @@ def test_the_declarations_need_only_the_standard_library():
 
     root = Path(__file__).resolve().parents[2]
     for kind in ("debian", "python"):
-        listed = subprocess.run([sys.executable, "-S", "-m", "targets.packages", kind], cwd=root, capture_output=True,
-                                text=True, timeout=60)  # fmt: skip
+        listed = subprocess.run(
+            [sys.executable, "-S", "-m", "targets.packages", kind], cwd=root, capture_output=True, text=True, timeout=60
+        )
         assert listed.returncode == 0, listed.stderr
     assert "nats-py" in listed.stdout.split()
 

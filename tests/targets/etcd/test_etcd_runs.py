@@ -23,8 +23,20 @@ def splitbrain(*args, timeout=240):
 
 def etcd_run(results, *extra, workload="register"):
     seed = () if "--seed" in extra else ("--seed", "4")
-    return splitbrain("run", "--target", "etcd", "--workload", workload, "--quiet", "--results", str(results),
-                      "--interval", "1.5", *seed, *extra)  # fmt: skip
+    return splitbrain(
+        "run",
+        "--target",
+        "etcd",
+        "--workload",
+        workload,
+        "--quiet",
+        "--results",
+        str(results),
+        "--interval",
+        "1.5",
+        *seed,
+        *extra,
+    )
 
 
 def test_etcd_on_the_local_backend_under_kills_and_pauses(tmp_path):
@@ -42,9 +54,13 @@ def test_etcd_on_the_local_backend_under_kills_and_pauses(tmp_path):
     clients = load_history(run_dir).query("process >= 0")
     assert (clients["type"] == "ok").sum() > 100 and set(clients["f"]) == {"read", "write", "cas"}
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    assert verdict["checkers"]["linearizable"]["valid"] is True and verdict["checkers"]["election-safety"]["valid"] is True
+    assert (
+        verdict["checkers"]["linearizable"]["valid"] is True and verdict["checkers"]["election-safety"]["valid"] is True
+    )
     # --pre-vote is on: the elections that replace a killed or paused leader disrupt no live one.
-    assert verdict["checkers"]["availability"]["stats"]["disruptive_elections"] == 0, verdict["checkers"]["availability"]
+    assert verdict["checkers"]["availability"]["stats"]["disruptive_elections"] == 0, verdict["checkers"][
+        "availability"
+    ]
 
 
 def test_etcd_appends_under_kills_and_power_losses_keep_every_acknowledged_one_on_every_member(tmp_path):
@@ -64,8 +80,11 @@ def test_etcd_appends_under_kills_and_power_losses_keep_every_acknowledged_one_o
     # Every member holds every list, and each acknowledged append at its place.
     assert set(final["node"]) == {"n1", "n2", "n3"} and len(final) >= 3 * len(acked)
     held = set(zip(final["node"], final["key"], final["offset"], final["value"]))
-    assert all((node, key, offset, value) in held for node in ("n1", "n2", "n3")
-               for key, offset, value in zip(acked["key"], acked["offset"], acked["value"]))  # fmt: skip
+    assert all(
+        (node, key, offset, value) in held
+        for node in ("n1", "n2", "n3")
+        for key, offset, value in zip(acked["key"], acked["offset"], acked["value"])
+    )
     checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     assert checkers["committed-data-loss"]["stats"]["acknowledged"] == len(acked)
     assert checkers["linearizable"]["valid"] is True and checkers["linearizable"]["stats"]["partitions"] > 1
@@ -79,14 +98,29 @@ def test_etcd_locks_granted_after_their_lease_are_caught_holding_beside_another(
     loaded machine renews every lease, and the waits then fit): the bug must
     be caught in one of two seeds' runs."""
     for seed in ("4", "5"):
-        long_waits = etcd_run(tmp_path / f"long-{seed}", "--time-limit", "20", "--nemesis", "none", "--concurrency",
-                              "12", "--op-timeout", "10", "--seed", seed, workload="lock")  # fmt: skip
+        long_waits = etcd_run(
+            tmp_path / f"long-{seed}",
+            "--time-limit",
+            "20",
+            "--nemesis",
+            "none",
+            "--concurrency",
+            "12",
+            "--op-timeout",
+            "10",
+            "--seed",
+            seed,
+            workload="lock",
+        )
         if long_waits.returncode == 1:
             break
     assert long_waits.returncode == 1, long_waits.stdout + long_waits.stderr
     [run_dir] = (tmp_path / f"long-{seed}").iterdir()
     found = json.loads((run_dir / "verdict.json").read_text())["checkers"]["mutual-exclusion"]
-    assert found["stats"]["late_grants"] > 0 and {a["kind"] for a in found["anomalies"]} & {"same-place-adds", "lost-guarded-add"}
+    assert found["stats"]["late_grants"] > 0 and {a["kind"] for a in found["anomalies"]} & {
+        "same-place-adds",
+        "lost-guarded-add",
+    }
     short_waits = etcd_run(tmp_path / "short", "--time-limit", "10", "--nemesis", "kill", workload="lock")
     assert short_waits.returncode == 0, short_waits.stdout + short_waits.stderr
     [run_dir] = (tmp_path / "short").iterdir()
@@ -95,10 +129,14 @@ def test_etcd_locks_granted_after_their_lease_are_caught_holding_beside_another(
 
 
 def test_what_etcd_cannot_take_is_refused_before_the_run(tmp_path):
-    for extra, words in [(["--nemesis", "partition", "--topologies", "halves,one-way"], "one-way cut links one way"),
-                         (["--nemesis", "latency"], "take no latency"), (["--bug", "stale-read"], "--bug: etcd does not take it"),
-                         (["--no-check-quorum"], "--no-check-quorum: etcd does not take it"), (["--nemesis", "clock"], "vDSO"),
-                         (["--read-lease-ms", "100"], "its options: --no-pre-vote, --serializable-reads")]:  # fmt: skip
+    for extra, words in [
+        (["--nemesis", "partition", "--topologies", "halves,one-way"], "one-way cut links one way"),
+        (["--nemesis", "latency"], "take no latency"),
+        (["--bug", "stale-read"], "--bug: etcd does not take it"),
+        (["--no-check-quorum"], "--no-check-quorum: etcd does not take it"),
+        (["--nemesis", "clock"], "vDSO"),
+        (["--read-lease-ms", "100"], "its options: --no-pre-vote, --serializable-reads"),
+    ]:
         done = etcd_run(tmp_path, *extra)
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert list(tmp_path.iterdir()) == []
@@ -110,14 +148,27 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     (How many elections the two take is up to timing: on a loaded machine
     they split their votes, or a new leader missed its quorum's heartbeats
     once and was elected again.)"""
-    done = etcd_run(tmp_path, "--time-limit", "20", "--interval", "4", "--nemesis", "partition",
-                    "--topologies", "isolate-leader", "--nemesis-strategy", "random")  # fmt: skip
+    done = etcd_run(
+        tmp_path,
+        "--time-limit",
+        "20",
+        "--interval",
+        "4",
+        "--nemesis",
+        "partition",
+        "--topologies",
+        "isolate-leader",
+        "--nemesis-strategy",
+        "random",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     history = load_history(run_dir)
     faults = history.query("process == -1 and type == 'ok' and f in ('partition', 'heal', 'heal-all')")
-    windows = [(cut.time_ns, faults[faults["time_ns"] > cut.time_ns]["time_ns"].min(), json.loads(cut.node))
-               for cut in faults[faults["f"] == "partition"].itertuples()]  # fmt: skip
+    windows = [
+        (cut.time_ns, faults[faults["time_ns"] > cut.time_ns]["time_ns"].min(), json.loads(cut.node))
+        for cut in faults[faults["f"] == "partition"].itertuples()
+    ]
     assert len(windows) >= 2
     events = pd.read_parquet(run_dir / "events.parquet")
     leaders = events[(events["source"] == "log") & (events["event"] == "transition") & (events["state"] == "leader")]
@@ -131,8 +182,19 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
 
 
 def test_etcd_members_removed_and_wiped_come_back_as_new_learners_promoted(tmp_path):
-    done = etcd_run(tmp_path, "--time-limit", "14", "--interval", "3", "--nemesis", "membership", "--seed", "3",
-                    "--nemesis-strategy", "random")  # fmt: skip
+    done = etcd_run(
+        tmp_path,
+        "--time-limit",
+        "14",
+        "--interval",
+        "3",
+        "--nemesis",
+        "membership",
+        "--seed",
+        "3",
+        "--nemesis-strategy",
+        "random",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     changes = load_history(run_dir).query("process == -1 and type == 'ok'")
@@ -155,8 +217,19 @@ def test_etcd_on_docker_with_iptables_partitions(tmp_path):
     advertised peer URL each), and run.json says so; asked, proxies are refused."""
     refused = etcd_run(tmp_path, "--backend", "docker", "--net", "proxy", "--nemesis", "partition")
     assert refused.returncode == 2 and "no link proxy can stand in one link's way" in refused.stderr, refused.stderr
-    done = etcd_run(tmp_path, "--backend", "docker", "--nodes", "3", "--time-limit", "12",
-                    "--nemesis", "partition", "--nemesis-strategy", "random")  # fmt: skip
+    done = etcd_run(
+        tmp_path,
+        "--backend",
+        "docker",
+        "--nodes",
+        "3",
+        "--time-limit",
+        "12",
+        "--nemesis",
+        "partition",
+        "--nemesis-strategy",
+        "random",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     assert json.loads((run_dir / "run.json").read_text())["config"]["net"] == "iptables"

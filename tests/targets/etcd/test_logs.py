@@ -18,14 +18,19 @@ def test_member_ids_are_named_from_the_log_itself():
 
 def test_transitions_votes_prevotes_and_leaders():
     rows = logs.events(FIXTURE, "n2", lambda wall_ns: wall_ns)
-    kinds = [(r["event"], r.get("state"), r.get("epoch"), r.get("candidate"), r.get("leader")) for r in rows
-             if r["event"] != "configuration"]  # fmt: skip
+    kinds = [
+        (r["event"], r.get("state"), r.get("epoch"), r.get("candidate"), r.get("leader"))
+        for r in rows
+        if r["event"] != "configuration"
+    ]
     # Pre-votes are at the voter's term (one below the proposed one); votes at the election's term.
     assert ("prevote", None, 1, "n1", None) in kinds and ("vote", None, 2, "n1", None) in kinds
     assert ("leader", None, 2, None, "n1") in kinds
     # n1 was killed: n3 won term 3 with n2's vote.
     assert ("vote", None, 3, "n3", None) in kinds and ("leader", None, 3, None, "n3") in kinds
-    assert [r["epoch"] for r in rows if r["event"] == "transition"] == sorted(r["epoch"] for r in rows if r["event"] == "transition")
+    assert [r["epoch"] for r in rows if r["event"] == "transition"] == sorted(
+        r["epoch"] for r in rows if r["event"] == "transition"
+    )
     configuration = [r for r in rows if r["event"] == "configuration"][-1]
     assert configuration["voters"] == '[["n1", null], ["n2", null], ["n3", null]]'
     assert all(r["time_ns"] % 1_000_000 == 0 and r["node"] == "n2" for r in rows)

@@ -62,8 +62,13 @@ def lagging_losses() -> st.SearchStrategy:
     power loss of a node and the cut healed: what the leader then counts must
     not be an offset the lost life reported."""
     return st.tuples(st.lists(INDEX, min_size=1, max_size=3), RUN_MS, INDEX, RUN_MS).map(
-        lambda drawn: [*(("isolate", i, 0) for i in drawn[0]), ("run", 0, drawn[1]),
-                       ("lose_unsynced", drawn[2], 0), ("heal", 0, 0), ("run", 0, drawn[3])]  # fmt: skip
+        lambda drawn: [
+            *(("isolate", i, 0) for i in drawn[0]),
+            ("run", 0, drawn[1]),
+            ("lose_unsynced", drawn[2], 0),
+            ("heal", 0, 0),
+            ("run", 0, drawn[3]),
+        ]
     )
 
 
@@ -72,8 +77,15 @@ def leader_power_loss() -> st.SearchStrategy:
     leader's power lost, the crashed follower restarted: the two elect a
     leader without what only the paused one and the old leader's memory held."""
     return st.tuples(INDEX, RUN_MS, INDEX).map(
-        lambda drawn: [("crash", drawn[0], 0), ("run", 0, drawn[1]), ("pause", drawn[2], 0), ("lose_leader", 0, 0),
-                       ("restart", drawn[0], 0), ("run", 0, 400), ("resume_all", 0, 0)]  # fmt: skip
+        lambda drawn: [
+            ("crash", drawn[0], 0),
+            ("run", 0, drawn[1]),
+            ("pause", drawn[2], 0),
+            ("lose_leader", 0, 0),
+            ("restart", drawn[0], 0),
+            ("run", 0, 400),
+            ("resume_all", 0, 0),
+        ]
     )
 
 

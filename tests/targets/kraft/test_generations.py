@@ -16,16 +16,19 @@ from targets.kraft.core import RaftConfig, RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest
 from targets.kraft.quorum_state import ElectionState
-from targets.kraft.simulation import Simulation, SimSettings, run_schedule
+from targets.kraft.simulation import SimSettings, Simulation, run_schedule
 
 from .schedules import lagging_losses, leader_power_loss, power_losses, violates
 
 SIM = settings(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 VOTERS = (("n1", "d1"), ("n2", "d2"), ("n3", "d3"))
+NEVER_VOTED = ElectionState()
 
 
-def core(node="n1", persisted=ElectionState(), entries=(), **config) -> RaftCore:
-    settings_ = RaftConfig(node_id=node, bootstrap=VOTERS, peers=("n1", "n2", "n3"), directory_id=f"d{node[1]}", **config)
+def core(node="n1", persisted=NEVER_VOTED, entries=(), **config) -> RaftCore:
+    settings_ = RaftConfig(
+        node_id=node, bootstrap=VOTERS, peers=("n1", "n2", "n3"), directory_id=f"d{node[1]}", **config
+    )
     made = RaftCore(settings_, persisted, list(entries), random.Random(0), 0)
     while made.has_ready():
         made.advance(made.ready(), 0)
@@ -43,11 +46,18 @@ def events_of(made: RaftCore) -> list[dict]:
 
 def test_a_reply_meant_for_an_earlier_life_is_refused_and_logged():
     follower = core("n2", ElectionState(1, None, "n1"), generation=3)
-    stale = FetchResponse("n1", "n2", 1, "n1", 0, 0, entries=(Entry(1, {"op": "append", "value": 7}),), hwm=1,
-                          replica_generation=2)  # fmt: skip
+    stale = FetchResponse(
+        "n1", "n2", 1, "n1", 0, 0, entries=(Entry(1, {"op": "append", "value": 7}),), hwm=1, replica_generation=2
+    )
     follower.step(stale, 10)
     assert follower.log.end_offset == 1  # only the bootstrap record
-    assert {"event": "stale-generation", "epoch": 1, "from": "n1", "replicas": [["n2", 2, None]], "current": 3} in events_of(follower)
+    assert {
+        "event": "stale-generation",
+        "epoch": 1,
+        "from": "n1",
+        "replicas": [["n2", 2, None]],
+        "current": 3,
+    } in events_of(follower)
 
 
 def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
@@ -66,7 +76,9 @@ def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
 
 
 @settings(SIM, max_examples=120)
-@given(nodes=st.sampled_from([3, 5]), seed=st.integers(0, 2**32 - 1), flush=st.sampled_from([0, 100]), steps=power_losses())
+@given(
+    nodes=st.sampled_from([3, 5]), seed=st.integers(0, 2**32 - 1), flush=st.sampled_from([0, 100]), steps=power_losses()
+)
 def test_correct_node_keeps_every_invariant_through_power_losses(nodes, seed, flush, steps):
     """With every write fsynced (0), or followers flushing on a timer."""
     sim = run_schedule(SimSettings(nodes=nodes, seed=seed, flush_interval_ms=flush), steps)
@@ -77,7 +89,9 @@ def test_correct_node_keeps_every_invariant_through_power_losses(nodes, seed, fl
 def test_ignore_generation_breaks_the_generation_rule_and_shrinks():
     bug = SimSettings(nodes=5, flush_interval_ms=100, bugs=frozenset(["ignore-generation"]))
     search = settings(SIM, max_examples=400, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), lagging_losses()), violates(bug, "generation rule"), settings=search)
+    seed, steps = find(
+        st.tuples(st.integers(0, 2**16), lagging_losses()), violates(bug, "generation rule"), settings=search
+    )
     with pytest.raises(InvariantViolation, match="generation rule") as violation:
         run_schedule(SimSettings(nodes=5, seed=seed, flush_interval_ms=100, bugs=bug.bugs), steps)
     print(f"\nignore-generation: seed {seed}, shrunk schedule {steps}: {violation.value}")
@@ -97,10 +111,17 @@ def test_the_leader_keys_its_view_by_generation():
     [new_life] = [e for e in mine if e["event"] == "generation"]
     [(replica, generation, _)] = new_life["replicas"]
     assert (replica, new_life["previous"], generation) == (follower, 1, 2)
-    sim.nodes[leader].step(FetchRequest(follower, leader, sim.nodes[leader].epoch, 0, 0, f"{follower}.1", 1), sim.now_ms)
+    sim.nodes[leader].step(
+        FetchRequest(follower, leader, sim.nodes[leader].epoch, 0, 0, f"{follower}.1", 1), sim.now_ms
+    )
     ready = sim.nodes[leader].ready()
     assert [(m.error, m.replica_generation) for m in ready.messages] == [("stale-generation", 1)]
-    assert {"event": "stale-generation", "epoch": ready.events[0]["epoch"], "replicas": [[follower, 1, 0]], "current": 2} in ready.events
+    assert {
+        "event": "stale-generation",
+        "epoch": ready.events[0]["epoch"],
+        "replicas": [[follower, 1, 0]],
+        "current": 2,
+    } in ready.events
 
 
 @pytest.mark.slow
@@ -109,7 +130,9 @@ def test_ack_before_fsync_loses_commits_to_a_power_loss_and_never_to_a_kill():
     loss keeping the unfsynced writes (a plain kill and restart) keeps every invariant."""
     bug = SimSettings(nodes=3, bugs=frozenset(["ack-before-fsync"]))
     search = settings(SIM, max_examples=200, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), leader_power_loss()), violates(bug, "leader completeness"), settings=search)
+    seed, steps = find(
+        st.tuples(st.integers(0, 2**16), leader_power_loss()), violates(bug, "leader completeness"), settings=search
+    )
     print(f"\nack-before-fsync: seed {seed}, shrunk schedule {steps}")
     run_schedule(SimSettings(nodes=3, seed=seed, bugs=bug.bugs, writes_survive_power_loss=True), steps)
     run_schedule(SimSettings(nodes=3, seed=seed), steps)

@@ -39,7 +39,9 @@ def test_clock_faults_are_harmless_to_reads_through_the_log(nodes, seed, steps):
 def test_a_leader_clock_set_back_makes_its_lease_reads_stale_and_shrinks():
     lease = SimSettings(nodes=3, read_lease_ms=LEASE_MS)
     search = settings(SIM, max_examples=200, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), leader_clock_back()), violates(lease, "stale read"), settings=search)
+    seed, steps = find(
+        st.tuples(st.integers(0, 2**16), leader_clock_back()), violates(lease, "stale read"), settings=search
+    )
     with pytest.raises(InvariantViolation, match="stale read") as violation:
         run_schedule(SimSettings(nodes=3, seed=seed, read_lease_ms=LEASE_MS), steps)
     print(f"\nlease under a clock set back: seed {seed}, shrunk schedule {steps}: {violation.value}")

@@ -106,7 +106,11 @@ def test_config_rejects_unknown_bugs():
 def test_membership_bug_breaks_its_invariant(bug, fragment):
     cluster = {"nodes": 3, "observers": 1}
     search = settings(SIM, max_examples=400, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), voter_churn()), violates(SimSettings(auto_join=True, bugs=frozenset([bug]), **cluster), fragment), settings=search)
+    seed, steps = find(
+        st.tuples(st.integers(0, 2**16), voter_churn()),
+        violates(SimSettings(auto_join=True, bugs=frozenset([bug]), **cluster), fragment),
+        settings=search,
+    )
     with pytest.raises(InvariantViolation, match=fragment) as violation:
         run_schedule(SimSettings(seed=seed, auto_join=True, bugs=frozenset([bug]), **cluster), steps)
     print(f"\n{bug}: seed {seed}, shrunk schedule {steps}: {violation.value}")
@@ -125,7 +129,9 @@ def test_auto_join_needs_ack_on_write(cluster, down):
     once written keeps the leader. Over 10 seeds each."""
     for seed in range(10):
         fixed = auto_join_growth(SimSettings(seed=seed, auto_join=True, **cluster), down=down)
-        old = auto_join_growth(SimSettings(seed=seed, auto_join=True, ack_when_committed_always=True, **cluster), down=down)
+        old = auto_join_growth(
+            SimSettings(seed=seed, auto_join=True, ack_when_committed_always=True, **cluster), down=down
+        )
         grown = cluster["nodes"] + cluster["observers"]
         assert fixed == {"resignations": 0, "elections": 0, "voters": grown}, f"seed {seed}: {fixed}"
         assert old["resignations"] >= 1 and old["elections"] >= 1, f"seed {seed}: {old}"

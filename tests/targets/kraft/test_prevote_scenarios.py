@@ -21,7 +21,9 @@ def test_rejoining_follower_forces_an_election_without_pre_vote():
 
 
 def test_rejoining_follower_forces_elections_when_followers_grant_pre_votes():
-    changes = [rejoining_follower(with_seed(SimSettings(bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS]
+    changes = [
+        rejoining_follower(with_seed(SimSettings(bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS
+    ]
     assert sum(1 for change in changes if change) >= 2, changes
 
 
@@ -35,7 +37,9 @@ def test_flip_flop_topology_flips_leadership_without_pre_vote():
 
 
 def test_flip_flop_topology_loses_its_leader_when_followers_grant_pre_votes():
-    changes = [flip_flop(with_seed(SimSettings(nodes=5, bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS]
+    changes = [
+        flip_flop(with_seed(SimSettings(nodes=5, bugs=PREVOTE_ALWAYS, check_invariants=False), seed)) for seed in SEEDS
+    ]
     assert all(change >= 1 for change in changes), changes
 
 

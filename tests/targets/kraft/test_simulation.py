@@ -60,7 +60,11 @@ def test_correct_node_over_seeded_schedules(nodes, pre_vote):
 )
 def test_planted_bug_breaks_its_invariant(bug, nodes, family, fragment):
     search = settings(SIM, max_examples=400, derandomize=True)
-    seed, steps = find(st.tuples(st.integers(0, 2**16), family), violates(SimSettings(nodes=nodes, bugs=frozenset([bug])), fragment), settings=search)
+    seed, steps = find(
+        st.tuples(st.integers(0, 2**16), family),
+        violates(SimSettings(nodes=nodes, bugs=frozenset([bug])), fragment),
+        settings=search,
+    )
     with pytest.raises(InvariantViolation, match=fragment) as violation:
         run_schedule(SimSettings(nodes=nodes, seed=seed, bugs=frozenset([bug])), steps)
     print(f"\n{bug}: seed {seed}, shrunk schedule {steps}: {violation.value}")

@@ -58,7 +58,12 @@ def _cut_back(tmp_path, damaged: bytes, half: int, what: str) -> None:
     (tmp_path / "log.bin").write_bytes(damaged)
     data = DataDir(tmp_path)
     assert data.entries == [Entry(1, {"value": 1})]
-    assert data.truncated == {"offset": 1, "byte_offset": half, "bytes": len(damaged) - half, "reason": data.truncated["reason"]}
+    assert data.truncated == {
+        "offset": 1,
+        "byte_offset": half,
+        "bytes": len(damaged) - half,
+        "reason": data.truncated["reason"],
+    }
     assert what in data.truncated["reason"]
     data.write_log(1, [Entry(2, {"value": 3})])  # appends after the last valid record
     data.close()
@@ -100,8 +105,12 @@ def test_format_bootstraps_the_voter_set_once(tmp_path, capsys):
 
     ids = {"n1": "1" * 32, "n2": "2" * 32}
     voters = ",".join(f"{node}@{directory}" for node, directory in ids.items())
-    assert format_main(["--id=n1", f"--data-dir={tmp_path / 'n1'}", f"--directory-id={ids['n1']}",
-                        f"--initial-voters={voters}"]) == 0  # fmt: skip
+    assert (
+        format_main(
+            ["--id=n1", f"--data-dir={tmp_path / 'n1'}", f"--directory-id={ids['n1']}", f"--initial-voters={voters}"]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.strip() == ids["n1"]
     data = reopen(tmp_path / "n1")
     assert data.directory_id == ids["n1"] and data.generation == 1

@@ -16,9 +16,8 @@ import time
 
 import pytest
 
-from checkers.errors import ClusterError
-
 import targets
+from checkers.errors import ClusterError
 from harness.ports import free_port
 from targets.interface import Address, NodeSpec
 from targets.options import settings
@@ -31,8 +30,17 @@ SETTINGS = settings(NATS.options, {"replicas": 1})
 def server(tmp_path):
     """One real server; its address (with the monitor) and its process."""
     client, raft, monitor = free_port(), free_port(), free_port()
-    spec = NodeSpec("n1", str(tmp_path / "data"), "", f"127.0.0.1:{raft}", f"127.0.0.1:{client}", {},
-                    f"127.0.0.1:{raft}", f"127.0.0.1:{client}", listen={"monitor": f"127.0.0.1:{monitor}"})  # fmt: skip
+    spec = NodeSpec(
+        "n1",
+        str(tmp_path / "data"),
+        "",
+        f"127.0.0.1:{raft}",
+        f"127.0.0.1:{client}",
+        {},
+        f"127.0.0.1:{raft}",
+        f"127.0.0.1:{client}",
+        listen={"monitor": f"127.0.0.1:{monitor}"},
+    )
     with open(tmp_path / "node.log", "wb") as log:
         process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
     address = Address("127.0.0.1", client, {"monitor": ("127.0.0.1", monitor)})
@@ -77,15 +85,30 @@ def test_registers_read_write_and_compare_by_revision(server):
     async def script():
         client = await NATS.connect(address, 2.0, SETTINGS)
         try:
-            return [await client.invoke(f, "k", value, 2.0) for f, value in
-                    [("read", None), ("write", 3), ("read", None), ("cas", [3, 4]), ("cas", [3, 5]), ("read", None)]]
+            return [
+                await client.invoke(f, "k", value, 2.0)
+                for f, value in [
+                    ("read", None),
+                    ("write", 3),
+                    ("read", None),
+                    ("cas", [3, 4]),
+                    ("cas", [3, 5]),
+                    ("read", None),
+                ]
+            ]
         finally:
             await client.close()
 
     NATS.prepare_workload("register", address, SETTINGS, 10.0)
     answers = asyncio.run(script())
-    assert [(a["type"], a["value"]) for a in answers] == [("ok", None), ("ok", 3), ("ok", 3), ("ok", [3, 4]),
-                                                          ("fail", [3, 5]), ("ok", 4)]  # fmt: skip
+    assert [(a["type"], a["value"]) for a in answers] == [
+        ("ok", None),
+        ("ok", 3),
+        ("ok", 3),
+        ("ok", [3, 4]),
+        ("fail", [3, 5]),
+        ("ok", 4),
+    ]
     assert answers[4]["error"] == "cas-mismatch"
     assert NATS.final_rows("n1", address) == []  # a register run has no stream to read back
 
@@ -130,8 +153,11 @@ def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
     claimed to lead itself, so a cluster two of whose servers had turned it
     off never agreed on a leader, and no copy was read)."""
     port, monitor = free_port(), free_port()
-    process = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", str(port), "-m", str(monitor)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-m", str(monitor)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(0.5)
         status = NATS.status(Address("127.0.0.1", port, {"monitor": ("127.0.0.1", monitor)}), 2.0)

@@ -26,16 +26,26 @@ def test_peer_ids_are_the_servers_names_hashed_as_nats_logs_them():
 
 def test_a_leaders_log_gives_its_elections_step_downs_and_votes():
     assert parsed("n1") == [
-        ("transition", "candidate", 1, None), ("transition", "leader", 1, "n1"), ("transition", "follower", None, None),
-        ("vote", None, 3, "n2"), ("leader", None, None, "n2"), ("vote", None, 4, "n3"), ("leader", None, None, "n3"),
-        ("transition", "candidate", 5, None), ("transition", "leader", 5, "n1"),
-    ]  # fmt: skip
+        ("transition", "candidate", 1, None),
+        ("transition", "leader", 1, "n1"),
+        ("transition", "follower", None, None),
+        ("vote", None, 3, "n2"),
+        ("leader", None, None, "n2"),
+        ("vote", None, 4, "n3"),
+        ("leader", None, None, "n3"),
+        ("transition", "candidate", 5, None),
+        ("transition", "leader", 5, "n1"),
+    ]
 
 
 def test_a_restarted_candidate_that_steps_down_at_once_is_one_step_down():
     rows = parsed("n3")
-    assert rows[:4] == [("vote", None, 1, "n1"), ("leader", None, None, "n1"), ("transition", "candidate", 2, None),
-                        ("transition", "follower", None, None)]  # fmt: skip
+    assert rows[:4] == [
+        ("vote", None, 1, "n1"),
+        ("leader", None, None, "n1"),
+        ("transition", "candidate", 2, None),
+        ("transition", "follower", None, None),
+    ]
     assert ("transition", "leader", 4, "n3") in rows
     assert (FIXTURES / "n3.log").read_text().count("Switching to follower") == 2
 

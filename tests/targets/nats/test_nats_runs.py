@@ -18,9 +18,27 @@ pytestmark = pytest.mark.slow
 
 
 def nats_run(results, *extra, workload="append"):
-    return subprocess.run([sys.executable, "-m", "harness.cli", "run", "--target", "nats", "--workload", workload,
-                           "--quiet", "--results", str(results), "--seed", "4", *extra],
-                          capture_output=True, text=True, timeout=400)  # fmt: skip
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            "--target",
+            "nats",
+            "--workload",
+            workload,
+            "--quiet",
+            "--results",
+            str(results),
+            "--seed",
+            "4",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
 
 
 def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
@@ -46,8 +64,20 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
 
 
 def test_nats_on_docker_with_links_cut_per_pair(tmp_path):
-    done = nats_run(tmp_path, "--backend", "docker", "--time-limit", "20", "--interval", "4", "--nemesis", "partition",
-                    "--nemesis-strategy", "random", workload="register")  # fmt: skip
+    done = nats_run(
+        tmp_path,
+        "--backend",
+        "docker",
+        "--time-limit",
+        "20",
+        "--interval",
+        "4",
+        "--nemesis",
+        "partition",
+        "--nemesis-strategy",
+        "random",
+        workload="register",
+    )
     assert done.returncode in (0, 2), done.stdout + done.stderr  # linearizability may run out of its budget: unknown
     [run_dir] = tmp_path.iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
