@@ -14,6 +14,8 @@ a member cut off on its own: they unseat nobody until it is back.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -41,7 +43,7 @@ def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFr
     excuses takes that time in."""
     nemesis = nemesis_done(history).sort_values("time_ns")
     starts = _invoked_at(history, nemesis) if from_invoke else nemesis["time_ns"].tolist()
-    open_faults: list[dict] = []
+    open_faults: list[dict[str, Any]] = []
     windows = []
     end_of_run = int(history["time_ns"].max()) if len(history) else 0
     for f, time_ns, node, start_ns in zip(
@@ -69,9 +71,11 @@ def _invoked_at(history: pd.DataFrame, done: pd.DataFrame) -> list[int]:
     invoked = np.sort(nemesis.loc[nemesis["type"] == "invoke", "time_ns"].to_numpy(dtype="int64"))
     confirmed = done["time_ns"].to_numpy(dtype="int64")
     if not len(invoked):
-        return confirmed.tolist()
+        listed: list[int] = confirmed.tolist()
+        return listed
     before = invoked[np.maximum(np.searchsorted(invoked, confirmed, side="right") - 1, 0)]
-    return np.where(before <= confirmed, before, confirmed).tolist()
+    earliest: list[int] = np.where(before <= confirmed, before, confirmed).tolist()
+    return earliest
 
 
 def _window_codes(times: np.ndarray, windows: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -85,7 +89,7 @@ def _window_codes(times: np.ndarray, windows: pd.DataFrame) -> tuple[np.ndarray,
     return codes, names
 
 
-def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict:
+def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
     pairs = pair(history)
     times = history["time_ns"].to_numpy(dtype="int64")
     ok = (history["type"] == "ok").to_numpy(dtype=bool, na_value=False)[pairs.done]
@@ -109,7 +113,7 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
     """Time in the run when no node's latest logged transition was to leader."""
     if transitions.empty:
         return span_ns / 1e6
-    leading = set()
+    leading: set[str] = set()
     last, without = 0, 0
     for time_ns, node, state in columns(transitions, "time_ns", "node", "state"):
         if not leading:
@@ -126,7 +130,7 @@ def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
 
 def disruptive_elections(
     events: pd.DataFrame, transitions: pd.DataFrame, windows: pd.DataFrame, node_faults: pd.DataFrame
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Leaders unseated while alive and heard by a majority: a leader of
     epoch E that stops leading once a later epoch has begun (it moves on to
     that epoch, or some node has stood for or won one), though no fault took
@@ -218,7 +222,7 @@ def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int)
     return any(node in nodes for nodes in overlapping["nodes"])
 
 
-def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
     windows = fault_windows(history)
     logged = (events["event"] == "transition") & (events["source"] == "log")

@@ -24,7 +24,7 @@ Result: TypeAlias = dict[str, Any]
 def validity(value: object) -> Validity:
     """`value` as a validity; a Defect for anything but true, false or "unknown"."""
     if value is True or value is False or value == "unknown":
-        return value  # type: ignore[return-value]  # narrowed by the test above
+        return value
     raise Defect(f'a validity is true, false or "unknown", not {value!r}')
 
 

@@ -19,6 +19,8 @@ Pure: a function of the history and events tables.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -30,7 +32,7 @@ from .schema import columns, named_nodes, nemesis_done
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 
 
-def role_of(state) -> str:
+def role_of(state: object) -> str:
     if state == "leader":
         return "leader"
     if state == "follower":
@@ -46,7 +48,7 @@ def _states(events: pd.DataFrame) -> Latest:
     return Latest(known, known["state"].tolist())
 
 
-def _partition_role(links: list, states: dict[str, str]) -> str:
+def _partition_role(links: list[Any], states: dict[str, str]) -> str:
     """Where the cut links leave the leader (`leader-cut-off`: it can neither
     reach nor hear a majority, itself counted; `leader-mute`: it hears a
     majority that cannot hear it) or, if it keeps a majority both ways, its
@@ -67,7 +69,7 @@ def _partition_role(links: list, states: dict[str, str]) -> str:
     return "leader-mute" if len(hears) * 2 > len(nodes) else "leader-cut-off"
 
 
-def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str]) -> dict:
+def cell(fault: str, touched: list[Any], states: dict[str, str], in_force: list[str]) -> dict[str, Any]:
     """The coverage cell of one fault at its moment."""
     if fault == "partition":
         role = _partition_role(touched, states)
@@ -82,7 +84,7 @@ def cell(fault: str, touched: list, states: dict[str, str], in_force: list[str])
     return {"fault": fault, "role": role, "with": context(in_force, states)}
 
 
-def context(in_force, states: dict[str, str]) -> str:
+def context(in_force: Iterable[str], states: dict[str, str]) -> str:
     """What else was going on: the other faults' kinds, and `election` while a node was a candidate."""
     going_on = sorted(set(in_force))
     if any(role_of(state) == "candidate" for state in states.values()):
@@ -90,7 +92,7 @@ def context(in_force, states: dict[str, str]) -> str:
     return "+".join(going_on) or "alone"
 
 
-def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
+def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     """The cells this run's faults hit, with how often, sorted; `hit` counts
     them and `faults` the faults made (a fault that touched no node or link is none)."""
     nemesis = nemesis_done(history)
@@ -98,7 +100,7 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     windows = fault_windows(history)
     found = []
     spans = list(columns(windows, "f", "start_ns", "end_ns"))
-    states = _states(events) if len(nemesis) else None
+    states = _states(events)
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
         touched = named_nodes(node)
         if not touched:  # confirmed, but it touched nothing (a partition that cut no link): no fault was made
@@ -109,9 +111,9 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict:
     return {"cells": cells, "hit": len(cells), "faults": len(found)}
 
 
-def add_up(cell_lists) -> list[dict]:
+def add_up(cell_lists: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Cells of many runs (or faults) as one list, counts added, sorted."""
-    counts: Counter = Counter()
+    counts: Counter[Any] = Counter()
     for cells in cell_lists:
         for c in cells:
             counts[(c["fault"], c["role"], c["with"])] += c["count"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from .schema import arrow
 MAX_CASES = 20
 
 
-def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict:
+def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     """The checker: each case below finds one kind of anomaly (Elle's `-cases`),
     and the verdict holds them all, with the figures a reader wants beside them."""
     appends = Appends.of(history, final)
@@ -144,7 +145,7 @@ class Lost:
         return cls(nodes, found_at, missing, anywhere)
 
 
-def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict]:
+def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict[str, Any]]:
     """`lost-acknowledged-append`: an append acknowledged at a place that some
     node's final log does not hold there, with its value (nothing there, or
     another record). One per append (the first MAX_CASES), naming every node
@@ -177,7 +178,7 @@ def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict]:
     return anomalies
 
 
-def divergent_committed_logs(appends: Appends) -> list[dict]:
+def divergent_committed_logs(appends: Appends) -> list[dict[str, Any]]:
     """`divergent-committed-logs`: two nodes' final logs hold different
     records at one place; committed prefixes must agree. One per place, with
     every node's record there."""
@@ -209,10 +210,11 @@ def divergent_committed_logs(appends: Appends) -> list[dict]:
 def _appended(coded: _Coded) -> np.ndarray:
     """Which records are clients' appends (a `{`-value is a record the quorum
     wrote itself, such as a leader's)."""
-    return (coded.record_value >= 0) & ~coded.value_is_record[coded.record_value]
+    acked: np.ndarray = (coded.record_value >= 0) & ~coded.value_is_record[coded.record_value]
+    return acked
 
 
-def duplicate_appends(appends: Appends) -> list[dict]:
+def duplicate_appends(appends: Appends) -> list[dict[str, Any]]:
     """`duplicate-append`: a node's log holds one append's value at two
     places or more (every value a client appends is unique)."""
     coded, copy_of = appends.coded, appends.copy_of
@@ -242,7 +244,7 @@ def duplicate_appends(appends: Appends) -> list[dict]:
     return anomalies
 
 
-def failed_appends_committed(appends: Appends) -> list[dict]:
+def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
     """`failed-append-committed`: an append the target said definitely did
     not happen (`fail`) is in some node's final log."""
     coded, failed = appends.coded, appends.failed
@@ -266,7 +268,7 @@ def failed_appends_committed(appends: Appends) -> list[dict]:
     ]
 
 
-def truncated_committed(events: pd.DataFrame) -> list[dict]:
+def truncated_committed(events: pd.DataFrame) -> list[dict[str, Any]]:
     """`truncated-committed`: a node cut its log below its own high watermark
     (a `truncate` event whose offset is under its hwm)."""
     truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(
@@ -303,7 +305,8 @@ def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]
         return records, {}
     ends = np.append(starts[1:], len(node))
     table = pa.Table.from_pandas(records[["key", "offset", "value"]], preserve_index=False)
-    kept, copy_of = [], {}
+    kept: list[Any] = []
+    copy_of: dict[Any, Any] = {}
     for name, start, end in zip(names, starts, ends):
         log = table.slice(start, end - start)
         same = next((other for other, at, until in kept if table.slice(at, until - at).equals(log)), None)
@@ -364,7 +367,7 @@ class _Coded:
         starts = pd.Series(names).str.startswith("{").fillna(False).to_numpy(dtype=bool)
         self.value_is_record = np.append(starts, False)
 
-    def _order_by_place(self, values) -> np.ndarray:
+    def _order_by_place(self, values: pd.Series) -> np.ndarray:
         """Sorts the valued records by place (`by_place`), marks the first at
         each place (`first`), and returns which are anchors."""
         valued = np.flatnonzero(~values.isna())
@@ -377,7 +380,7 @@ class _Coded:
         anchor[1:] |= (in_order[1:] != in_order[:-1]).to_numpy(dtype=bool, na_value=True)
         return anchor
 
-    def _as_first(self, acked_values, values) -> tuple[np.ndarray, np.ndarray]:
+    def _as_first(self, acked_values: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which acknowledged values equal the first record at their place (or
         the nearest place after it), and that record's position for each."""
         first_at = self.by_place[self.first]
@@ -391,7 +394,8 @@ class _Coded:
         """Places where valued records differ, in order: those with an
         anchor past their first record (a value unlike the one before it)."""
         places = self.record_place[self.by_place][self.anchor & ~self.first]
-        return places[np.append(True, places[1:] != places[:-1])] if len(places) else places
+        first: np.ndarray = places[np.append(True, places[1:] != places[:-1])] if len(places) else places
+        return first
 
 
 def _key_codes(acked: pd.Series, records: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -402,7 +406,7 @@ def _key_codes(acked: pd.Series, records: pd.Series) -> tuple[np.ndarray, list[s
     return codes, list(names)
 
 
-def logs_cut_back(events: pd.DataFrame) -> list[dict]:
+def logs_cut_back(events: pd.DataFrame) -> list[dict[str, Any]]:
     """Each start on a damaged log cut back to its last valid record: the
     records kept, and how many the cluster had committed by then (the highest
     high watermark any node logged before it)."""
@@ -432,7 +436,7 @@ def logs_cut_back(events: pd.DataFrame) -> list[dict]:
     return found
 
 
-def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
+def earlier_generations_counted(events: pd.DataFrame) -> list[dict[str, Any]]:
     """Commits that counted a replica's offset from another generation than
     the one the same leader (node, epoch) last heard from (a later life, or
     the first of a new disk)."""
@@ -441,7 +445,9 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     )
     if heard.empty:
         return []
-    heard_at: dict[tuple, list[tuple[int, int]]] = {}  # (leader, epoch, replica) -> [(time, later generation)]
+    heard_at: dict[
+        tuple[Any, ...], list[tuple[int, int]]
+    ] = {}  # (leader, epoch, replica) -> [(time, later generation)]
     for row in heard.itertuples(index=False):
         for replica, generation, _ in json.loads(row.replicas):
             heard_at.setdefault((row.node, int(row.epoch), replica), []).append((int(row.time_ns), int(generation)))
@@ -471,9 +477,9 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict]:
     return found[:MAX_CASES]
 
 
-def _to(key) -> str:
+def _to(key: str) -> str:
     return "" if pd.isna(key) or key == "" else f" to {key}"
 
 
-def _of(key) -> str:
+def _of(key: str) -> str:
     return "" if key == "" else f" of {key}"

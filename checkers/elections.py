@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,7 +20,7 @@ from .schema import columns
 VOTER_SETS = ("voters", "configuration")
 
 
-def election_safety(events: pd.DataFrame, capabilities: dict | None = None) -> dict:
+def election_safety(events: pd.DataFrame, capabilities: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """No voter grants standard votes to two candidates in one epoch (across
     generations; a candidate's vote for itself counts), nor, where the target
     declares `transitions_name_vote`, loses its vote within the epoch (a
@@ -68,7 +70,7 @@ def _last_named(codes: np.ndarray, order: np.ndarray, sources: np.ndarray, nodes
     return filled
 
 
-def _epochs_gone_back(events: pd.DataFrame) -> list[dict]:
+def _epochs_gone_back(events: pd.DataFrame) -> list[dict[str, Any]]:
     """Within one source (the node's log, or the status polls) and one
     replica, in time order, no epoch below the one before it. A wiped disk
     starts again from epoch 0 under a new directory id: epochs are compared
@@ -110,7 +112,7 @@ def _epochs_gone_back(events: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
+def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict[str, Any]]:
     """Raft keeps a vote on disk before it answers: a replica (a node's data
     directory) that voted in an epoch (`ballots`: votes and candidacies)
     names that vote in every later transition of the epoch. One naming none
@@ -142,7 +144,7 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:
+def _prevotes_while_following(events: pd.DataFrame) -> list[dict[str, Any]]:
     """KIP-996's Pre-Vote rule: a follower that has fetched from its leader
     refuses pre-votes. Read from `prevote` (grant) events that name the
     leader the granter had fetched from (targets whose events say so)."""
@@ -164,7 +166,7 @@ def _prevotes_while_following(events: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict]:
+def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict[str, Any]]:
     """Leaders of epochs in which vote events exist, holding fewer granted votes
     (their own included) than a majority of the voter set in force at the
     leader when it was elected (its latest `voters` event); a node that never
@@ -209,7 +211,9 @@ def _with_majority(leaders: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
     return leaders.assign(majority=np.array(majority, dtype="int64"))
 
 
-def single_leader_per_epoch(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None = None) -> dict:
+def single_leader_per_epoch(
+    events: pd.DataFrame, history: pd.DataFrame, capabilities: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Every claim about who leads epoch e names the same node: nodes saying
     they lead, nodes naming a leader (in events, and in any reply to a client,
     a refusal included: "not leader; the leader of epoch 4 is n2"), and, where
@@ -258,7 +262,8 @@ class _Claim:
         place = (
             np.searchsorted(names, np.asarray(self.names, dtype=object)) if len(self.names) else np.zeros(0, "int64")
         )
-        return self.epochs * len(names) + place[self.codes].astype("int64")
+        coded: np.ndarray = self.epochs * len(names) + place[self.codes].astype("int64")
+        return coded
 
     def in_epoch(self, epoch: int) -> pd.DataFrame:
         rows = self.rows[self.epochs == epoch]
@@ -267,7 +272,7 @@ class _Claim:
         return pd.DataFrame({"time_ns": part["time_ns"], "claimed": part[self.claimed], "by": by})
 
 
-def _claims(events: pd.DataFrame, history: pd.DataFrame, capabilities: dict | None) -> list[_Claim]:
+def _claims(events: pd.DataFrame, history: pd.DataFrame, capabilities: Mapping[str, Any] | None) -> list[_Claim]:
     everything = np.ones(len(events), dtype=bool)
     claims = [
         _Claim(events, (events["state"] == "leader").to_numpy(dtype=bool, na_value=False), "node", "node"),

@@ -26,6 +26,8 @@ import gc
 import json
 import os
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,21 +46,25 @@ SLICE_STEPS = 20_000
 CLIENT_FUNCTIONS_ERROR = "{model} model: history has client functions it does not know: {fs}"
 
 
-def _values(column: pd.Series, rows: np.ndarray) -> list:
+def _values(column: pd.Series, rows: np.ndarray) -> list[Any]:
     """The value column at `rows` parsed, all in one JSON document (a call
     per row costs more than the parsing: 3 s of 5 on 600k rows)."""
-    return json.loads("[" + ",".join("null" if text is None else text for text in _pylist(column, rows)) + "]")
+    values: list[Any] = json.loads(
+        "[" + ",".join("null" if text is None else text for text in _pylist(column, rows)) + "]"
+    )
+    return values
 
 
-def _pylist(column: pd.Series, rows: np.ndarray) -> list:
+def _pylist(column: pd.Series, rows: np.ndarray) -> list[Any]:
     """A column's values at `rows` as Python objects, null as None, taken in
     Arrow (a tenth of pandas' `iloc` and object conversion, which cost 4 ms
     a history: most of the time of checking Porcupine's 102 etcd histories)."""
-    return arrow(column).take(pa.array(rows, type=pa.int64())).to_pylist()
+    taken: list[Any] = arrow(column).take(pa.array(rows, type=pa.int64())).to_pylist()
+    return taken
 
 
 @contextlib.contextmanager
-def _without_gc():
+def _without_gc() -> Iterator[None]:
     """The cyclic garbage collector off while millions of small objects are
     made (values, Ops: no cycles among them); it would walk the growing heap
     again and again (4 of 7.5 s for 1M appends)."""
@@ -111,7 +117,9 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | 
     if in_log.any() or pending_in_log.any():
         parts[model.log_part] = LogColumns(rows, call[in_log], done[in_log], pending[pending_in_log])
     for op in ops:
-        parts.setdefault(model.partition(op), []).append(op)
+        part = parts.setdefault(model.partition(op), [])
+        assert isinstance(part, list)  # the log's part is LogColumns, never a model partition's
+        part.append(op)
     return parts
 
 
@@ -126,7 +134,7 @@ class Rows:
         self.ok = holds(history["type"], ["ok"])
         self.fail = holds(history["type"], ["fail"])
 
-    def column(self, name: str, rows: np.ndarray) -> list:
+    def column(self, name: str, rows: np.ndarray) -> list[Any]:
         """A column's values at `rows` as Python objects, null as None."""
         return _pylist(self.history[name], rows)
 
@@ -215,7 +223,7 @@ class LogColumns:
         return self.rows.ops(self.call, self.done, self.pending)
 
 
-def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict:
+def _stuck(ops: list[Op], op: Op, prefix: list[int]) -> dict[str, Any]:
     """The operation no order could return, the operations concurrent with it,
     and the longest linearizable prefix found."""
     window = [o for o in ops if o.call <= op.ret and o.ret >= op.call]
@@ -235,7 +243,7 @@ def linearizable(
     engine: str | None = None,
     all_partitions: bool = False,
     memory_budget: int | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The checker; `model` defaults to the models of our own workloads. Partitions are searched in turns, a slice of steps each, so a
     quick failure is not stuck behind a hard valid part; the first failure
     decides the verdict (Porcupine and Knossos stop there too) unless
@@ -250,7 +258,7 @@ def linearizable(
     parts = operations(history, model)
     before = resident_bytes()
     running = {key: _search(key, ops, model, engine) for key, ops in sorted(parts.items(), key=lambda kv: str(kv[0]))}
-    anomalies = []
+    anomalies: list[dict[str, Any]] = []
     spent = f"time budget of {budget_s} s"
     while running and time.monotonic() < deadline and (all_partitions or not anomalies):
         for key in list(running):
@@ -295,14 +303,14 @@ class _Decided:
         return self.result
 
 
-def _search(key, ops: list[Op] | LogColumns, model: Model, engine: str | None):
+def _search(key: object, ops: list[Op] | LogColumns, model: Model, engine: str | None) -> Any:
     if isinstance(ops, LogColumns):
         return _Decided(ops.order())
     ordered = model.order(key, ops) if model.order else None
     return _Decided(ordered) if ordered is not None else new_search(ops, model, engine)
 
 
-def _anomaly(key, ops: list[Op] | LogColumns, search) -> dict:
+def _anomaly(key: object, ops: list[Op] | LogColumns, search: Any) -> dict[str, Any]:
     ops = ops.ops() if isinstance(ops, LogColumns) else ops
     detail = _stuck(ops, ops[search.stuck], search.prefix)
     where = f"key {key}: " if key is not None else ""

@@ -17,6 +17,7 @@ operator is in every node's committed log at the offset it was given.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from .schema import columns, nemesis_done
 CHANGES = ("add-voter", "remove-voter")
 
 
-def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame) -> dict:
+def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:
     logged = events[events["source"] == "log"]
     anomalies = _overlapping_changes(logged) + _early_answers(logged) + _old_identity_votes(logged)
     anomalies += _lost_changes(history, final)
@@ -39,7 +40,7 @@ def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame)
     return result(anomalies, stats)
 
 
-def _overlapping_changes(logged: pd.DataFrame) -> list[dict]:
+def _overlapping_changes(logged: pd.DataFrame) -> list[dict[str, Any]]:
     """Within one life of a node (its generation), in time order, a voter
     change taken as leader while the one before it was uncommitted (its high
     watermark not past the earlier change's offset). On arrays: rows sorted
@@ -70,7 +71,7 @@ def _overlapping_changes(logged: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _early_answers(logged: pd.DataFrame) -> list[dict]:
+def _early_answers(logged: pd.DataFrame) -> list[dict[str, Any]]:
     answered = (logged["event"] == "voter-change-answered") & logged["ack_when_committed"].fillna(False)
     answers = logged.loc[answered, ["node", "time_ns", "offset", "hwm"]]
     early = answers[answers["offset"] >= answers["hwm"]]
@@ -88,7 +89,7 @@ def _early_answers(logged: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _old_identity_votes(logged: pd.DataFrame) -> list[dict]:
+def _old_identity_votes(logged: pd.DataFrame) -> list[dict[str, Any]]:
     fields = ["node", "time_ns", "epoch", "candidate", "directory_id", "event", "as_directory"]
     votes = logged.loc[logged["event"].isin(["vote", "prevote"]), fields].dropna(
         subset=["as_directory", "directory_id"]
@@ -108,7 +109,7 @@ def _old_identity_votes(logged: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
+def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict[str, Any]]:
     """A candidate votes for itself: it must be a voter under its own
     directory id in the voter set in force at it (its latest `voters` event)."""
     candidacies = logged.loc[
@@ -148,7 +149,7 @@ def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict]:
     return found[:20]
 
 
-def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict]:
+def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict[str, Any]]:
     acked = nemesis_done(history)
     acked = acked[acked["f"].isin(CHANGES)]
     acked = acked.dropna(subset=["offset"])

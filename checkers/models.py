@@ -63,7 +63,7 @@ class Model:
     # Operations with different keys are independent and checked apart.
     partition: Callable[[Op], Hashable] | None = None
     hash: Callable[[Any], Hashable] | None = None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     # Where the history fixes the only possible order (a log's offsets), the
     # partition (its key and ops) decided without a search; None: search it.
     order: Callable[[Hashable, list[Op]], Ordered | None] | None = None
@@ -73,7 +73,7 @@ class Model:
     # columns by its offsets (`offsets_order`) without an Op made for it.
     log_part: Hashable | None = None
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"name": self.name, **self.params}
 
 
@@ -81,7 +81,7 @@ def _by_key(op: Op) -> Hashable:
     return op.key
 
 
-def _register_step(state, op: Op):
+def _register_step(state: Any, op: Op) -> tuple[bool, Any]:
     f = op.f
     if f == "read":
         return op.result == state, state
@@ -96,11 +96,11 @@ def _register_step(state, op: Op):
     return op.outcome == "unknown", state
 
 
-def _json_key(value) -> Hashable:
+def _json_key(value: Any) -> Hashable:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
-def _kv_step(state: str, op: Op):
+def _kv_step(state: str, op: Op) -> tuple[bool, Any]:
     f = op.f
     if f == "get":
         return op.result == state, state
@@ -109,7 +109,7 @@ def _kv_step(state: str, op: Op):
     return True, state + op.value
 
 
-def _log_step(state: int | None, op: Op):
+def _log_step(state: int | None, op: Op) -> tuple[bool, Any]:
     """The append workload: an acknowledged append's offset comes after every
     offset acknowledged before it was invoked (offsets need not be dense: the
     log also holds the leaders' own records)."""
@@ -118,7 +118,7 @@ def _log_step(state: int | None, op: Op):
     return state is None or op.offset > state, op.offset
 
 
-def _log_order(_key, ops: list[Op]) -> Ordered:
+def _log_order(_key: object, ops: list[Op]) -> Ordered:
     """A keyed log's appends (Ops) decided by `offsets_order`."""
     placed = np.array([i for i, op in enumerate(ops) if op.offset is not None], dtype="int64")
     columns = (
@@ -177,11 +177,11 @@ def _workload_part(op: Op) -> Hashable:
     return APPEND_LOG if op.key is None else op.key
 
 
-def _workload_step(state, op: Op):
+def _workload_step(state: Any, op: Op) -> tuple[bool, Any]:
     return _log_step(state, op) if op.f == "append" else _register_step(state, op)
 
 
-def register(initial=None) -> Model:
+def register(initial: Any = None) -> Model:
     """A read/write register per key (`initial`: every key's first value)."""
     return Model(
         "register",
@@ -195,7 +195,7 @@ def register(initial=None) -> Model:
     )
 
 
-def cas_register(initial=None) -> Model:
+def cas_register(initial: Any = None) -> Model:
     """A read/write/compare-and-set register per key; `cas` values are `[expected, new]`."""
     return Model(
         "cas-register",
@@ -264,7 +264,7 @@ MODELS: dict[str, Callable[..., Model]] = {
 }
 
 
-def make_model(name: str, initial=None) -> Model:
+def make_model(name: str, initial: Any = None) -> Model:
     """The model `name`; `initial` replaces its initial state where it has one."""
     if name not in MODELS:
         raise SettingError("model", f"unknown model {name!r}; known: {', '.join(MODELS)}")

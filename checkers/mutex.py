@@ -23,6 +23,7 @@ holder's lease lives, so a hold is trimmed to what the client could rely on:
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -65,8 +66,9 @@ def holds(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return table[~late].sort_values("start", kind="stable"), int(late.sum())
 
 
-def _overlaps(table: pd.DataFrame) -> list[dict]:
-    anomalies, open_holds = [], []
+def _overlaps(table: pd.DataFrame) -> list[dict[str, Any]]:
+    anomalies: list[dict[str, Any]] = []
+    open_holds: list[Any] = []
     for hold in table.itertuples(index=False):
         open_holds = [h for h in open_holds if h.end > hold.start]
         for other in open_holds[:1]:
@@ -88,7 +90,7 @@ def _overlaps(table: pd.DataFrame) -> list[dict]:
     return anomalies
 
 
-def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict:
+def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:
     ops = operations(history)
     table, late = holds(ops)
     anomalies = _overlaps(table)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,7 +65,7 @@ OP_TYPES = ("invoke", "ok", "fail", "info")
 NEMESIS_PROCESS = -1
 
 
-def frame(rows: list[dict], columns: dict[str, str]) -> pd.DataFrame:
+def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     """Rows as a DataFrame with exactly `columns`, typed (missing values are null)."""
     df = pd.DataFrame.from_records(rows, columns=list(columns))
     for name, dtype in columns.items():
@@ -73,7 +75,7 @@ def frame(rows: list[dict], columns: dict[str, str]) -> pd.DataFrame:
     return df
 
 
-def _as_text(value) -> str | None:
+def _as_text(value: object) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     return value if isinstance(value, str) else json.dumps(value)
@@ -88,7 +90,7 @@ def nemesis_done(history: pd.DataFrame) -> pd.DataFrame:
     return history.iloc[rows[confirmed]]
 
 
-def columns(table: pd.DataFrame, *names: str):
+def columns(table: pd.DataFrame, *names: str) -> Iterator[tuple[Any, ...]]:
     """The rows as tuples of these columns' values (a null as `pd.NA`), for
     the loops that walk a table row by row: `itertuples` makes a tuple type
     at each call and takes every column (about a millisecond, most of a
@@ -103,15 +105,16 @@ def arrow(column: pd.Series) -> pa.Array | pa.ChunkedArray:
     return data.__arrow_array__() if hasattr(data, "__arrow_array__") else pa.array(column, from_pandas=True)
 
 
-def holds(column: pd.Series, values) -> np.ndarray:
+def holds(column: pd.Series, values: Iterable[str]) -> np.ndarray:
     """Which rows hold one of `values` (a null holds none), compared in Arrow:
     pandas' `isin` and `==` cost a quarter of a millisecond a call, which on
     a small history is more than the comparing."""
     found = pc.is_in(arrow(column), value_set=pa.array(list(values), type=pa.large_string()))
-    return pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    held: np.ndarray = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+    return held
 
 
-def named_nodes(node) -> list:
+def named_nodes(node: object) -> list[Any]:
     """What a nemesis row's `node` names (a JSON list: nodes, links, or a
     damaged file's description); empty for anything else."""
     if not isinstance(node, str):

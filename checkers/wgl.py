@@ -13,6 +13,9 @@ Tests hold the two to the same verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .errors import UsageError
 from .models import Model, Op
 
@@ -127,7 +130,7 @@ class NativeSearch:
             self.core.use_kv(model.init, [KV_FUNCTIONS[op.f] for op in ops], args)
 
     @staticmethod
-    def _model_step(ops: list[Op], model: Model, states: list):
+    def _model_step(ops: list[Op], model: Model, states: list[Any]) -> Callable[[int, int], int]:
         """The callback: (state id, op) -> new state id, or -1 when the op is
         illegal there; new states are interned. It runs once per new (state,
         op) pair, so it is kept to local lookups."""
@@ -157,14 +160,16 @@ class NativeSearch:
 
     @property
     def prefix(self) -> list[int]:
-        return self.core.prefix()
+        prefix: list[int] = self.core.prefix()
+        return prefix
 
     @property
     def stuck(self) -> int | None:
-        return self.core.stuck()
+        stuck: int | None = self.core.stuck()
+        return stuck
 
 
-ENGINES = {"python": PySearch, "native": NativeSearch}
+ENGINES: dict[str, type[PySearch] | type[NativeSearch]] = {"python": PySearch, "native": NativeSearch}
 # The kv model's functions as the compiled search numbers them.
 KV_FUNCTIONS = {"get": 0, "put": 1, "append": 2}
 
@@ -173,7 +178,7 @@ def default_engine() -> str:
     return "native" if splitbrain_wgl is not None else "python"
 
 
-def new_search(ops: list[Op], model: Model, engine: str | None = None):
+def new_search(ops: list[Op], model: Model, engine: str | None = None) -> PySearch | NativeSearch:
     engine = engine or default_engine()
     if engine == "native" and splitbrain_wgl is None:
         raise UsageError("the native linearizability engine is not built (scripts/bootstrap.sh builds it)")

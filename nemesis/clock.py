@@ -17,6 +17,7 @@ measures its lease on its own clock.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from checkers.errors import Defect
 
@@ -25,7 +26,7 @@ SHAPES = ("jump", "skew", "strobe")
 TICK_S = 0.05
 
 
-def draw(rng: random.Random, way: str | None = None) -> dict:
+def draw(rng: random.Random, way: str | None = None) -> dict[str, Any]:
     """A clock fault's shape and size, from the schedule's seed. `way`:
     `behind`, only a clock set back 5 s, or running at a tenth of its speed
     (what stretches a lease, or a leader's wait for its followers, seconds
@@ -48,7 +49,7 @@ def draw(rng: random.Random, way: str | None = None) -> dict:
     return {"shape": shape, "delta_ms": delta}
 
 
-def offset_ms(args: dict, elapsed_s: float) -> int:
+def offset_ms(args: dict[str, Any], elapsed_s: float) -> int:
     """The clock's offset from true time, `elapsed_s` after the fault began."""
     shape = args["shape"]
     if shape == "jump":
@@ -61,6 +62,6 @@ def offset_ms(args: dict, elapsed_s: float) -> int:
     raise Defect(f"clock: unknown shape {shape!r}; known: {', '.join(SHAPES)}")
 
 
-def changes(args: dict) -> bool:
+def changes(args: dict[str, Any]) -> bool:
     """Whether the offset moves after the fault began (it must be rewritten)."""
-    return args["shape"] != "jump"
+    return bool(args["shape"] != "jump")

@@ -13,6 +13,8 @@ import json
 import random
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from checkers.coverage import CANDIDATE_STATES
 from checkers.errors import Defect
@@ -24,8 +26,20 @@ from .membership import VoterChanges
 from .schedule import NemesisOp
 
 
+class Recorder(Protocol):
+    """Where the nemesis writes its history rows (results/history.py's HistoryRecorder)."""
+
+    def record(self, process: int, type: str, f: str, **fields: Any) -> dict[str, Any]: ...
+
+
 class Nemesis:
-    def __init__(self, cluster, links, recorder, rng: random.Random, clients: int = 0) -> None:
+    """Makes, records and heals the faults a strategy names, on a cluster
+    (harness/cluster.py's, through its backend) and its links (a link
+    applier, harness/link_applier.py); it keeps what is in force (paused,
+    down, removed, full disks, clocks, confined clients) so that `heal_all`
+    undoes exactly that."""
+
+    def __init__(self, cluster: Any, links: Any, recorder: Recorder, rng: random.Random, clients: int = 0) -> None:
         self.cluster = cluster
         self.links = links
         self.recorder = recorder
@@ -43,13 +57,13 @@ class Nemesis:
         self.faulty_links = False
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
-        self.clocks: dict[str, tuple[dict, float]] = {}
+        self.clocks: dict[str, tuple[dict[str, Any], float]] = {}
         self._clock_lock = threading.Lock()
         self._clock_ticker: threading.Thread | None = None
 
     # ------------------------------------------------------------------ recording
 
-    def invoke(self, op: NemesisOp) -> dict:
+    def invoke(self, op: NemesisOp) -> dict[str, Any]:
         """Record, perform and confirm one operation; returns the completion row."""
         self.recorder.record(NEMESIS_PROCESS, "invoke", op.f, value=op.args or None)
         try:
@@ -60,7 +74,7 @@ class Nemesis:
 
     # ------------------------------------------------------------------ faults
 
-    def perform(self, op: NemesisOp):
+    def perform(self, op: NemesisOp) -> Any:
         """Make one operation (OPERATIONS names each one's method); what it
         touched, for its history row: nodes, links, or what was damaged."""
         make = OPERATIONS.get(op.f)
@@ -68,7 +82,7 @@ class Nemesis:
             raise Defect(f"unknown nemesis operation {op.f!r}")
         return make(self, op.f, op.args)
 
-    def _partition(self, f: str, args: dict) -> list:
+    def _partition(self, f: str, args: dict[str, Any]) -> list[Any]:
         rng = random.Random(args.get("seed"))
         if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
             chosen = self.targets(args["target"], rng)
@@ -84,32 +98,32 @@ class Nemesis:
         self.confine(args.get("clients", 0), grudge, rng)
         return cut
 
-    def _latency(self, f: str, args: dict) -> list:
+    def _latency(self, f: str, args: dict[str, Any]) -> list[Any]:
         self.faulty_links = True
         attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
         return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
 
-    def _heal_links(self, f: str, args: dict) -> list:
+    def _heal_links(self, f: str, args: dict[str, Any]) -> list[Any]:
         self.links.heal()
         self.faulty_links = False
         self.confined.clear()
         return []
 
-    def _clock(self, f: str, args: dict) -> list:
+    def _clock(self, f: str, args: dict[str, Any]) -> list[Any]:
         nodes = self.aimed(args)
         self.move_clocks(nodes, args)
         return nodes
 
-    def _disk_full(self, f: str, args: dict) -> list:
+    def _disk_full(self, f: str, args: dict[str, Any]) -> list[Any]:
         nodes = self.aimed(args)
         for node in nodes:
             self.cluster.fill_disk(node)
             self.full.add(node)
         return nodes
 
-    def _corrupt(self, f: str, args: dict) -> list:
+    def _corrupt(self, f: str, args: dict[str, Any]) -> list[Any]:
         rng = random.Random(args.get("seed"))
-        touched: list = []
+        touched: list[Any] = []
         for node in self.aimed(args, rng):
             self.cluster.kill(node)
             touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
@@ -118,7 +132,7 @@ class Nemesis:
             self.down.discard(node)
         return touched
 
-    def _node_fault(self, f: str, args: dict) -> list:
+    def _node_fault(self, f: str, args: dict[str, Any]) -> list[Any]:
         """pause, kill, restart, bounce, wipe, lose-unfsynced: on each node aimed at."""
         nodes = self.aimed(args)
         if f == "wipe" and self.member_changes:
@@ -129,19 +143,19 @@ class Nemesis:
             self.fault_node(f, node)
         return nodes
 
-    def _bring_back(self, f: str, args: dict) -> list:
+    def _bring_back(self, f: str, args: dict[str, Any]) -> list[Any]:
         """resume every paused node, or start every downed one."""
         nodes = sorted(self.paused if f == "resume" else self.down)
         for node in nodes:
             self.fault_node(f, node)
         return nodes
 
-    def _start_observers(self, f: str, args: dict) -> list:
+    def _start_observers(self, f: str, args: dict[str, Any]) -> list[Any]:
         for node in self.cluster.observers:
             self.cluster.start(node)
         return list(self.cluster.observers)
 
-    def _shrink(self, f: str, args: dict) -> list:
+    def _shrink(self, f: str, args: dict[str, Any]) -> list[Any]:
         return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")))
 
     def fault_node(self, f: str, node: str) -> None:
@@ -189,7 +203,7 @@ class Nemesis:
 
     @property
     def member_changes(self) -> bool:
-        return self.cluster.target.capabilities.member_changes
+        return bool(self.cluster.target.capabilities.member_changes)
 
     def changes(self) -> MemberChanges | VoterChanges:
         """Membership as the target takes it: learners and members, or voters."""
@@ -211,7 +225,7 @@ class Nemesis:
             MemberChanges(self).rejoin()
         return touched
 
-    def confine(self, count: int, grudge: dict, rng: random.Random) -> None:
+    def confine(self, count: int, grudge: dict[str, Any], rng: random.Random) -> None:
         """Up to `count` clients, at most half of them, are put on the
         minority's side of a partition (the nodes that reach no majority): a
         client beside a cut-off leader is the one that can read what it still
@@ -234,7 +248,7 @@ class Nemesis:
         self.full.clear()
         return freed
 
-    def move_clocks(self, nodes: list[str], args: dict) -> None:
+    def move_clocks(self, nodes: list[str], args: dict[str, Any]) -> None:
         """Give each node's clock the fault's offset now; one that changes with
         time is rewritten every `clock.TICK_S` until the clocks are reset."""
         began = time.monotonic()
@@ -282,11 +296,11 @@ class Nemesis:
                 best = (epoch or -1, node)
         return best[1] if best else None
 
-    def aimed(self, args: dict, rng: random.Random | None = None) -> list[str]:
+    def aimed(self, args: dict[str, Any], rng: random.Random | None = None) -> list[str]:
         """The nodes an operation names, or those its target (a role) picks now
         (`count` followers: as many as there are, up to it)."""
         if args.get("nodes"):
-            return args["nodes"]
+            return list(args["nodes"])
         return self.targets(args.get("target", "one"), rng or random.Random(args.get("seed")), args.get("count", 1))
 
     def live(self) -> list[str]:
@@ -315,7 +329,7 @@ class Nemesis:
 
 
 # Each operation the nemesis makes (a fault, or what undoes one) and the method that makes it.
-OPERATIONS = {
+OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "partition": Nemesis._partition,
     "latency": Nemesis._latency,
     "heal": Nemesis._heal_links,

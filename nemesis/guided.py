@@ -26,9 +26,11 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from checkers.coverage import context as context_of
 from checkers.coverage import role_of
@@ -80,7 +82,10 @@ def power_loss_bare_majority(rng: random.Random, at: float, interval_s: float, v
 # A voter change among faults, as the random schedule makes them, but two
 # voters removed at once (the second change must wait for the first to
 # commit) and two elections after a wipe: the cell each variant reaches first.
-MEMBERSHIP = {"wipe": wipe_then_elect, "shrink": partial(membership_shrink, count=2)}
+MEMBERSHIP: dict[str, Callable[[random.Random, float, float], list[NemesisOp]]] = {
+    "wipe": wipe_then_elect,
+    "shrink": partial(membership_shrink, count=2),
+}
 # Partitions by the cell they reach: the role that must be there, the
 # topology, the role it is aimed at (the leader, unless named), the cell.
 PARTITIONS = (
@@ -159,7 +164,7 @@ RISK_HALFWAY = {
 Cell = tuple[str, str, str]
 
 
-def read_tried(path: Path | None) -> Counter:
+def read_tried(path: Path | None) -> Counter[Any]:
     """Cells tried before, from a coverage file (a list of cells with counts, as verdicts hold them)."""
     if path is None or not Path(path).exists():
         return Counter()
@@ -184,7 +189,7 @@ class Observation:
 class Choice:
     cell: Cell
     f: str
-    args: dict
+    args: dict[str, Any]
 
 
 def risk_of(choice: Choice) -> int:
@@ -197,14 +202,14 @@ class Guide:
         rng: random.Random,
         kinds: list[str],
         topologies: list[str] | None = None,
-        tried: Counter | None = None,
+        tried: Counter[Any] | None = None,
         voters: int = 3,
     ) -> None:
         self.rng = rng
         self.voters = voters
         self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
         self.topologies = topologies
-        self.tried: Counter = Counter(tried or {})
+        self.tried: Counter[Any] = Counter(tried or {})
 
     def choices(self, seen: Observation, node_faults_only: bool = False) -> list[Choice]:
         """Every fault that could be aimed now, with the cell it would reach.
@@ -278,7 +283,7 @@ class Guide:
         found = []
         for role, topology, target, cell in PARTITIONS:
             if seen.nodes_in(role) and (allowed is None or topology in allowed):
-                aim = {"target": target} if target else {}
+                aim: dict[str, Any] = {"target": target} if target else {}
                 if cell == "leader-cut-off":
                     aim["clients"] = CLIENTS_BESIDE_CUT_OFF
                 found.append(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from checkers.errors import ClusterError
 from checkers.schema import NEMESIS_PROCESS
@@ -25,13 +26,13 @@ UNHEALTHY_RETRY_S = 8.0
 
 
 class MemberChanges:
-    def __init__(self, nemesis) -> None:
+    def __init__(self, nemesis: Any) -> None:
         self.nemesis = nemesis
         self.cluster = nemesis.cluster
         self.target = nemesis.cluster.target
         self.recorder = nemesis.recorder
 
-    def view(self) -> tuple[str, dict[str, dict]]:
+    def view(self) -> tuple[str, dict[str, dict[str, Any]]]:
         """(leader, {node: member}) as the leader lists its members (a leader
         is waited for, as long as an answer)."""
         deadline = time.monotonic() + ANSWER_TIMEOUT_S
@@ -43,20 +44,24 @@ class MemberChanges:
         by_peer = {self.cluster.raft_address(node): node for node in self.cluster.ids}
         return leader, {by_peer[m["peer"]]: m for m in listed if m["peer"] in by_peer}
 
-    def change(self, leader: str, f: str, node: str, **change) -> dict:
+    def change(self, leader: str, f: str, node: str, **change: Any) -> dict[str, Any]:
         """Send one change to `leader`; record and return its outcome row."""
         value = {"node": node, **({"id": change["id"]} if "id" in change else {})}
         self.recorder.record(NEMESIS_PROCESS, "invoke", f, value=value, node=leader)
         answer = self.target.change_members(
             self.cluster.client[leader], {"op": f.removesuffix("-member"), **change}, ANSWER_TIMEOUT_S
         )
+        row: dict[str, Any]
         if answer is None:
-            return self.recorder.record(NEMESIS_PROCESS, "info", f, value=value, node=leader, error="no answer")
-        if "error" in answer:
-            return self.recorder.record(NEMESIS_PROCESS, "fail", f, value=value, node=leader, error=answer["error"])
-        return self.recorder.record(
-            NEMESIS_PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=answer["epoch"]
-        )
+            row = self.recorder.record(NEMESIS_PROCESS, "info", f, value=value, node=leader, error="no answer")
+        elif "error" in answer:
+            row = self.recorder.record(NEMESIS_PROCESS, "fail", f, value=value, node=leader, error=answer["error"])
+        else:
+            epoch = answer["epoch"]
+            row = self.recorder.record(
+                NEMESIS_PROCESS, "ok", f, value={**value, "id": answer["id"]}, node=leader, epoch=epoch
+            )
+        return row
 
     def remove(self, node: str) -> None:
         """Remove `node` from the members (it stops itself), and take it down.

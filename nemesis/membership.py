@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from checkers.errors import ClusterError
 from checkers.schema import NEMESIS_PROCESS
@@ -28,7 +29,7 @@ RETRYABLE = {"change-in-progress", "leader-not-ready", "replica-not-fetching", "
 
 
 class VoterChanges:
-    def __init__(self, nemesis) -> None:
+    def __init__(self, nemesis: Any) -> None:
         self.nemesis = nemesis
         self.cluster = nemesis.cluster
         self.recorder = nemesis.recorder
@@ -41,7 +42,7 @@ class VoterChanges:
             return None
         return leader, {node: directory for node, directory in status.get("voters", [])}
 
-    def change(self, leader: str, changes: list[dict]) -> list[dict]:
+    def change(self, leader: str, changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Send `changes` to `leader` together; record and return each outcome row."""
         for change in changes:
             self.recorder.record(NEMESIS_PROCESS, "invoke", change["op"], value=_value(change), node=leader)
@@ -94,7 +95,7 @@ class VoterChanges:
                     time.sleep(0.2)
         return sorted(set(touched))
 
-    def _next_step(self, node: str):
+    def _next_step(self, node: str) -> str | tuple[str, list[dict[str, Any]]]:
         """ "done", "wait" (no leader or no answer yet), or (leader, [the change to make next])."""
         view = self.leader_view()
         status = self.cluster.status(node)
@@ -111,9 +112,9 @@ class VoterChanges:
         return leader, [add]
 
 
-def _remove(node: str, directory: str | None) -> dict:
+def _remove(node: str, directory: str | None) -> dict[str, Any]:
     return {"op": "remove-voter", "node": node, "directory_id": directory}
 
 
-def _value(change: dict) -> dict:
+def _value(change: dict[str, Any]) -> dict[str, Any]:
     return {k: change[k] for k in ("node", "directory_id", "ack_when_committed") if k in change}

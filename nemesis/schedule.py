@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from checkers.errors import SettingError
 from checkers.faults import AT_ONCE, BY_NAME, KINDS
@@ -37,7 +38,7 @@ TARGETS = ("one", "leader", "minority")
 class NemesisOp:
     at_s: float
     f: str
-    args: dict = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 def churn(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
@@ -105,7 +106,7 @@ def generate(
         kind = rng.choice(turns)
         turns.remove(kind)
         fault, recovery = FAULTS[kind]
-        args: dict = {}
+        args: dict[str, Any] = {}
         if kind == "partition":
             args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
         elif kind == "latency":
@@ -114,6 +115,9 @@ def generate(
             args = {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
         elif kind in ("churn", "membership"):
             ops += (churn if kind == "churn" else membership)(rng, at, interval_s)
+            assert (
+                recovery is not None
+            )  # churn and membership are undone by a recovery of their own (checkers/faults.py)
             ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))
             at += 2 * interval_s
             continue

@@ -9,6 +9,8 @@ image=$!
 scripts/bootstrap.sh
 scripts/ensure-chromium.sh
 wait "$image" || { echo "test.sh: the node image was not built (scripts/build-image.sh)" >&2; exit 2; }
+# Format, lint and types first (scripts/check): a type error fails CI as a test does.
+scripts/check
 # Three workers on two cores: most suites wait on real clusters' clocks, not
 # the CPU (two workers kept one core busy on average, 24 min in all). A
 # module's tests stay on one worker (--dist loadscope), so a module-scoped
