@@ -58,17 +58,16 @@ BACKSTOP_REQUESTS = 3
 
 @dataclass
 class RunConfig:
+    """One run's settings, as `splitbrain run`, a campaign file and run.json
+    name them, in four groups: the cluster, the load, the faults, and where
+    the output goes. Flat, so run.json's `config` stays one object that
+    `replay` reads back (`from_json`); `validate` refuses a setting before
+    anything is made, as a SettingError naming it."""
+
+    # ---- the cluster
     target: str = DEFAULT_TARGET
     backend: str = "local"
     nodes: int = 3
-    workload: str = "append"
-    # None: the strategy's default (`default_nemesis`).
-    nemesis: list[str] | None = None
-    time_limit_s: float = 20.0
-    interval_s: float = 3.0
-    rate: float = 50.0
-    concurrency: int = 4
-    seed: int = 0
     # The target's own options as given (targets/options.py; the declared
     # defaults stand for the rest): bugs, pre_vote, read_lease_ms, ...
     options: dict = field(default_factory=dict)
@@ -76,13 +75,25 @@ class RunConfig:
     # and how many voters are down while the others join.
     initial_voters: int | None = None
     down_at_join: int = 0
-    op_timeout_s: float = 1.0
-    probe_interval_s: float = 0.2
-    results: Path = Path("runs")
-    toxiproxy: str | None = None
+    hosts: Path | None = None
     # How links are cut: link proxies, or iptables (Docker); None: what the
     # target can take (`default_net`), stated in run.json's config.
     net: str | None = None
+    toxiproxy: str | None = None
+    probe_interval_s: float = 0.2
+
+    # ---- the load
+    workload: str = "append"
+    time_limit_s: float = 20.0
+    rate: float = 50.0
+    concurrency: int = 4
+    op_timeout_s: float = 1.0
+    seed: int = 0
+
+    # ---- the faults
+    # None: the strategy's default (`default_nemesis`).
+    nemesis: list[str] | None = None
+    interval_s: float = 3.0
     topologies: list[str] | None = None
     # `guided` (the default, as it finds every planted bug sooner): each fault
     # chosen when its turn comes, for the coverage cells least tried
@@ -92,7 +103,9 @@ class RunConfig:
     coverage_file: Path | None = None
     # A schedule to run as it is (`replay`): ops with `at_s` from the start of load.
     schedule: list[dict] | None = None
-    hosts: Path | None = None
+
+    # ---- the output
+    results: Path = Path("runs")
     progress: bool = True
     # A campaign names its runs so that a resumed campaign finds them; alone, a run gets a fresh id.
     run_id: str | None = None
