@@ -89,7 +89,7 @@ class AttributedLinks(LinkApplier):
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
         self.fronts = {node: ("127.0.0.1", free_port()) for node in cluster.ids}
         self.cut_pairs: set[frozenset[str]] = set()
-        self.live: dict[frozenset[str], set[asyncio.StreamWriter]] = {}
+        self.live: dict[frozenset[str | None], set[asyncio.StreamWriter]] = {}
         self.loop = asyncio.new_event_loop()
         self.servers: list[asyncio.base_events.Server] = []
         self.thread = threading.Thread(target=self.loop.run_forever, name="attributed-links", daemon=True)

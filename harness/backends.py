@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import targets
-from checkers.errors import UsageError
+from checkers.errors import SettingError, UsageError
 from harness.attributed_links import AttributedLinks
 from harness.cluster import DEFAULT_TARGET
 from harness.iptables_links import DirectLinks, IptablesLinks
@@ -90,6 +90,8 @@ def _ssh(made: Made):
     from harness.ssh_cluster import SshCluster
     from harness.ssh_hosts import load_hosts
 
+    if made.hosts is None:
+        raise SettingError("hosts", "the SSH backend needs a hosts file")
     spec = load_hosts(made.hosts)
     cluster = SshCluster(made.root / "cluster", spec.nodes, **made.common)
     made.stack.callback(cluster.close)

@@ -45,7 +45,7 @@ from tqdm import tqdm
 import targets
 from checkers.errors import SettingError, UsageError
 from harness.limits import Range
-from harness.run import Run, RunConfig
+from harness.run import Run, RunConfig, unless_none
 
 MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats"}
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
@@ -121,7 +121,7 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                             config = RunConfig(
                                 **settings,
                                 workload=workload,
-                                nemesis=kinds,
+                                **unless_none(nemesis=kinds),
                                 seed=seed,
                                 results=folder,
                                 progress=False,

@@ -25,7 +25,7 @@ from checkers.errors import ClusterError, SettingError
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
-from targets.interface import NodeSpec, Target
+from targets.interface import Address, NodeSpec, Target
 from targets.options import settings
 
 DEFAULT_TARGET = targets.DEFAULT
@@ -75,7 +75,7 @@ class ClusterBase:
         # first: `Capabilities.member_changes`): every member's raft address.
         self.joining: dict[str, dict[str, str]] = {}
         self.raft: dict[str, tuple[str, int]] = {}
-        self.client: dict[str, tuple[str, int]] = {}
+        self.client: dict[str, Address] = {}
         self.stopped: set[str] = set()
 
     def __enter__(self):
@@ -300,7 +300,7 @@ class ClusterBase:
             leaders = {s["leader"] for s in statuses if s is not None}
             if len(leaders) == 1 and None not in leaders and all(statuses):
                 leader = leaders.pop()
-                if leader not in exclude and any(s["state"] == "leader" for s in statuses):
+                if leader not in exclude and any(s is not None and s["state"] == "leader" for s in statuses):
                     return leader
             time.sleep(0.05)
         raise ClusterError(f"no agreed leader within {timeout_s} s")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import APIError, NotFound
@@ -73,7 +74,7 @@ class DockerCluster(ClusterBase):
             node: self._address({CLIENT_PORT: free_port(), **{port: free_port() for port in self.listener_ports}})
             for node in self.ids
         }
-        self.containers: dict[str, object] = {}
+        self.containers: dict[str, Any] = {}  # docker's Container, untyped
         self.earlier_logs: dict[str, bytes] = {}  # output of containers a node had before its current one
 
     def _create(

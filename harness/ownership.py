@@ -140,7 +140,7 @@ def alive(pid: int, started: int | None) -> bool:
 def read_ledger(path: Path) -> tuple[dict, list[dict]]:
     """The ledger's header and entries; a torn last line (a crash mid-write) is left out."""
     header: dict = {}
-    entries = []
+    entries: list[dict] = []
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError:

@@ -17,6 +17,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -56,6 +57,11 @@ CHOICES = {
 BACKSTOP_REQUESTS = 3
 
 
+def unless_none(**settings: Any) -> dict[str, Any]:
+    """The settings given: a RunConfig works out those left None itself."""
+    return {name: value for name, value in settings.items() if value is not None}
+
+
 @dataclass
 class RunConfig:
     """One run's settings, as `splitbrain run`, a campaign file and run.json
@@ -77,8 +83,8 @@ class RunConfig:
     down_at_join: int = 0
     hosts: Path | None = None
     # How links are cut: link proxies, or iptables (Docker); None: what the
-    # target can take (`default_net`), stated in run.json's config.
-    net: str | None = None
+    # target can take (`default_net`, set by __post_init__), stated in run.json's config.
+    net: str = None  # type: ignore[assignment]
     toxiproxy: str | None = None
     probe_interval_s: float = 0.2
 
@@ -91,8 +97,9 @@ class RunConfig:
     seed: int = 0
 
     # ---- the faults
-    # None: the strategy's default (`default_nemesis`).
-    nemesis: list[str] | None = None
+    # Not given (None): the strategy's default (`default_nemesis`), set by
+    # __post_init__, so a run always holds its list; `unless_none` leaves it out.
+    nemesis: list[str] = None  # type: ignore[assignment]
     interval_s: float = 3.0
     topologies: list[str] | None = None
     # `guided` (the default, as it finds every planted bug sooner): each fault
@@ -113,6 +120,8 @@ class RunConfig:
     option_set: str | None = None
 
     def __post_init__(self) -> None:
+        """What was not given: the faults and the way links are cut that the
+        strategy, target and backend call for."""
         if self.nemesis is None:
             self.nemesis = self.default_nemesis()
         if self.net is None:
@@ -195,7 +204,8 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
                 raise SettingError(name, f"must be a list of names, not {value!r}")
-            twice = sorted({v for v in value or () if value.count(v) > 1})
+            named = value or []
+            twice = sorted({v for v in named if named.count(v) > 1})
             if twice:
                 raise SettingError(name, f"{', '.join(twice)} named more than once")
         if self.target not in targets.names():
@@ -360,7 +370,7 @@ class Run:
                 config.nodes,
                 config.schedule_topologies(),
             )
-        self.meta = {
+        self.meta: dict[str, Any] = {
             "config": {
                 **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
                 "options": config.settings(),
@@ -507,6 +517,7 @@ class Run:
     async def run_guided(self, start: float) -> None:
         """The guided nemesis's turns (nemesis/turns.py): wait until each
         step's time, make its fault, and answer with what the nodes say now."""
+        assert self.guide is not None  # made by __init__ for the guided strategy, which alone runs this
         steps = turns(self.guide, self.config.interval_s, self.config.time_limit_s)
         at_s, op = next(steps)
         while True:

@@ -73,7 +73,7 @@ def load_hosts(path: Path) -> HostsFile:
             raise HostsFileError(f"{path}: {where}.client_port: expected a port number")
         host, port = _address(path, f"{where}.ssh", entry["ssh"])
         nodes[node] = SshNode(
-            SshHost(host, port, entry.get("user", spec["user"]), key_file, known_hosts),
+            SshHost(host, port, str(entry.get("user", spec["user"])), key_file, known_hosts),
             _address(path, f"{where}.raft", entry["raft"]),
             entry["client_port"],
             _address(path, f"{where}.client", entry["client"]),

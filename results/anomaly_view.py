@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -82,7 +83,7 @@ def key_ops(history: pd.DataFrame, key) -> list[FocusOp]:
     if key is not None:
         rows = rows[rows["key"] == key]
     end = int(history["time_ns"].max()) if len(history) else 0
-    pending: dict[int, tuple] = {}
+    pending: dict[int, Any] = {}  # the invocation's row (a named tuple of the history's columns)
     ops = []
     for row in rows.itertuples(index=False):
         if row.type == "invoke":
@@ -203,18 +204,17 @@ def sentence(ops: list[FocusOp], stuck: FocusOp, anomaly: dict, concurrent: int)
 def _append_sentence(ops: list[FocusOp], stuck: FocusOp, opening: str) -> str | None:
     """An acknowledged log order that went back: an append acknowledged before
     this one began holds its offset or a later one."""
+    if stuck.offset is None:
+        return None
+    offset = stuck.offset
     ahead = [
         op
         for op in ops
-        if op.f == "append"
-        and op.type == "ok"
-        and op.offset is not None
-        and op.t1 < stuck.t0
-        and op.offset >= stuck.offset
+        if op.f == "append" and op.type == "ok" and op.offset is not None and op.t1 < stuck.t0 and op.offset >= offset
     ]
     if not ahead:
         return None
-    first = max(ahead, key=lambda op: op.offset)
+    first = max(ahead, key=lambda op: op.offset or 0)
     return (
         f"{opening}, but before it began the append of {_show(first.value)} (row {first.invoke}) had been "
         f"acknowledged at offset {first.offset}: the log's acknowledged order went back "

@@ -73,9 +73,9 @@ def load_policy(path: Path) -> Policy:
         names = raw.get(key, [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise PolicyError(f"{path}: {key!r} must be a list of checker names")
-        unknown = [n for n in names if n not in NAMES]
-        if unknown:
-            raise PolicyError(f"{path}: {key}: unknown checker {unknown[0]!r}; known: {', '.join(NAMES)}")
+        misspelt = [n for n in names if n not in NAMES]
+        if misspelt:
+            raise PolicyError(f"{path}: {key}: unknown checker {misspelt[0]!r}; known: {', '.join(NAMES)}")
     if not isinstance(raw.get("availability", {}), dict):
         raise PolicyError(f"{path}: 'availability' must be a table of thresholds")
     min_faults = raw.get("min_faults", 0)

@@ -53,8 +53,8 @@ def history_rows(path: Path, fmt: str, records: list[Record], model: Model, inde
         raise ImportFormatError(f"{path}: no operations in this file")
     if independent:
         records = [_unwrap_key(path, record) for record in records]
-    times = [r.time for r in records]
-    use_time = bool(records) and None not in times and all(a <= b for a, b in zip(times, times[1:]))
+    times = [r.time for r in records if r.time is not None]
+    use_time = len(times) == len(records) and all(a <= b for a, b in zip(times, times[1:]))
     pending: dict[int, Record] = {}
     rows = []
     for index, record in enumerate(records):

@@ -231,7 +231,7 @@ class Drawing:
         bars = list(self.bars)
         outlined = np.flatnonzero(self.shown["invoke"].isin(flagged).to_numpy())
         for k, bar in zip(
-            outlined,
+            outlined.tolist(),
             _bars(self.scale, self.shown.iloc[outlined], self.lane_y[outlined], np.ones(len(outlined), dtype=bool)),
         ):
             bars[k] = bar

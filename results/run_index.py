@@ -114,9 +114,9 @@ def scan(root: Path) -> tuple[list[dict], list[dict]]:
                 keep.append(name)
         names[:] = keep
     runs.sort(key=lambda row: row["mtime"], reverse=True)
-    for campaign in campaigns:
-        mine = [r for r in runs if r["path"].startswith(campaign["path"] + "/")]
-        campaign.update(runs=len(mine), failed=sum(r["verdict"] == "false" for r in mine))
+    for listed in campaigns:
+        mine = [r for r in runs if r["path"].startswith(listed["path"] + "/")]
+        listed.update(runs=len(mine), failed=sum(r["verdict"] == "false" for r in mine))
     return runs, campaigns
 
 

@@ -282,7 +282,7 @@ def analyze(
     out = Path(out or store / "analysis")
     out.mkdir(parents=True, exist_ok=True)
     step = progress or (lambda *args: None)
-    timings = {}
+    timings: dict[str, float] = {}
     rechecked = pd.DataFrame(columns=VERDICT_COLUMNS)
     results = {name: pd.DataFrame() for name in ("coverage", "failure_rate", "availability", "flaky")}
     results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])

@@ -16,6 +16,7 @@ from checkers.errors import Defect, SplitbrainError
 from harness import crash
 from harness.interrupts import interrupt_on_termination, quiet_exit
 from results.versions import splitbrain_version
+from targets.interface import OwnCommands
 
 from . import (
     analyze,
@@ -76,7 +77,9 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["node"]:
-        return targets.get(targets.DEFAULT).main("node", argv[1:])
+        default = targets.get(targets.DEFAULT)
+        assert isinstance(default, OwnCommands)  # the reference quorum runs its own nodes
+        return default.main("node", argv[1:])
     if argv[:1] == ["toxiproxy"]:
         from harness.toxiproxy import server
 

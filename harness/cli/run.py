@@ -110,7 +110,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from harness.run import RunConfig
+    from harness.run import RunConfig, unless_none
 
     # None: the strategy's default (RunConfig.default_nemesis).
     kinds = nemesis_kinds(args.nemesis)
@@ -130,7 +130,7 @@ def command(args: argparse.Namespace) -> int:
         backend=args.backend,
         nodes=args.nodes,
         workload=args.workload,
-        nemesis=kinds,
+        **unless_none(nemesis=kinds),
         time_limit_s=args.time_limit,
         interval_s=args.interval,
         rate=args.rate,

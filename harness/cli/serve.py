@@ -34,7 +34,8 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--port/--host: cannot listen on {args.host}:{args.port}: {error.strerror or error}"
         ) from None
-    host, port = httpd.server_address[:2]
+    address, port = httpd.server_address[:2]
+    host = address.decode() if isinstance(address, bytes) else str(address)
     print(f"serving {args.dir} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     try:
         httpd.serve_forever()

@@ -58,14 +58,15 @@ class Connection:
     async def run(self) -> None:
         reset = False
         try:
-            upstream_reader, self.upstream_writer = await asyncio.wait_for(
+            upstream_reader, upstream_writer = await asyncio.wait_for(
                 asyncio.open_connection(*split_address(self.proxy.upstream)), CONNECT_TIMEOUT_S
             )
         except (TimeoutError, OSError):
             self.client_writer.close()
             return
+        self.upstream_writer = upstream_writer
         pumps = [
-            asyncio.create_task(self._pump(self.client_reader, self.upstream_writer, "upstream")),
+            asyncio.create_task(self._pump(self.client_reader, upstream_writer, "upstream")),
             asyncio.create_task(self._pump(upstream_reader, self.client_writer, "downstream")),
             asyncio.create_task(self._timers()),
         ]

@@ -16,6 +16,7 @@ import logging
 import signal
 import sys
 from http import HTTPStatus
+from typing import NoReturn
 from urllib.parse import unquote, urlsplit
 
 from .proxy import Proxy, split_address
@@ -66,9 +67,10 @@ class ToxiproxyApi:
             if method == "POST":
                 return 201, (await self._create(_object(payload))).to_json()
         if len(parts) >= 2 and parts[0] == "proxies":
-            proxy = self.proxies.get(parts[1])
-            if proxy is None:
+            found = self.proxies.get(parts[1])
+            if found is None:
                 raise ApiError(404, "proxy not found")
+            proxy = found
             if len(parts) == 2:
                 return await self._proxy(method, proxy, payload)
             if parts[2] == "toxics" and len(parts) == 3:
@@ -224,13 +226,16 @@ async def serve(host: str, port: int, ready: asyncio.Event | None = None, stop: 
         await api.close()
 
 
+class _Parser(argparse.ArgumentParser):
+    """A bad command line is one line, as everywhere in splitbrain."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="splitbrain toxiproxy", description=__doc__.split("\n\n")[0].replace("\n", " ")
-    )
+    parser = _Parser(prog="splitbrain toxiproxy", description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--listen", default="127.0.0.1:8474", help="HOST:PORT of the REST API")
-    # A bad command line is one line, as everywhere in splitbrain.
-    parser.error = lambda message: parser.exit(2, f"{parser.prog}: {message}\n")
     args = parser.parse_args(argv)
     try:
         host, port = split_address(args.listen)

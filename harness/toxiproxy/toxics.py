@@ -47,7 +47,7 @@ class Toxic:
     attributes: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, body: dict, default_name: bool = True) -> Toxic:
+    def from_json(cls, body: dict) -> Toxic:
         if not isinstance(body, dict):
             raise InvalidToxic("a toxic is a JSON object")
         kind = body.get("type")
@@ -59,7 +59,7 @@ class Toxic:
         toxicity = body.get("toxicity", 1.0)
         if not isinstance(toxicity, (int, float)) or not 0 <= toxicity <= 1:
             raise InvalidToxic(f"toxicity must be a number in [0, 1], not {toxicity!r}")
-        name = body.get("name") or (f"{kind}_{stream}" if default_name else None)
+        name = str(body.get("name") or f"{kind}_{stream}")
         toxic = cls(name=name, type=kind, stream=stream, toxicity=float(toxicity))
         toxic.attributes = dict(ATTRIBUTES[kind])
         toxic.update_attributes(body.get("attributes") or {})

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 from checkers.errors import ClusterError, ConnectionRefused, Defect
 from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
@@ -54,7 +55,7 @@ class EtcdClient(TargetClient):
             definite = f == "read" or error.code in DEFINITE_CODES
             return {"type": "fail" if definite else "info", "value": value, "error": f"{error.code}: {error}"}
 
-    def _invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+    def _invoke(self, f: str, key: Any, value: Any, timeout_s: float) -> dict:
         post = self.gateway.post
         if f == "read":
             request = {"key": b64(key), **({"serializable": True} if self.serializable_reads else {})}

@@ -95,11 +95,10 @@ def auto_join_growth(settings: SimSettings, down: int = 0, duration_ms: int = 30
     sim.run(settings.election_timeout_ms * 3)
     mark = len(sim.events)
     sim.run(duration_ms)
-    leader = sim.leader()
     return {
         "resignations": _count(sim, mark, "resigned"),
         "elections": _count(sim, mark, "leader"),
-        "voters": len(sim.nodes[leader].voters.voters) if leader else 0,
+        "voters": len(sim.voter_set().voters),
     }
 
 

@@ -176,7 +176,8 @@ class NodeServer:
             if flusher is not None:
                 flusher.cancel()
             for link in self.links.values():
-                link.task.cancel()
+                if link.task is not None:
+                    link.task.cancel()
             raft_server.close()
             client_server.close()
             self.events.close()

@@ -232,7 +232,8 @@ class Simulation:
     def voter_set(self) -> VoterSet:
         """The voter set in force at the newest leader (empty without one)."""
         leader = self.leader()
-        return self.nodes[leader].voters if leader else VoterSet()
+        core = self.nodes[leader] if leader else None
+        return core.voters if core else VoterSet()
 
     def add_voter(self, node: str, ack_when_committed: bool = True) -> int:
         """An operator's AddRaftVoter for `node` as its disk is now, sent to the newest leader."""

@@ -213,7 +213,7 @@ class DataDir:
         while position < len(data):
             entry, following, problem = _read_record(data, position)
             if entry is None:
-                self._truncate_damaged(position, len(data) - position, len(entries), problem)
+                self._truncate_damaged(position, len(data) - position, len(entries), problem or "unreadable")
                 break
             entries.append(entry)
             positions.append(position)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
-from checkers.errors import HistoryError, SettingError
+from checkers.errors import HistoryError, SettingError, UsageError
 from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
 from targets.options import Option
 
@@ -23,7 +24,7 @@ from .storage import format_data_dir, new_directory_id
 DEFINITE_ERRORS = {"not-leader", "bad-request", "cas-mismatch", "halted"}
 
 
-def request(f: str, key: str | None, value: object) -> dict:
+def request(f: str, key: str | None, value: Any) -> dict:
     """The client-port request fields of one workload operation."""
     if f == "append":
         return {"value": value}
@@ -257,7 +258,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
             from . import node
 
             return node.main(argv)
-        return super().main(command, argv)
+        raise UsageError(f"{self.name} has no command {command!r}")
 
     def simulate(
         self, settings: dict, schedules: int, steps: int, seed: int, membership: bool, keep_going: bool, progress

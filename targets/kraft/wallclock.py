@@ -24,6 +24,7 @@ class _Timespec(ctypes.Structure):
 
 def _syscall_time_ns() -> int:
     spec = _Timespec()
+    assert _libc is not None  # only called under faketime, where it was loaded
     if _libc.syscall(SYSCALLS[platform.machine()], CLOCK_REALTIME, ctypes.byref(spec)) != 0:
         raise OSError(ctypes.get_errno(), "clock_gettime")
     return spec.tv_sec * 1_000_000_000 + spec.tv_nsec

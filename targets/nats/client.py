@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import nats
 from nats.errors import NoRespondersError
@@ -46,7 +47,7 @@ class NatsClient(TargetClient):
     def __init__(self, connection, timeout_s: float) -> None:
         self.connection = connection
         self.js = connection.jetstream(timeout=timeout_s)
-        self.kv = None
+        self.kv: Any = None  # the register's bucket (nats-py's KeyValue), bound on first use
 
     @classmethod
     async def connect(cls, address: tuple[str, int], timeout_s: float, settings: dict) -> NatsClient:
@@ -59,7 +60,7 @@ class NatsClient(TargetClient):
         )
         return cls(connection, timeout_s)
 
-    async def invoke(self, f: str, key: str | None, value: object, timeout_s: float) -> dict:
+    async def invoke(self, f: str, key: Any, value: Any, timeout_s: float) -> dict:
         if self.connection.is_closed:  # the harness makes a new client for the next operation
             raise ConnectionLost("the connection closed")
         try:
