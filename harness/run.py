@@ -22,7 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 import targets
-from checkers.errors import ClusterError, SettingError, UsageError
+from checkers.errors import ClusterError, SettingError, TargetError, UsageError
 from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
@@ -577,8 +577,9 @@ class Run:
         return BACKSTOP_REQUESTS * self.config.op_timeout_s + 1.0
 
     async def closed(self, client: TargetClient) -> None:
-        """Close a client, giving up on one that does not close in time."""
-        with contextlib.suppress(Exception):
+        """Close a client, giving up on one that does not close in time or
+        whose connection broke (anything else is a bug of ours, not hidden)."""
+        with contextlib.suppress(OSError, TimeoutError, TargetError):
             await asyncio.wait_for(client.close(), self.backstop_s())
 
     async def invoke(self, process: int, op: Operation, node: str, clients: dict) -> dict:

@@ -51,11 +51,17 @@ def read_logs(run_dir: Path, log_file: str, line_wall_ns, wall_start_ns: int) ->
     return logs
 
 
+def own_times(anomaly: dict) -> list[int]:
+    """The moments an anomaly names itself (its `time_ns`, or its `times_ns`),
+    on the history's clock; the report marks them, and shows the logs there."""
+    own = [anomaly["time_ns"]] if isinstance(anomaly.get("time_ns"), int) else anomaly.get("times_ns") or []
+    return [t for t in own if isinstance(t, int)]
+
+
 def moments(anomaly: dict, history: pd.DataFrame) -> list[tuple[str, int, int, int]]:
     """(what, when, from, to) on the history's clock: the anomaly's own
     times, or the row it names and the faults on its nodes that followed."""
-    own = anomaly.get("times_ns") or ([anomaly["time_ns"]] if isinstance(anomaly.get("time_ns"), int) else [])
-    own = [t for t in own if isinstance(t, int)]
+    own = own_times(anomaly)
     if own:
         return [("the anomaly", t, t - BEFORE_NS, t + AFTER_NS) for t in own[:MAX_MOMENTS]]
     row = anomaly.get("index")

@@ -305,8 +305,9 @@ def _logs(run_dir: Path, meta: dict, verdict: dict) -> dict[str, list[tuple[int,
 
 
 def _times(anomaly: dict) -> list[int]:
-    times = [anomaly["time_ns"]] if isinstance(anomaly.get("time_ns"), int) else list(anomaly.get("times_ns") or [])
-    return times + [c["time_ns"] for c in anomaly.get("claims") or [] if isinstance(c.get("time_ns"), int)]
+    """Where the timeline marks an anomaly: its own moments, and its leadership claims'."""
+    claims = [c["time_ns"] for c in anomaly.get("claims") or [] if isinstance(c.get("time_ns"), int)]
+    return log_view.own_times(anomaly) + claims
 
 
 def _config(meta: dict) -> str:

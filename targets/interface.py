@@ -121,7 +121,9 @@ class TargetClient(ABC):
         connection raises (the harness records `info`)."""
 
     @abstractmethod
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Close the connection; a connection that broke may raise OSError or
+        a TargetError (the harness closes quietly then), nothing else."""
 
 
 class Target(ABC):

@@ -32,6 +32,8 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+from targets.log_lines import json_field
+
 BECAME = re.compile(r"^(\w+) became (leader|candidate|pre-candidate|follower) at term (\d+)$")
 CAST = re.compile(r"^(\w+) \[.*\] cast (MsgVote|MsgPreVote) for (\w+) \[.*\] at term (\d+)$")
 ELECTED = re.compile(r"^raft\.node: (\w+) elected leader (\w+) at term (\d+)$")
@@ -75,11 +77,7 @@ def wall_ns(timestamp: str) -> int:
 
 def line_wall_ns(line: str) -> int | None:
     """A zap line's `ts`; None for a line that is not one (a torn last line)."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return None
-    stamp = record.get("ts") if isinstance(record, dict) else None
+    stamp = json_field(line, "ts")
     return wall_ns(stamp) if isinstance(stamp, str) else None
 
 

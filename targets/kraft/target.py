@@ -14,6 +14,7 @@ from typing import Any
 
 from checkers.errors import HistoryError, SettingError, UsageError
 from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
+from targets.log_lines import json_field
 from targets.options import Option
 
 from .client import Client, call, call_many
@@ -237,11 +238,8 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
 
     def line_wall_ns(self, line: str) -> int | None:
         """An events.jsonl record's `ts_ns`."""
-        try:
-            record = json.loads(line)
-        except ValueError:
-            return None
-        return record.get("ts_ns") if isinstance(record, dict) and isinstance(record.get("ts_ns"), int) else None
+        stamp = json_field(line, "ts_ns")
+        return stamp if isinstance(stamp, int) else None
 
     def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
         rows, start = [], 0

@@ -123,7 +123,11 @@ class NatsClient(TargetClient):
         return {"type": "ok", "value": value}
 
     async def close(self) -> None:
-        await self.connection.close()
+        """Closed, or already broken (nats-py's errors for a lost connection: a ConnectionLost)."""
+        try:
+            await self.connection.close()
+        except nats.errors.Error as error:
+            raise ConnectionLost(_described(error)) from None
 
 
 def _described(error: Exception) -> str:
