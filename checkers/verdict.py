@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from .abstract_state import state_coverage
 from .availability import availability
 from .checker import Checker, Result, Rule, Tables
 from .coverage import coverage
@@ -87,7 +88,7 @@ def check_tables(
 
 def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     try:
-        return coverage(history, events)
+        return {**coverage(history, events), **state_coverage(history, events)}
     except Exception as error:  # as with a checker: a bug here must not lose the verdicts
         return {"cells": [], "hit": 0, "error": f"{type(error).__name__}: {error}"}
 

@@ -9,9 +9,10 @@ import html
 import json
 from pathlib import Path
 
+from checkers.abstract_state import add_up_states
 from checkers.coverage import add_up
 
-from .report import STYLE, coverage_table
+from .report import STYLE, coverage_table, states_table
 
 
 def _shrink(run_dir: Path) -> str:
@@ -72,6 +73,7 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     body.append(
         coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts), "the campaign's faults")
     )
+    body.append(states_table(add_up_states(v.get("coverage") or {} for v in verdicts)))
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
         f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"

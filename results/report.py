@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 import targets
+from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
@@ -165,6 +166,7 @@ def render(
         "<h2>Throughput (acknowledged operations per second)</h2>",
         drawing.throughput,
         coverage_table(verdict.get("coverage", {}).get("cells", [])),
+        states_table(verdict.get("coverage", {})),
         _rows_table(history, flagged, op_of),
         "<script>document.body.dataset.rendered = document.querySelectorAll('svg .op').length;</script>",
         "</body></html>",
@@ -364,6 +366,25 @@ def roles_for(fault: str) -> tuple[str, ...]:
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
     return {"partition": partition, "latency": ("links",)}.get(
         fault, ("leader", "follower", "candidate", "other", *many)
+    )
+
+
+def states_table(covered: dict, shown: int = 20) -> str:
+    """The abstract states reached (checkers/abstract_state.py), the most entered first."""
+    states = covered.get("states") or {}
+    if not states:
+        return ""
+    rows = "".join(
+        f"<tr><td>{times}</td><td><code>{html.escape(state)}</code></td></tr>"
+        for state, times in sorted(states.items(), key=lambda kv: (-kv[1], kv[0]))[:shown]
+    )
+    return (
+        f"<h2>States</h2><p>{counted(len(states), 'abstract state')} reached, "
+        f"{counted(len(covered.get('transitions') or []), 'move')} between them; the {min(shown, len(states))} "
+        "entered most often below. A node is its role, then how far it is behind the newest epoch (0, 1, 2 or more), "
+        "behind the longest log, and ahead of its high watermark (0: level; +: by more than "
+        f"{NEAR_ENTRIES} entries; ?: not reported), or the fault that holds it down; after | the faults in force.</p>"
+        f"<table><tr><th>entered</th><th>state</th></tr>{rows}</table>"
     )
 
 

@@ -1,0 +1,140 @@
+"""The cluster's abstract state: what the nodes say about themselves (their
+status polls, as events rows), reduced until two moments that differ only
+in node names, exact offsets and exact epochs are one state. The novelty
+search (nemesis/novelty.py) is rewarded for reaching states, and moves
+between them, that it has not seen; coverage counts the states and moves a
+run reached (checkers/coverage.py). Both compute them here, so a state the
+search counts is one the report shows.
+
+A node's part is its role (checkers/coverage.py's `role_of`, or why it is
+gone: the fault that holds it down), how many epochs it is behind the
+newest any node reports, how far its log end is behind the longest log,
+and how much of its own log is beyond its high watermark (uncommitted).
+The cluster's state is the sorted parts of its nodes and the kinds of the
+faults in force. What is not polled is not in it: a target whose status has
+no offsets (etcd's has none) has `?` there, and fsync lag, which no status
+reports, is not part of any state.
+
+Pure: functions of rows and of the history and events tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from .availability import fault_windows
+from .coverage import role_of
+from .faults import BY_NAME
+from .schema import named_nodes
+
+# A log this many entries behind, or holding this many uncommitted, is as
+# good as level: polls of two nodes a moment apart under load differ by
+# that much, and novelty in that noise would be no novelty at all.
+NEAR_ENTRIES = 32
+UNKNOWN = "?"
+
+
+def epochs_behind(gap: int | None) -> str:
+    """`0`, `1`, or `2` (two or more) epochs behind the newest; `?` not known."""
+    return UNKNOWN if gap is None else str(min(max(gap, 0), 2))
+
+
+def entries_behind(gap: int | None) -> str:
+    """`0` (level, within NEAR_ENTRIES), `+` (behind by more), `?` not known."""
+    return UNKNOWN if gap is None else "0" if gap <= NEAR_ENTRIES else "+"
+
+
+def _number(value: Any) -> int | None:
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def abstract(rows: Mapping[str, Mapping[str, Any]], in_force: Iterable[str] = (), gone: Mapping[str, str] = {}) -> str:
+    """The state of nodes whose latest status rows are `rows` (node -> an
+    events row: state, epoch, offset, hwm, leader; None where unknown), with `gone` nodes (node -> the
+    fault that holds it: kill, pause, ...) and faults of kinds `in_force`."""
+    epochs = [e for row in rows.values() if (e := _number(row.get("epoch"))) is not None]
+    offsets = [o for row in rows.values() if (o := _number(row.get("offset"))) is not None]
+    top_epoch = max(epochs, default=None)
+    top_offset = max(offsets, default=None)
+    parts = []
+    for node in sorted(set(rows) | set(gone)):
+        if node in gone:
+            parts.append(gone[node])
+            continue
+        row = rows[node]
+        epoch, offset, hwm = _number(row.get("epoch")), _number(row.get("offset")), _number(row.get("hwm"))
+        behind = None if epoch is None or top_epoch is None else top_epoch - epoch
+        lag = None if offset is None or top_offset is None else top_offset - offset
+        tail = None if offset is None or hwm is None else offset - hwm
+        parts.append(f"{_role(node, row)}:{epochs_behind(behind)}{entries_behind(lag)}{entries_behind(tail)}")
+    return " ".join(sorted(parts)) + " | " + (",".join(sorted(set(in_force))) or "-")
+
+
+def _role(node: str, row: Mapping[str, Any]) -> str:
+    """The role a node states, or, where its status names no state (etcd's
+    reads the leader apart), the one its view of the leader implies."""
+    state, leader = row.get("state"), row.get("leader")
+    if state is not None:
+        return role_of(state)
+    return "leader" if leader == node else "follower" if leader is not None else "other"
+
+
+def holds_down(f: str) -> bool:
+    """Whether a fault of kind `f` takes the nodes it hits out of the cluster while in force."""
+    fault = BY_NAME.get(f)
+    return fault is not None and fault.hits == "node" and not fault.leaves_nodes_up
+
+
+def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
+    """The run's abstract states in time order (one where it changed), from
+    what the nodes said (each events row's state, epoch, offsets and leader,
+    where it has them: status polls, and the transitions of a log that
+    names states its polls leave out) and the faults in force."""
+    said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable")
+    windows = fault_windows(history)
+    spans = [
+        (str(f), int(start), int(end), [n for n in named_nodes(node) if isinstance(n, str)])
+        for f, start, end, node in zip(windows["f"], windows["start_ns"], windows["end_ns"], windows["node"])
+    ]
+    latest: dict[str, dict[str, Any]] = {}
+    reached: list[str] = []
+    fields = ("state", "epoch", "offset", "hwm", "leader")
+    for row in zip(said["time_ns"], said["node"], *(said[name] for name in fields)):
+        t, node = int(row[0]), str(row[1])
+        known = latest.setdefault(node, dict.fromkeys(fields))
+        known.update({name: value for name, value in zip(fields, row[2:]) if not pd.isna(value)})
+        in_force = [f for f, start, end, _ in spans if start <= t < end]
+        gone = {n: f for f, start, end, nodes in spans if start <= t < end and holds_down(f) for n in nodes}
+        state = abstract({n: r for n, r in latest.items() if n not in gone}, in_force, gone)
+        if not reached or reached[-1] != state:
+            reached.append(state)
+    return reached
+
+
+def transitions(reached: list[str]) -> set[tuple[str, str]]:
+    """The moves between consecutive states."""
+    return set(zip(reached, reached[1:]))
+
+
+def state_coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
+    """For the verdict's coverage: each state reached and how often it was
+    entered, and the moves between states (a campaign adds them up)."""
+    reached = states_reached(history, events)
+    entered: dict[str, int] = {}
+    for state in reached:
+        entered[state] = entered.get(state, 0) + 1
+    return {"states": entered, "transitions": sorted([a, b] for a, b in transitions(reached))}
+
+
+def add_up_states(coverages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Runs' state coverage together: each state's entries summed, the moves united."""
+    entered: dict[str, int] = {}
+    moves: set[tuple[str, str]] = set()
+    for covered in coverages:
+        for state, times in (covered.get("states") or {}).items():
+            entered[state] = entered.get(state, 0) + int(times)
+        moves |= {(a, b) for a, b in covered.get("transitions") or []}
+    return {"states": entered, "transitions": sorted([a, b] for a, b in moves)}
