@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 
-from checkers.errors import SettingError
 from targets.interface import Target
 
 # name -> the module whose TARGET implements targets.interface.Target
@@ -20,7 +19,10 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Target:
-    """The target called `name`; ValueError naming the known ones otherwise."""
+    """The target called `name`; a SettingError naming the known ones otherwise."""
     if name not in REGISTRY:
+        # Imported here: an SSH host's nodes import this package with targets/ alone beside them.
+        from checkers.errors import SettingError
+
         raise SettingError("target", f"unknown target {name!r}; known: {', '.join(REGISTRY)}")
     return importlib.import_module(REGISTRY[name]).TARGET

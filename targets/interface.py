@@ -17,7 +17,6 @@ from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from checkers.errors import Defect
 from targets.options import Option
 
 
@@ -235,6 +234,8 @@ class Target(ABC):
         declared = getattr(cls, "capabilities", None)
         for ability, flag in ((VoterChanges, "voter_changes"), (MemberChanges, "member_changes")):
             if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
+                from checkers.errors import Defect  # here: SSH hosts' nodes import this module with targets/ alone
+
                 raise Defect(
                     f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "
                     f"but it {'does not subclass' if getattr(declared, flag) else 'subclasses'} {ability.__name__}"

@@ -42,3 +42,18 @@ def test_data_flows_one_way_checkers_import_no_results_or_harness():
         if module.split(".")[0] in ("results", "harness", "nemesis", "workloads", "targets")
     ]
     assert offending == []
+
+
+def test_the_reference_quorums_node_runs_with_targets_alone_and_the_standard_library(tmp_path):
+    """An SSH host gets targets/ and nothing else (`ssh_sources`): its node
+    programs import nothing from the rest of splitbrain, nor from PyPI. A
+    `checkers.errors` import in targets/__init__.py broke every SSH run."""
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "targets", tmp_path / "targets", ignore=shutil.ignore_patterns("__pycache__"))
+    modules = "targets.kraft.node, targets.kraft.format, targets.kraft.server"
+    done = subprocess.run(
+        ["/usr/bin/python3", "-E", "-s", "-S", "-c", f"import {modules}"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
