@@ -244,7 +244,9 @@ class NodeServer:
         for request_id in list(self.clients):
             self._reply(request_id, {"error": INDETERMINATE, "reason": f"halted: {self.halted}"})
         with contextlib.suppress(OSError):
-            self._write_event({"event": "halted", "epoch": self.core.epoch, "reason": self.halted})
+            # The epoch it holds on disk: the core may have moved to one it could not write, and never acted in.
+            epoch = self.data.election_state.epoch
+            self._write_event({"event": "halted", "epoch": epoch, "reason": self.halted})
             self.events.flush()
         self.stopping.set()
 

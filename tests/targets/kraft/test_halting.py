@@ -1,0 +1,50 @@
+"""A node that cannot write its election state halts, and its last event
+names the epoch it holds durably, not the one it was about to write: the
+novelty search's first campaign made a full disk meet an election, and the
+halted event's unwritten epoch read as `epoch-went-back` when the node
+started again from its disk, a false alarm on the correct node."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import time
+
+from checkers.elections import election_safety
+from checkers.schema import EVENTS_COLUMNS, frame
+from targets.kraft.core import RaftConfig
+from targets.kraft.server import NodeOptions, NodeServer
+
+
+def options(tmp_path) -> NodeOptions:
+    config = RaftConfig(node_id="n1", bootstrap=(("n1", None),), peers=("n1",), directory_id=None)
+    return NodeOptions(config, tmp_path / "data", ("127.0.0.1", 0), ("127.0.0.1", 0), {}, tmp_path / "events.jsonl")
+
+
+def full_disk(_state) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device", "quorum-state.json")
+
+
+def test_a_halted_node_names_the_epoch_it_holds_on_disk(tmp_path):
+    async def halt_in_an_election() -> NodeServer:
+        server = NodeServer(options(tmp_path))
+        server.data.write_election_state = full_disk  # the disk fills before the vote for itself is written
+        start = now = time.monotonic_ns() // 1_000_000  # the core's clock, as the server keeps it
+        while server.halted is None and now < start + 10_000:
+            now += 100
+            server.core.tick(now)
+            server._drain()
+        return server
+
+    server = asyncio.run(halt_in_an_election())
+    assert server.halted is not None and server.core.epoch == 1
+    server.events.close()
+    rows = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    [halted] = [row for row in rows if row["event"] == "halted"]
+    assert halted["epoch"] == 0
+    again = NodeServer(options(tmp_path))  # started again from its disk: epoch 0, as it held
+    again.events.close()
+    rows = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    events = frame([{**r, "time_ns": i, "source": "log"} for i, r in enumerate(rows)], EVENTS_COLUMNS)
+    assert election_safety(events)["valid"] is True
