@@ -45,14 +45,24 @@ from tqdm import tqdm
 import targets
 from checkers.errors import SettingError, UsageError
 from harness.limits import Range
-from harness.run import Run, RunConfig, unless_none
+from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 
 MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats"}
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
-OWN_OPTIONS = {"workload", "nemesis", "seed", "results", "run_id", "progress", "option_set", "coverage_file"}
+OWN_OPTIONS = {
+    "workload",
+    "nemesis",
+    "seed",
+    "results",
+    "run_id",
+    "progress",
+    "option_set",
+    "coverage_file",
+    "memory_file",
+}
 COVERAGE_FILE = "coverage.json"
 FOLDER_NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]{0,99}")
 
@@ -129,7 +139,7 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
                             )
                             faults = (
                                 "default"
-                                if kinds is None and config.nemesis_strategy == "guided"
+                                if kinds is None and config.nemesis_strategy != "random"
                                 else "+".join(config.nemesis)
                             )
                             run_id = f"{target}-{workload}-{faults or 'none'}-s{seed}-r{repeat}"
@@ -278,8 +288,10 @@ def _execute(
                         aside.parent.mkdir(exist_ok=True)
                         shutil.move(cut_short, aside)
                 config = plan.config
-                if config.nemesis_strategy == "guided":  # later runs go where earlier ones did not
+                if config.nemesis_strategy != "random":  # later runs go where earlier ones did not
                     config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
+                if config.nemesis_strategy.startswith("novelty"):  # and learn from them
+                    config = dataclasses.replace(config, memory_file=folder / MEMORY_FILE)
                 run = Run(config)
                 run.execute()
                 check_and_record(run.dir)

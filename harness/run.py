@@ -32,6 +32,7 @@ from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
+from nemesis.novelty import Memory, Search, search_turns
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from nemesis.turns import turns
@@ -49,9 +50,12 @@ CHOICES = {
     "backend": ("local", "docker", "ssh"),
     "net": ("proxy", "iptables"),
     "workload": tuple(WORKLOADS),
-    "nemesis_strategy": ("random", "guided"),
+    "nemesis_strategy": ("random", "guided", "novelty", "novelty-priors"),
 }
 
+
+# What the novelty search learned in a run, in its run directory.
+MEMORY_FILE = "novelty.json"
 
 # A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
 BACKSTOP_REQUESTS = 3
@@ -106,8 +110,12 @@ class RunConfig:
     # chosen when its turn comes, for the coverage cells least tried
     # (nemesis/guided.py), counting those in `coverage_file` (a campaign's);
     # `random`: a schedule drawn from the seed before the run.
+    # `novelty`: each step chosen for the cluster states it leads to
+    # (nemesis/novelty.py), learning across a campaign in `memory_file`;
+    # `novelty-priors`: with the guided nemesis's risk tables and recipes.
     nemesis_strategy: str = "guided"
     coverage_file: Path | None = None
+    memory_file: Path | None = None
     # A schedule to run as it is (`replay`): ops with `at_s` from the start of load.
     schedule: list[dict] | None = None
 
@@ -142,7 +150,7 @@ class RunConfig:
         backend take (it is for finding bugs without knowing where they are),
         but lost disks and voter changes, which change the cluster's shape and
         are named when wanted."""
-        if self.nemesis_strategy != "guided" or self.target not in targets.names():
+        if self.nemesis_strategy == "random" or self.target not in targets.names():
             return list(RANDOM_DEFAULT)
         return [kind for kind in GUIDED_DEFAULT if self.takes(kind)]
 
@@ -169,7 +177,7 @@ class RunConfig:
         if "options" not in data and data.get("target", DEFAULT_TARGET) in targets.names():
             declared = {option.name for option in targets.get(data.get("target", DEFAULT_TARGET)).options}
             values["options"] = {name: value for name, value in data.items() if name in declared}
-        for name in ("results", "hosts", "coverage_file"):
+        for name in ("results", "hosts", "coverage_file", "memory_file"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
         return cls(**values)
@@ -247,7 +255,7 @@ class RunConfig:
                     "schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}"
                 )
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
-        if self.nemesis_strategy == "guided" and unguided:
+        if self.nemesis_strategy != "random" and unguided:
             raise SettingError(
                 "nemesis",
                 f"the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
@@ -345,14 +353,17 @@ class Run:
         self.events: list[dict] = []
         # Each node's state as its last answered status said (what the guided nemesis aims by).
         self.states: dict[str, str] = {}
+        # Each node's last answered status as an events row, with its state (what the novelty search reads).
+        self.rows: dict[str, dict[str, Any]] = {}
         self.process_ids = itertools.count()
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.guide: Guide | None = None
+        self.search: Search | None = None
         self.schedule: list[NemesisOp]
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
             self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
-        elif config.nemesis_strategy == "guided":  # decided as the run goes, written down as decided
+        elif config.nemesis_strategy != "random":  # decided as the run goes, written down as decided
             self.guide = Guide(
                 random.Random(config.seed),
                 config.nemesis,
@@ -360,6 +371,9 @@ class Run:
                 read_tried(config.coverage_file),
                 config.initial_voters or config.nodes,
             )
+            if config.nemesis_strategy.startswith("novelty"):
+                priors = config.nemesis_strategy == "novelty-priors"
+                self.search = Search(self.guide, Memory.read(config.memory_file), priors)
             self.schedule = []
         else:
             self.schedule = generate(
@@ -462,6 +476,10 @@ class Run:
         except ClusterError as error:
             print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
         cluster.collect(self.dir / "nodes")
+        if self.search is not None:  # what it learned: the run's own copy, and the campaign's to carry over
+            for path in (self.dir / MEMORY_FILE, self.config.memory_file):
+                if path is not None:
+                    self.search.memory.write(path)
         self.events += self.node_log_events(cluster)
         frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
         frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(
@@ -515,10 +533,16 @@ class Run:
             await asyncio.to_thread(self.nemesis.invoke, op)
 
     async def run_guided(self, start: float) -> None:
-        """The guided nemesis's turns (nemesis/turns.py): wait until each
-        step's time, make its fault, and answer with what the nodes say now."""
-        assert self.guide is not None  # made by __init__ for the guided strategy, which alone runs this
-        steps = turns(self.guide, self.config.interval_s, self.config.time_limit_s)
+        """The guided nemesis's turns (nemesis/turns.py), or the novelty
+        search's steps (nemesis/novelty.py): wait until each step's time,
+        make its fault, and answer with what the nodes say now."""
+        assert self.guide is not None  # made by __init__ for the strategies that decide as they go
+        interval_s, limit_s = self.config.interval_s, self.config.time_limit_s
+        steps = (
+            search_turns(self.search, interval_s, limit_s)
+            if self.search is not None
+            else turns(self.guide, interval_s, limit_s)
+        )
         at_s, op = next(steps)
         while True:
             await asyncio.sleep(max(0.0, start + at_s - time.monotonic()))
@@ -534,8 +558,16 @@ class Run:
         """Each live node's latest state from the status probes (their
         answers, not the events rows: a target may leave the state out of
         those, as etcd does, whose status reads leader and term apart)."""
-        gone = self.nemesis.down | self.nemesis.paused | self.nemesis.removed
-        return Observation({node: state for node, state in self.states.items() if node not in gone})
+        gone = {
+            **dict.fromkeys(self.nemesis.removed, "removed"),
+            **dict.fromkeys(self.nemesis.down, "kill"),
+            **dict.fromkeys(self.nemesis.paused, "pause"),
+        }
+        return Observation(
+            {node: state for node, state in self.states.items() if node not in gone},
+            rows={node: row for node, row in self.rows.items() if node not in gone},
+            gone=gone,
+        )
 
     def decided(self, op: NemesisOp) -> None:
         """A guided decision, into run.json's schedule (on the history's clock)."""
@@ -621,9 +653,11 @@ class Run:
             for node in self.cluster.ids:
                 status = await asyncio.to_thread(self.cluster.status, node, 0.2)
                 if status is not None:
-                    self.events.append(self.target.status_event(status, self.recorder.now_ns()))
+                    row = self.target.status_event(status, self.recorder.now_ns())
+                    self.events.append(row)
                     if status.get("state"):
                         self.states[node] = status["state"]
+                    self.rows[node] = {**row, "state": status.get("state")}
             await asyncio.sleep(self.config.probe_interval_s)
 
     def node_log_events(self, cluster) -> list[dict]:

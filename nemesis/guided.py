@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -173,10 +173,15 @@ def read_tried(path: Path | None) -> Counter[Any]:
 
 @dataclass(frozen=True)
 class Observation:
-    """What the nodes say at a moment: each live node's state, and the kinds of faults in force."""
+    """What the nodes say at a moment: each live node's state, and the kinds
+    of faults in force; for the novelty search (nemesis/novelty.py), each
+    live node's latest status as an events row, and the nodes held down
+    (node -> the fault that holds it)."""
 
     states: dict[str, str]
     in_force: tuple[str, ...] = ()
+    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gone: Mapping[str, str] = field(default_factory=dict)
 
     def context(self) -> str:
         return context_of(self.in_force, self.states)

@@ -71,9 +71,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--nemesis-strategy",
         default="guided",
-        choices=["guided", "random"],
+        choices=["guided", "random", "novelty", "novelty-priors"],
         help="guided (default): each fault chosen from the nodes' states for the least-tried coverage cell; "
-        "random: a schedule drawn from the seed (repeats with --seed; takes churn)",
+        "random: a schedule drawn from the seed (repeats with --seed; takes churn); "
+        "novelty: each step chosen for the cluster states it leads to, learning which are new "
+        "(novelty-priors: helped by guided's risk tables)",
     )
     parser.add_argument(
         "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"

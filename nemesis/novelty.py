@@ -1,0 +1,191 @@
+"""The novelty search (`--nemesis-strategy novelty`): faults chosen for the
+states of the cluster they lead to, not for a table of risks. Mallory (CCS
+2023) is the model: it steers Jepsen's nemesis by Q-learning over what it
+observes of the nodes, rewarded for states it has not seen.
+
+Every step (a third of the fault interval) the search reads what the nodes
+say as an abstract state (checkers/abstract_state.py: roles, epochs and
+logs behind, uncommitted tails, nodes held down, faults in force) and
+learns from the move its last action made: the reward is 1/sqrt(visits)
+of the state reached, and 1 more for a move (state, action, state) never
+made before. It then takes the action with the most value plus a bonus
+for what it has tried least where it is (1/sqrt(tries)), or, a tenth of
+the time, any action (both drawn through the seeded generator, so a seed
+and the observations reproduce its decisions). Actions are a fault aimed
+at a role (the guided nemesis's choices, nemesis/guided.py), `heal` (undo
+everything in force) and `wait`; faults pile up to MAX_DEPTH in force, so
+it can learn sequences three deep and when in an election or a commit to
+make them.
+
+Without `priors`, nothing of the planted bugs' recipes is in it: no risk
+table, no clients kept beside a cut-off leader, no power loss staged on a
+bare majority. With them, the guided nemesis's risk of a choice adds to its
+score and its recipes are made as the guided nemesis makes them.
+
+What it learned (`Memory`) carries over a campaign: a file it reads at the
+start of a run and writes at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import Counter
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checkers.abstract_state import abstract
+from checkers.faults import BY_NAME
+
+from .guided import CLIENTS_BESIDE_CUT_OFF, Choice, Guide, Observation, risk_of
+from .schedule import NemesisOp
+from .turns import SETTLE_S
+
+MAX_DEPTH = 3
+STEPS_PER_INTERVAL = 3
+ALPHA = 0.5  # how far one reward moves a value
+GAMMA = 0.5  # how much the best value of the state reached counts
+EPSILON = 0.1  # the share of steps that take any action
+OPTIMISTIC = 1.0  # the value of an action never taken where it is: worth trying
+PRIOR_WEIGHT = 0.05  # a risk point of the guided nemesis's tables, with priors
+WAIT, HEAL = "wait", "heal"
+
+
+@dataclass
+class Memory:
+    """What the search learned: visits per state, tries and value per
+    (state, action), and every move (state, action, state) it saw."""
+
+    visits: Counter[str] = field(default_factory=Counter)
+    tries: Counter[str] = field(default_factory=Counter)
+    value: dict[str, float] = field(default_factory=dict)
+    moves: set[str] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "visits": dict(self.visits),
+            "tries": dict(self.tries),
+            "value": self.value,
+            "moves": sorted(self.moves),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Memory:
+        return cls(Counter(data["visits"]), Counter(data["tries"]), dict(data["value"]), set(data["moves"]))
+
+    @classmethod
+    def read(cls, path: Path | None) -> Memory:
+        """A memory file's, or a fresh memory where there is none yet."""
+        if path is None or not Path(path).exists():
+            return cls()
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+    def write(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json()) + "\n")
+
+
+def _key(*parts: str) -> str:
+    return "\t".join(parts)
+
+
+class Search:
+    """The policy: observations in, the operations of the next action out."""
+
+    def __init__(self, guide: Guide, memory: Memory | None = None, priors: bool = False) -> None:
+        self.guide = guide
+        self.rng: random.Random = guide.rng
+        self.memory = memory or Memory()
+        self.priors = priors
+        self.made: list[Choice] = []  # faults in force, as chosen
+        self.last: tuple[str, str] | None = None  # (state, action) the last step took
+        self.path: list[str] = []  # the states this run saw, in order
+
+    def in_force(self) -> list[str]:
+        return [choice.f for choice in self.made]
+
+    def state(self, seen: Observation) -> str:
+        return abstract(seen.rows, self.in_force(), seen.gone)
+
+    def learn(self, reached: str) -> None:
+        """The last action's reward, for reaching `reached`."""
+        memory = self.memory
+        memory.visits[reached] += 1
+        self.path.append(reached)
+        if self.last is None:
+            return
+        state, action = self.last
+        move = _key(state, action, reached)
+        reward = 1 / math.sqrt(memory.visits[reached]) + (0.0 if move in memory.moves else 1.0)
+        memory.moves.add(move)
+        ahead = [v for k, v in memory.value.items() if k.startswith(reached + "\t")]
+        best = max(ahead, default=OPTIMISTIC)
+        key = _key(state, action)
+        before = memory.value.get(key, OPTIMISTIC)
+        memory.value[key] = before + ALPHA * (reward + GAMMA * best - before)
+
+    def options(self, seen: Observation) -> dict[str, Choice | None]:
+        """The actions open now: a fault of a kind not in force (up to MAX_DEPTH), heal, wait."""
+        found: dict[str, Choice | None] = {WAIT: None}
+        if self.made:
+            found[HEAL] = None
+        if len(self.made) < MAX_DEPTH:
+            in_force = set(self.in_force())
+            for choice in self.guide.choices(Observation(seen.states, tuple(in_force), seen.rows, seen.gone)):
+                if choice.f not in in_force:
+                    found.setdefault(f"{choice.cell[0]}/{choice.cell[1]}", choice)
+        return found
+
+    def score(self, state: str, action: str, choice: Choice | None) -> float:
+        key = _key(state, action)
+        bonus = 1 / math.sqrt(1 + self.memory.tries[key])
+        prior = PRIOR_WEIGHT * risk_of(choice) if self.priors and choice is not None else 0.0
+        return self.memory.value.get(key, OPTIMISTIC) + bonus + prior
+
+    def step(self, at_s: float, seen: Observation, interval_s: float) -> list[NemesisOp]:
+        """Learn from what the last action led to, choose the next: its operations."""
+        state = self.state(seen)
+        self.learn(state)
+        options = self.options(seen)
+        names = sorted(options)
+        self.rng.shuffle(names)
+        if self.rng.random() < EPSILON:
+            action = names[0]
+        else:
+            action = max(names, key=lambda name: self.score(state, name, options[name]))
+        self.memory.tries[_key(state, action)] += 1
+        self.last = (state, action)
+        return self.ops(at_s, action, options[action], interval_s)
+
+    def ops(self, at_s: float, action: str, choice: Choice | None, interval_s: float) -> list[NemesisOp]:
+        if action == WAIT:
+            return []
+        if action == HEAL or choice is None:
+            undone = self.guide.undo(at_s, self.made)
+            self.made = []
+            return undone
+        if not BY_NAME[choice.f].instant:
+            self.made.append(choice)
+        if self.priors or choice.f == "membership":  # a voter change is a procedure of several operations
+            return self.guide.ops(at_s, choice, interval_s)
+        if choice.args.get("clients") == CLIENTS_BESIDE_CUT_OFF:  # stale-read's recipe: not without priors
+            choice = Choice(choice.cell, choice.f, {k: v for k, v in choice.args.items() if k != "clients"})
+        return [self.guide.op(at_s, choice)]
+
+
+Step = tuple[float, NemesisOp | None]
+
+
+def search_turns(search: Search, interval_s: float, limit_s: float) -> Generator[Step, tuple[Observation, float], None]:
+    """The search's steps until `limit_s`, as nemesis/turns.py's: `(at_s, op)`
+    out (None: only look), `(Observation, now_s)` back; `heal-all` at the end."""
+    every = interval_s / STEPS_PER_INTERVAL
+    at = min(SETTLE_S, interval_s)
+    while at + every <= limit_s:
+        seen, now = yield at, None
+        for op in search.step(at, seen, interval_s):
+            seen, now = yield op.at_s, op
+        at = max(at + every, now)
+    yield limit_s, NemesisOp(limit_s, "heal-all")
