@@ -80,6 +80,8 @@ SIM_NODES = Range(int, least=1, most=MAX_NODES)
 PORT = Range(int, least=0, most=65_535)
 REPEAT = Range(int, least=1, most=100_000)
 TRIALS = Range(int, least=1, most=100)
+MUTANTS = Range(int, least=1, most=10_000)
+MUTANT_RUN_S = Range(int, least=5, most=3_600)
 
 
 def setting_type(name: str):

@@ -282,6 +282,16 @@ class Simulated(ABC):
         """Seeded fault schedules over the simulation: a verdict."""
 
 
+class Mutable(ABC):
+    """Source the target lets `splitbrain mutate` change, to measure what the harness catches."""
+
+    @abstractmethod
+    def mutation_sources(self) -> dict[str, bool]:
+        """Files to mutate (paths from the project's root), each with whether
+        the target's simulation runs it (then a mutant the simulation cannot
+        tell from the original is equivalent)."""
+
+
 class OwnCommands(ABC):
     """Commands the target brings (`splitbrain node`)."""
 

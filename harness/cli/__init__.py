@@ -28,6 +28,7 @@ from . import (
     gate,
     imports,
     listing,
+    mutate,
     replay,
     run,
     serve,
@@ -52,6 +53,7 @@ COMMANDS = (
     serve,
     listing,
     cluster,
+    mutate,
 )
 # Programs of their own, with their own arguments: the reference quorum's node, and our link proxy server.
 PASSED_ON = {

@@ -7,13 +7,23 @@ and its own commands (`splitbrain node`, `splitbrain simulate`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
 from typing import Any
 
 from checkers.errors import HistoryError, SettingError, UsageError
-from targets.interface import Capabilities, NodeSpec, OwnCommands, Simulated, Target, TargetClient, VoterChanges
+from targets.interface import (
+    Capabilities,
+    Mutable,
+    NodeSpec,
+    OwnCommands,
+    Simulated,
+    Target,
+    TargetClient,
+    VoterChanges,
+)
 from targets.log_lines import json_field
 from targets.options import Option
 
@@ -89,7 +99,7 @@ class KRaftClient(TargetClient):
         await self.client.close()
 
 
-class KRaft(Target, VoterChanges, Simulated, OwnCommands):
+class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     name = "kraft"
     capabilities = Capabilities(
         ok_proves_leadership=True,
@@ -251,6 +261,10 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
     def change_voters(self, address: tuple[str, int], changes: list[dict], timeout_s: float) -> list[dict | None]:
         return call_many(address, changes, timeout_s)
 
+    def mutation_sources(self) -> dict[str, bool]:
+        """The Raft core, which the simulation runs, and the node's server (its persistence), which it does not."""
+        return {"targets/kraft/core.py": True, "targets/kraft/server.py": False}
+
     def main(self, command: str, argv: list[str]) -> int:
         if command == "node":
             from . import node
@@ -272,6 +286,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
             raise SettingError("read_lease_ms", f"must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
         anomalies = []
         ran = 0
+        digest = hashlib.sha256()
         for offset in progress(range(schedules)):
             schedule_seed = seed + offset
             plan = random_steps(
@@ -282,12 +297,20 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands):
             )
             ran += 1
             try:
-                run_schedule(SimSettings(seed=schedule_seed, **settings), plan)
+                sim = run_schedule(SimSettings(seed=schedule_seed, **settings), plan)
+                digest.update(json.dumps(sim.events, sort_keys=True, default=str).encode())
             except InvariantViolation as violation:
+                digest.update(str(violation).encode())
                 anomalies.append({"seed": schedule_seed, "violation": str(violation), "steps": plan})
                 if not keep_going:
                     break
-        stats = {"schedules": ran, "nodes": settings.get("nodes"), "bugs": sorted(settings.get("bugs", ()))}
+        stats = {
+            "schedules": ran,
+            "nodes": settings.get("nodes"),
+            "bugs": sorted(settings.get("bugs", ())),
+            # What the simulated nodes did, all schedules together: equal digests, equal behaviour (`mutate`).
+            "digest": digest.hexdigest(),
+        }
         checker = {"valid": not anomalies, "anomalies": anomalies, "stats": stats}
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 

@@ -1,0 +1,79 @@
+"""`splitbrain mutate`: the harness's own power, measured: mutants of the target's code, each simulated and then run for real under each strategy, and the share the checkers catch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+import targets
+from checkers.errors import UsageError
+from harness import limits
+
+from .arguments import path_arg, writable_folder
+from .outcome import EXIT_VALID
+
+NAME = "mutate"
+HELP = "mutants of the target's code, each simulated, then run for real per strategy: the share caught"
+STRATEGIES = ("random", "guided", "novelty", "novelty-priors")
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default=targets.DEFAULT, choices=targets.names(), help="whose code to mutate")
+    parser.add_argument("--mutants", type=limits.MUTANTS.parse, default=12, help="how many mutants, drawn by --seed")
+    parser.add_argument(
+        "--seed", type=limits.RUN_SETTINGS["seed"].parse, default=1, help="draws the mutants; the first schedule's seed"
+    )
+    parser.add_argument("--schedules", type=limits.SCHEDULES.parse, default=30, help="simulated schedules per mutant")
+    parser.add_argument(
+        "--strategies", default="random,guided,novelty", help=f"comma-separated, of {','.join(STRATEGIES)}"
+    )
+    parser.add_argument("--runs", type=limits.REPEAT.parse, default=1, help="real runs per mutant and strategy")
+    parser.add_argument("--time-limit", type=limits.MUTANT_RUN_S.parse, default=30, help="seconds of each real run")
+    parser.add_argument("--real-for-all", action="store_true", help="real runs also for mutants the simulation caught")
+    parser.add_argument("--results", type=path_arg, default=Path("runs/mutation"), help="where runs and the report go")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Exit 0 once every mutant is judged: the score is a measurement, not a verdict."""
+    from harness.mutation import Settings, mutate
+
+    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    wrong = [s for s in strategies if s not in STRATEGIES]
+    if wrong or not strategies:
+        raise UsageError(f"--strategies: {', '.join(wrong) or 'none'}: choose from {', '.join(STRATEGIES)}")
+    writable_folder(args.results, "--results")
+    settings = Settings(
+        args.target, args.mutants, args.seed, args.schedules, strategies, args.runs, args.time_limit, args.real_for_all
+    )
+    report = mutate(
+        settings, args.results, lambda items: tqdm(items, desc="mutants", unit="mutant", disable=args.quiet)
+    )
+    for outcome in report["outcomes"]:
+        print(one(outcome))
+    scores = ", ".join(f"{s} {report['caught'][s]} of {report['counted']}" for s in strategies)
+    print(
+        f"mutate: {report['mutants']} mutants, {report['equivalent']} equivalent, {report['stillborn']} stillborn; "
+        f"caught: {scores} (the simulation alone {report['caught_by_simulation']}); "
+        f"report: {args.results / 'mutation.json'}"
+    )
+    json.dump(report["score"], sys.stderr)
+    print(file=sys.stderr)
+    return EXIT_VALID
+
+
+def one(outcome: dict) -> str:
+    """A mutant's line: what changed, and who caught it."""
+    if outcome["equivalent"]:
+        verdict = "equivalent"
+    elif outcome["stillborn"]:
+        verdict = "stillborn"
+    else:
+        by = ["simulation"] if outcome["simulation"] == "caught" or outcome["simulation"].startswith("crashed") else []
+        by += outcome["caught_by"]
+        verdict = f"caught by {', '.join(by)}" if by else "SURVIVED"
+    return f"{verdict:<32} {outcome['change'][:160]}"

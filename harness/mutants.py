@@ -1,0 +1,138 @@
+"""Mutants of a target's source, for `splitbrain mutate`: the harness
+measures its own power by the share of broken copies of the target it
+catches. Each mutant is one small change a Raft implementer could make by
+mistake, at one place, made on the text (the rest of the file untouched,
+so its line numbers still point at the code):
+
+- `negate-condition`: an `if`'s test negated;
+- `drop-guard`: an `if` without `else` whose body only leaves (return,
+  raise, continue, break) taken out;
+- `off-by-one`: `<` and `<=` (`>` and `>=`) swapped;
+- `epoch-compare`: a comparison of epochs (or terms) turned round (`<` for
+  `>`, `==` for `!=`);
+- `skip-persistence`: a call that writes to disk or syncs (`write_...`,
+  `persist...`, `sync`, `fsync`) left out.
+
+The planted bugs' switches (`Bug.X in config.bugs`) are left alone: a
+mutant there would turn a planted bug on.
+
+Our own operators, not a mutation library's (mutmut, cosmic-ray): those
+mutate every token (strings, numbers, log calls) into thousands of mutants
+most of which no protocol checker is meant to see, and run a test suite
+per mutant; these five are the mistakes issue 39 names, and a mutant here
+is a copy of the target run by the harness, not by pytest.
+
+Pure: text in, mutants out, in source order; `sample` picks some by seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import re
+from dataclasses import dataclass
+
+OPERATORS = ("negate-condition", "drop-guard", "off-by-one", "epoch-compare", "skip-persistence")
+LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+STRICTNESS = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
+TURNED = {ast.Lt: ">", ast.Gt: "<", ast.LtE: ">=", ast.GtE: "<=", ast.Eq: "!=", ast.NotEq: "=="}
+EPOCHS = re.compile(r"epoch|term", re.IGNORECASE)
+PERSISTS = re.compile(r"^(write_|persist)|^f?sync$")
+# The planted bugs' switches: mutating one turns a planted bug on, which measures nothing new.
+PLANTED = re.compile(r"\bBug\.|\bbugs\b")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One change to one file: where, by which operator, and the file's text after it."""
+
+    path: str
+    operator: str
+    line: int
+    before: str
+    after: str
+    source: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.path}:{self.line}:{self.operator}"
+
+    def describe(self) -> str:
+        return f"{self.name}: {self.before.strip()} -> {self.after.strip()}"
+
+
+class _Text:
+    """A file's text addressed by the AST's (line, column) positions."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts = [0]
+        for line in source.splitlines(keepends=True):
+            self.starts.append(self.starts[-1] + len(line))
+
+    def at(self, line: int, col: int) -> int:
+        # The AST's columns count UTF-8 bytes; the code these mutate is ASCII where it is code.
+        return self.starts[line - 1] + col
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (
+            self.at(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            self.at(node.end_lineno, node.end_col_offset),  # type: ignore[attr-defined]
+        )
+
+    def replaced(self, start: int, end: int, new: str) -> str:
+        return self.source[:start] + new + self.source[end:]
+
+
+def mutants(path: str, source: str) -> list[Mutant]:
+    """Every mutant of `source` (the file at `path`) by every operator, in source order."""
+    text = _Text(source)
+    found: list[Mutant] = []
+
+    def add(operator: str, node: ast.AST, start: int, end: int, new: str) -> None:
+        before = source[start:end]
+        found.append(Mutant(path, operator, node.lineno, before, new, text.replaced(start, end, new)))  # type: ignore[attr-defined]
+
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, (ast.If, ast.Compare)) and PLANTED.search(source[slice(*text.span(node))]):
+            continue
+        if isinstance(node, ast.If):
+            start, end = text.span(node.test)
+            add("negate-condition", node, start, end, f"not ({source[start:end]})")
+            if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], LEAVES):
+                start, end = text.span(node)
+                add("drop-guard", node, start, end, "pass")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+            op = type(node.ops[0])
+            if op not in SYMBOLS:
+                continue
+            # The operator itself: between the operands there may be parentheses, but no other comparison.
+            after_left, before_right = text.span(node.left)[1], text.span(node.comparators[0])[0]
+            at = source.index(SYMBOLS[op], after_left, before_right)
+            start, end = at, at + len(SYMBOLS[op])
+            if op in STRICTNESS:
+                add("off-by-one", node, start, end, STRICTNESS[op])
+            if op in TURNED and EPOCHS.search(source[slice(*text.span(node))]):
+                add("epoch-compare", node, start, end, TURNED[op])
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            called = node.value.func
+            name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+            if PERSISTS.match(name):
+                start, end = text.span(node)
+                add("skip-persistence", node, start, end, "pass")
+    return sorted(found, key=lambda m: (m.line, OPERATORS.index(m.operator)))
+
+
+def sample(found: list[Mutant], count: int, seed: int) -> list[Mutant]:
+    """`count` of the mutants, drawn by `seed`, as many of each operator as can be (round robin)."""
+    rng = random.Random(seed)
+    by_operator = {op: [m for m in found if m.operator == op] for op in OPERATORS}
+    for pool in by_operator.values():
+        rng.shuffle(pool)
+    picked: list[Mutant] = []
+    while len(picked) < count and any(by_operator.values()):
+        for op in OPERATORS:
+            if by_operator[op] and len(picked) < count:
+                picked.append(by_operator[op].pop())
+    return sorted(picked, key=lambda m: (m.path, m.line, m.operator))

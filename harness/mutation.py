@@ -1,0 +1,220 @@
+"""`splitbrain mutate`: the harness measures its own power. Mutants of the
+target's code (harness/mutants.py) each run in a copy of the project, the
+target's simulation first, then real runs under each strategy asked for,
+and the share of them the checkers catch is the mutation score.
+
+How a mutant is judged, by rules stated here and nowhere decided by hand:
+- `equivalent`: in a file the simulation runs, the simulation of every
+  schedule, with voter changes and without, did exactly what the
+  original's did (the same events: the digest `simulate` reports). Set
+  apart from the score.
+- `stillborn`: no real run of it completed (the cluster never came up or
+  the run errored), and the simulation did not catch it. Set apart too:
+  it is broken in a way no checker is for.
+- caught by the simulation: `simulate` found an invariant broken, or the
+  simulation itself raised (the mutant crashed the core).
+- caught by a strategy: one of its real runs ended with a checker false.
+A mutant's real runs use the main job's settings (local, 3 nodes, append,
+`time_limit_s`) and the seeds 1 to `runs`, the same for every strategy.
+
+The score of a strategy: mutants it caught, over those neither equivalent
+nor stillborn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import targets
+from checkers.errors import SettingError
+from targets.interface import Mutable, Simulated
+
+from .mutants import Mutant, mutants, sample
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
+SIMULATE_TIMEOUT_S = 300
+EXIT_INVALID = 1
+
+
+@dataclass
+class Outcome:
+    """What became of one mutant."""
+
+    mutant: str
+    change: str
+    simulated: bool  # its file is one the simulation runs
+    simulation: str = ""  # caught, equivalent, missed, crashed: ..., hung
+    runs: dict[str, list[int]] = field(default_factory=dict)  # strategy -> exit codes of its runs
+    errors: dict[str, list[str]] = field(default_factory=dict)  # strategy -> why each run that errored did
+
+    @property
+    def equivalent(self) -> bool:
+        return self.simulation == "equivalent"
+
+    @property
+    def caught_by_simulation(self) -> bool:
+        return self.simulation == "caught" or self.simulation.startswith("crashed")
+
+    @property
+    def stillborn(self) -> bool:
+        codes = [code for found in self.runs.values() for code in found]
+        return bool(codes) and not self.caught_by_simulation and all(code not in (0, EXIT_INVALID) for code in codes)
+
+    def caught_by(self, strategy: str) -> bool:
+        return EXIT_INVALID in self.runs.get(strategy, [])
+
+
+def copy_project(into: Path) -> Path:
+    """The project's packages copied, for a mutant to change one file of."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, into / package, ignore=shutil.ignore_patterns("__pycache__", "wgl_core"))
+    return into
+
+
+def _command(copy: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """splitbrain's command, run from `copy`: the nodes it starts import the copy's code too."""
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+
+
+def simulated(copy: Path, target: str, schedules: int, seed: int) -> tuple[str, str]:
+    """(`caught`, `missed`, `crashed: why` or `hung`; the digest of what the
+    simulation did), over the schedules without voter changes and with them."""
+    digests = []
+    for extra in ([], ["--membership"]):
+        args = ["simulate", "--target", target, "--quiet", "--nodes", "5", "--schedules", str(schedules), *extra]
+        try:
+            done = _command(copy, [*args, "--seed", str(seed), "--keep-going"], SIMULATE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return "hung", ""
+        try:
+            verdict = json.loads(done.stdout)
+        except ValueError:
+            return f"crashed: {last_line(done.stderr)}", ""
+        if verdict["valid"] is False:
+            return "caught", ""
+        digests.append(verdict["checkers"]["simulation-invariants"]["stats"].get("digest", ""))
+    return "missed", "/".join(digests)
+
+
+def last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1][:200] if lines else "no output"
+
+
+def real_runs(
+    copy: Path, results: Path, target: str, strategy: str, runs: int, time_limit_s: int
+) -> tuple[list[int], list[str]]:
+    """The exit codes of `runs` real runs of the copy, seeds 1 to `runs`, and why each that errored did."""
+    codes, errors = [], []
+    for seed in range(1, runs + 1):
+        args = ["run", "--target", target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
+        args += ["--time-limit", str(time_limit_s), "--results", str(results / strategy)]
+        try:
+            done = _command(copy, args, 30 * time_limit_s + 300)
+        except subprocess.TimeoutExpired:
+            codes.append(-1)
+            errors.append("timed out")
+            continue
+        codes.append(done.returncode)
+        if done.returncode not in (0, EXIT_INVALID):
+            errors.append(last_line(done.stderr))
+    return codes, errors
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str = targets.DEFAULT
+    count: int = 12
+    seed: int = 1
+    schedules: int = 30
+    strategies: tuple[str, ...] = ("random", "guided", "novelty")
+    runs: int = 1
+    time_limit_s: int = 30
+    real_for_all: bool = False  # real runs also for mutants the simulation caught (to compare strategies on all)
+
+
+def chosen(settings: Settings) -> tuple[list[Mutant], dict[str, bool]]:
+    """The mutants drawn by the seed, and which files the simulation runs."""
+    target = targets.get(settings.target)
+    if not isinstance(target, Mutable):
+        raise SettingError("target", f"{settings.target} offers no source to mutate")
+    sources = target.mutation_sources()
+    found = [m for path in sources for m in mutants(path, (ROOT / path).read_text())]
+    return sample(found, settings.count, settings.seed), sources
+
+
+def mutate(
+    settings: Settings, results: Path, progress: Callable[[Iterable[Mutant]], Iterable[Mutant]]
+) -> dict[str, Any]:
+    """Every chosen mutant judged; the report (also written to RESULTS/mutation.json)."""
+    picked, sources = chosen(settings)
+    simulates = isinstance(targets.get(settings.target), Simulated)
+    results.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="splitbrain-mutants-") as work:
+        original = copy_project(Path(work) / "original")
+        baseline = simulated(original, settings.target, settings.schedules, settings.seed)[1] if simulates else ""
+        outcomes = []
+        for number, mutant in enumerate(progress(picked)):
+            copy = copy_project(Path(work) / f"m{number}")
+            (copy / mutant.path).write_text(mutant.source)
+            outcome = Outcome(mutant.name, mutant.describe(), sources[mutant.path])
+            if simulates and outcome.simulated:
+                verdict, digest = simulated(copy, settings.target, settings.schedules, settings.seed)
+                outcome.simulation = "equivalent" if verdict == "missed" and digest == baseline else verdict
+            if not outcome.equivalent and (settings.real_for_all or not outcome.caught_by_simulation):
+                for strategy in settings.strategies:
+                    where = results / f"m{number}"
+                    outcome.runs[strategy], outcome.errors[strategy] = real_runs(
+                        copy, where, settings.target, strategy, settings.runs, settings.time_limit_s
+                    )
+            outcomes.append(outcome)
+            shutil.rmtree(copy)
+    report = summary(settings, outcomes)
+    (results / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
+    """The score per strategy (and the simulation's), over the mutants that count."""
+    counted = [o for o in outcomes if not o.equivalent and not o.stillborn]
+    scores = {
+        strategy: sum(o.caught_by(strategy) or (not settings.real_for_all and o.caught_by_simulation) for o in counted)
+        for strategy in settings.strategies
+    }
+    return {
+        "settings": asdict(settings),
+        "mutants": len(outcomes),
+        "equivalent": sum(o.equivalent for o in outcomes),
+        "stillborn": sum(o.stillborn for o in outcomes),
+        "counted": len(counted),
+        "caught_by_simulation": sum(o.caught_by_simulation for o in counted),
+        "caught": scores,
+        "score": {s: round(c / len(counted), 3) if counted else None for s, c in scores.items()},
+        "outcomes": [
+            {
+                **asdict(o),
+                "equivalent": o.equivalent,
+                "stillborn": o.stillborn,
+                "caught_by": [s for s in settings.strategies if o.caught_by(s)],
+            }
+            for o in outcomes
+        ],
+    }

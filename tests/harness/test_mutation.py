@@ -1,0 +1,122 @@
+"""`splitbrain mutate` (harness/mutants.py, harness/mutation.py): each
+operator makes the change it names at one place and nothing else; the
+planted bugs' switches are left alone; mutants are drawn by seed; and, on
+the reference quorum's real code, a mutant that crashes the core is caught
+by the simulation, one the simulation cannot tell from the original is
+equivalent, and the command judges two mutants end to end."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.mutants import OPERATORS, mutants, sample
+from harness.mutation import ROOT, copy_project, simulated
+
+SOURCE = """
+def step(self, msg):
+    if msg.epoch < self.epoch:
+        return
+    if Bug.FORGET_VOTE in self.config.bugs:
+        self.voted = None
+    if self.offset >= msg.offset:
+        self.data.write_election_state(self.state)
+    self.writer.write(b"x")
+"""
+
+
+def by_operator(source: str = SOURCE) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for mutant in mutants("x.py", source):
+        ast.parse(mutant.source)  # every mutant is still Python
+        found.setdefault(mutant.operator, []).append(mutant.describe())
+    return found
+
+
+def test_each_operator_makes_its_change_and_leaves_the_planted_switches_alone():
+    found = by_operator()
+    assert found["negate-condition"] == [
+        "x.py:3:negate-condition: msg.epoch < self.epoch -> not (msg.epoch < self.epoch)",
+        "x.py:7:negate-condition: self.offset >= msg.offset -> not (self.offset >= msg.offset)",
+    ]
+    assert found["drop-guard"] == ["x.py:3:drop-guard: if msg.epoch < self.epoch:\n        return -> pass"]
+    assert found["off-by-one"] == ["x.py:3:off-by-one: < -> <=", "x.py:7:off-by-one: >= -> >"]
+    assert found["epoch-compare"] == ["x.py:3:epoch-compare: < -> >"]
+    # The election state's write is persistence; a socket's write is not.
+    assert found["skip-persistence"] == ["x.py:8:skip-persistence: self.data.write_election_state(self.state) -> pass"]
+    assert not any(":5:" in change for changes in found.values() for change in changes)
+
+
+def test_a_parenthesised_operand_keeps_its_parenthesis():
+    [mutant] = [m for m in mutants("x.py", "ok = (a.epoch) < b\n") if m.operator == "off-by-one"]
+    assert mutant.source == "ok = (a.epoch) <= b\n"
+
+
+def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
+    found = mutants("core.py", (ROOT / "targets/kraft/core.py").read_text())
+    assert {m.operator for m in found} >= set(OPERATORS) - {"skip-persistence"}
+    picked = sample(found, 8, seed=3)
+    assert picked == sample(found, 8, seed=3) and picked != sample(found, 8, seed=4)
+    assert len({m.operator for m in picked}) == 4  # the core has no persistence call of its own: four operators
+
+
+def one(line: str, operator: str):
+    """The mutant of the reference quorum's core by `operator` on the line that begins so."""
+    source = (ROOT / "targets/kraft/core.py").read_text()
+    lines = source.splitlines()
+    [mutant] = [
+        m
+        for m in mutants("targets/kraft/core.py", source)
+        if m.operator == operator and lines[m.line - 1].strip().startswith(line)
+    ]
+    return mutant
+
+
+@pytest.mark.slow
+def test_the_simulation_catches_a_crashing_mutant_and_sets_an_equivalent_one_apart(tmp_path):
+    original = copy_project(tmp_path / "original")
+    baseline = simulated(original, "kraft", 4, 1)
+    assert baseline[0] == "missed" and baseline[1]
+    assert simulated(copy_project(tmp_path / "unchanged"), "kraft", 4, 1) == baseline  # no change, no difference
+    # A follower that takes an EndQuorumEpoch of another epoch or sender: the core raises on the state it finds.
+    crash = one("if msg.epoch != self.epoch or not isinstance(state, FollowerState)", "drop-guard")
+    # Truncating at the high watermark itself, not below it: no schedule truncates exactly there.
+    same = one("if offset < self.hwm:", "off-by-one")
+    for name, mutant in (("crash", crash), ("same", same)):
+        copy = copy_project(tmp_path / name)
+        (copy / mutant.path).write_text(mutant.source)
+        verdict, digest = simulated(copy, "kraft", 4, 1)
+        if mutant is crash:
+            assert verdict.startswith("crashed: "), verdict
+        else:
+            assert (verdict, digest) == baseline  # equivalent by the rule
+
+
+@pytest.mark.slow
+def test_mutate_judges_two_mutants_end_to_end(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "mutate", "--mutants", "2", "--schedules", "3", "--strategies", "random"]
+        + ["--time-limit", "6", "--results", str(tmp_path / "mutation"), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "mutation" / "mutation.json").read_text())
+    assert report["mutants"] == 2 and len(report["outcomes"]) == 2
+    assert report["counted"] == 2 - report["equivalent"] - report["stillborn"]
+    assert set(report["score"]) == {"random"}
+    for outcome in report["outcomes"]:
+        assert (
+            outcome["simulation"] in ("caught", "missed", "equivalent", "hung")
+            or outcome["simulation"].startswith("crashed")
+            or not outcome["simulated"]
+        )
+        assert outcome["change"] in done.stdout
+    assert Path(tmp_path / "mutation").is_dir()
