@@ -317,7 +317,11 @@ class NodeServer:
         client_id = request.get("id")
         op = request.get("op")
         if op == "status":
-            writer.write(_line({"id": client_id, **self.status()}))
+            # Only what is durable is said: what the core has ready is written first (a write that
+            # fails halts the node), and a halted node's core may hold an epoch it never wrote.
+            self._drain()
+            answer = {"error": "halted", "reason": self.halted} if self.halted is not None else self.status()
+            writer.write(_line({"id": client_id, **answer}))
         elif op == "log":
             writer.write(_line({"id": client_id, "records": self._committed_records(request.get("from", 0))}))
         elif op in _COMMANDS and self.halted is not None:

@@ -209,10 +209,12 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         return KRaftClient(await Client.connect(*address, timeout_s))
 
     def status(self, address: tuple[str, int], timeout_s: float) -> dict | None:
+        """The node's status; None where it does not answer one (down, or halted)."""
         try:
-            return call(address, "status", timeout_s)
+            answer = call(address, "status", timeout_s)
         except (OSError, ValueError):
             return None
+        return None if "error" in answer else answer
 
     def status_event(self, status: dict, time_ns: int) -> dict:
         return {

@@ -48,3 +48,34 @@ def test_a_halted_node_names_the_epoch_it_holds_on_disk(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
     events = frame([{**r, "time_ns": i, "source": "log"} for i, r in enumerate(rows)], EVENTS_COLUMNS)
     assert election_safety(events)["valid"] is True
+
+
+class Written:
+    """A client connection's writer, keeping what was written to it."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict] = []
+
+    def write(self, data: bytes) -> None:
+        self.lines.append(json.loads(data))
+
+
+def test_a_status_says_only_what_is_durable(tmp_path):
+    """The status poll of a node whose core had moved to an epoch it then
+    failed to write read that epoch: a false `epoch-went-back (poll)` when it
+    started again (the novelty search with priors, a full disk on a candidate)."""
+
+    async def poll_mid_election() -> list[dict]:
+        server = NodeServer(options(tmp_path))
+        server.data.write_election_state = full_disk
+        writer = Written()
+        start = now = time.monotonic_ns() // 1_000_000
+        while server.core.epoch == 0 and now < start + 10_000:  # the core moves on; nothing drains it yet
+            now += 100
+            server.core.tick(now)
+        server._handle_client_line(b'{"id": 1, "op": "status"}', writer, [])
+        server.events.close()
+        return writer.lines
+
+    [answer] = asyncio.run(poll_mid_election())
+    assert answer["error"] == "halted" and "epoch" not in answer
