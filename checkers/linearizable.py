@@ -142,18 +142,19 @@ class Rows:
         """Completed operations (invocation and completion rows) in the order
         given, then those never answered: indeterminate ones end after
         everything, in that order."""
+        values = _values(self.history["value"], np.concatenate([call, done, pending]))
+        answered = self._answered(call, done, values[: len(call)], values[len(call) : len(call) + len(done)])
+        return answered + self._never_answered(pending, values[len(call) + len(done) :], self.after_all + len(answered))
+
+    def _answered(self, call: np.ndarray, done: np.ndarray, c_value: list[Any], d_value: list[Any]) -> list[Op]:
+        """Operations with a completion: ok, a definite failure (a cas
+        mismatch, an observation), or info (indeterminate: it ends after all)."""
         index, times, last_time = self.index, self.times, self.last_time
         outcome = np.where(self.ok[done], "ok", np.where(self.fail[done], "mismatch", "unknown")).tolist()
-        values = _values(self.history["value"], np.concatenate([call, done, pending]))
-        c_value, d_value, p_value = (
-            values[: len(call)],
-            values[len(call) : len(call) + len(done)],
-            values[len(call) + len(done) :],
-        )
         c_index, c_time, c_process = index[call].tolist(), times[call].tolist(), self.process[call].tolist()
         c_f, c_key = self.column("f", call), self.column("key", call)
         d_index, d_time, d_offset = index[done].tolist(), times[done].tolist(), self.column("offset", done)
-        ops = [
+        return [
             Op(
                 c_index[n],
                 c_process[n],
@@ -181,8 +182,12 @@ class Rows:
             )
             for n, o in enumerate(outcome)
         ]
-        p_f, p_key, after = self.column("f", pending), self.column("key", pending), self.after_all + len(ops)
-        ops += [
+
+    def _never_answered(self, pending: np.ndarray, p_value: list[Any], after: int) -> list[Op]:
+        """Invocations with no completion: indeterminate, ending after everything, in order."""
+        index, times = self.index, self.times
+        p_f, p_key = self.column("f", pending), self.column("key", pending)
+        return [
             Op(
                 int(index[c]),
                 int(self.process[c]),
@@ -193,11 +198,10 @@ class Rows:
                 None,
                 "unknown",
                 (int(times[c]), int(index[c])),
-                (last_time, after + n),
+                (self.last_time, after + n),
             )
             for n, c in enumerate(pending.tolist())
         ]
-        return ops
 
 
 class LogColumns:

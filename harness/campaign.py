@@ -81,6 +81,30 @@ class PlannedRun:
 def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun]]:
     """The campaign folder (under `results`, when given, instead of the
     file's `results` key) and every run of the matrix, in order."""
+    campaign, targets, common = _read(path)
+    name = campaign.get("name") or Path(path).stem
+    in_file = campaign.get("results", "runs/campaigns")
+    problem = folder_name_problem(name)
+    if problem:
+        raise CampaignError(f"{path}: campaign.name {name!r}: {problem}")
+    if not isinstance(in_file, str) or not in_file.strip():
+        raise CampaignError(f"{path}: campaign.results must be a path, not {in_file!r}")
+    for target in targets:
+        problem = folder_name_problem(target)
+        if problem:
+            raise CampaignError(f"{path}: [targets.{json.dumps(target)}]: an option set's name {problem}")
+    folder = Path(in_file if results is None else results) / name
+    planned = []
+    for target, table in targets.items():
+        if not isinstance(table, dict):
+            raise CampaignError(f"{path}: targets.{target}: must be a table")
+        planned += _target_runs(path, folder, campaign, common, target, table)
+    return folder, planned
+
+
+def _read(path: Path) -> tuple[dict, dict, dict]:
+    """The file's [campaign] table, its option sets ([targets.NAME]) and the
+    settings common to every run, each key checked to be one a run takes."""
     try:
         raw = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
@@ -101,54 +125,36 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
         for key in table:
             if key not in allowed:
                 raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
-    name = campaign.get("name") or Path(path).stem
-    in_file = campaign.get("results", "runs/campaigns")
-    problem = folder_name_problem(name)
-    if problem:
-        raise CampaignError(f"{path}: campaign.name {name!r}: {problem}")
-    if not isinstance(in_file, str) or not in_file.strip():
-        raise CampaignError(f"{path}: campaign.results must be a path, not {in_file!r}")
-    for target in targets:
-        problem = folder_name_problem(target)
-        if problem:
-            raise CampaignError(f"{path}: [targets.{json.dumps(target)}]: an option set's name {problem}")
-    folder = Path(in_file if results is None else results) / name
+    return campaign, targets, common
+
+
+def _target_runs(path: Path, folder: Path, campaign: dict, common: dict, target: str, table: dict) -> list[PlannedRun]:
+    """An option set's runs: its matrix (the campaign's, or its own: the faults that show its bug) unrolled."""
+    matrix = {**campaign, **{k: v for k, v in table.items() if k in TARGET_MATRIX_KEYS}}
+    overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
+    _check_matrix(path, target, matrix)
     planned = []
-    for target, table in targets.items():
-        if not isinstance(table, dict):
-            raise CampaignError(f"{path}: targets.{target}: must be a table")
-        # A target may bring its own matrix: the faults that show its bug.
-        matrix = {**campaign, **{k: v for k, v in table.items() if k in TARGET_MATRIX_KEYS}}
-        overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
-        _check_matrix(path, target, matrix)
-        for workload in matrix.get("workloads", ["append"]):
-            for nemesis in matrix.get("nemeses", [None]):  # None: the strategy's default (RunConfig.default_nemesis)
-                kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
-                for seed in matrix.get("seeds", [0]):
-                    for repeat in range(matrix.get("repeats", 1)):
-                        settings = run_settings({**common, **overrides})
-                        try:
-                            config = RunConfig(
-                                **settings,
-                                workload=workload,
-                                **unless_none(nemesis=kinds),
-                                seed=seed,
-                                results=folder,
-                                progress=False,
-                                option_set=target,
-                            )
-                            faults = (
-                                "default"
-                                if kinds is None and config.nemesis_strategy != "random"
-                                else "+".join(config.nemesis)
-                            )
-                            run_id = f"{target}-{workload}-{faults or 'none'}-s{seed}-r{repeat}"
-                            config = dataclasses.replace(config, run_id=run_id)
-                            config.validate()
-                        except (TypeError, ValueError, SettingError) as error:
-                            raise CampaignError(f"{path}: targets.{target}: {error}") from None
-                        planned.append(PlannedRun(run_id, target, config))
-    return folder, planned
+    for workload in matrix.get("workloads", ["append"]):
+        for nemesis in matrix.get("nemeses", [None]):  # None: the strategy's default (RunConfig.default_nemesis)
+            kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
+            for seed in matrix.get("seeds", [0]):
+                for repeat in range(matrix.get("repeats", 1)):
+                    settings = {**run_settings({**common, **overrides}), "workload": workload, "seed": seed}
+                    planned.append(_planned(path, folder, target, settings, kinds, repeat))
+    return planned
+
+
+def _planned(path: Path, folder: Path, target: str, settings: dict, kinds: list[str] | None, repeat: int) -> PlannedRun:
+    """One run of the matrix, named for what it runs, its settings checked."""
+    try:
+        config = RunConfig(**settings, **unless_none(nemesis=kinds), results=folder, progress=False, option_set=target)
+        faults = "default" if kinds is None and config.nemesis_strategy != "random" else "+".join(config.nemesis)
+        run_id = f"{target}-{config.workload}-{faults or 'none'}-s{config.seed}-r{repeat}"
+        config = dataclasses.replace(config, run_id=run_id)
+        config.validate()
+    except (TypeError, ValueError, SettingError) as error:
+        raise CampaignError(f"{path}: targets.{target}: {error}") from None
+    return PlannedRun(run_id, target, config)
 
 
 def target_option_names() -> set[str]:

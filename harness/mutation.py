@@ -213,7 +213,7 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
                 **asdict(o),
                 "equivalent": o.equivalent,
                 "stillborn": o.stillborn,
-                "caught_by": [s for s in settings.strategies if o.caught_by(s)],
+                "caught_by": [name for name in settings.strategies if o.caught_by(name)],
             }
             for o in outcomes
         ],

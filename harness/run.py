@@ -39,7 +39,7 @@ from nemesis.turns import turns
 from results.history import HistoryRecorder, partial, recover
 from results.versions import recorded
 from targets import options as target_options
-from targets.interface import TargetClient
+from targets.interface import Target, TargetClient
 from workloads.generators import WORKLOADS, Operation, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
@@ -196,6 +196,14 @@ class RunConfig:
     def validate(self) -> None:
         """Raise SettingError naming the first setting out of its range or
         choices (as RunConfig names it), before anything is written."""
+        self._check_values()
+        target = targets.get(self.target)
+        self._check_target(target)
+        self._check_capabilities(target)
+        self._check_shape()
+
+    def _check_values(self) -> None:
+        """Each setting within its range, among its choices, of its type."""
         for name, allowed in RUN_SETTINGS.items():
             value = getattr(self, name)
             if value is None and name == "initial_voters":
@@ -221,7 +229,9 @@ class RunConfig:
         unknown = sorted(set(self.nemesis) - set(KINDS))
         if unknown:
             raise SettingError("nemesis", f"unknown faults {', '.join(unknown)}; known: {', '.join(KINDS)}")
-        target = targets.get(self.target)
+
+    def _check_target(self, target: Target) -> None:
+        """The target's options, its workloads, and the arguments its nodes take."""
         if not isinstance(self.options, dict):
             raise SettingError("options", f"must be a table of the target's options, not {self.options!r}")
         refused = target_options.refusal(target.name, target.options, self.options, keys=True)
@@ -235,7 +245,9 @@ class RunConfig:
             self.node_args()
         except SettingError as error:
             raise SettingError(error.setting, f"{error.reason} ({target.name})") from None
-        self._check_capabilities(target)
+
+    def _check_shape(self) -> None:
+        """The voters, a schedule given, and the faults the strategy can make in the time."""
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
             raise SettingError("initial_voters", f"must be between 1 and nodes ({self.nodes}), not {voters}")
@@ -258,7 +270,7 @@ class RunConfig:
         if self.nemesis_strategy != "random" and unguided:
             raise SettingError(
                 "nemesis",
-                f"the guided strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
+                f"the {self.nemesis_strategy} strategy aims {', '.join(GUIDED_FAULTS)}, not {', '.join(unguided)} "
                 f"(--nemesis-strategy random draws {', '.join(unguided)})",
             )
         problem = schedule_problem(self.time_limit_s, self.interval_s)
@@ -330,23 +342,20 @@ def git_revision() -> str | None:
 
 
 class Run:
+    """One run from settings to run directory: the cluster brought up, load
+    and faults together until the time limit, everything healed, the nodes'
+    logs and final copies collected (`execute`); checking it is
+    results/checking.py's."""
+
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.target = targets.get(config.target)
         self.rng = random.Random(config.seed)
-        # The folder name says what a person looks for: when, the workload, the
-        # names a list option holds (the bugs planted), the seed.
-        named = "".join(
-            f"-{name}" for value in config.settings().values() if isinstance(value, list) for name in sorted(value)
-        )
-        run_id = config.run_id or (
-            time.strftime("%Y%m%dT%H%M%S") + f"-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}"
-        )
-        self.run_id = run_id
+        self.run_id = self._name(config)
         # Written under a temporary name until it has its verdict (results.history.complete).
-        if (Path(config.results) / run_id).exists():
-            raise UsageError(f"{Path(config.results) / run_id}: a run directory of that name exists")
-        self.dir = partial(Path(config.results) / run_id)
+        if (Path(config.results) / self.run_id).exists():
+            raise UsageError(f"{Path(config.results) / self.run_id}: a run directory of that name exists")
+        self.dir = partial(Path(config.results) / self.run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         crash.write_here(self.dir)
         self.recorder = HistoryRecorder(self.dir)
@@ -358,32 +367,7 @@ class Run:
         self.process_ids = itertools.count()
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
-        self.guide: Guide | None = None
-        self.search: Search | None = None
-        self.schedule: list[NemesisOp]
-        if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
-            self.schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
-        elif config.nemesis_strategy != "random":  # decided as the run goes, written down as decided
-            self.guide = Guide(
-                random.Random(config.seed),
-                config.nemesis,
-                config.schedule_topologies(),
-                read_tried(config.coverage_file),
-                config.initial_voters or config.nodes,
-            )
-            if config.nemesis_strategy.startswith("novelty"):
-                priors = config.nemesis_strategy == "novelty-priors"
-                self.search = Search(self.guide, Memory.read(config.memory_file), priors)
-            self.schedule = []
-        else:
-            self.schedule = generate(
-                random.Random(config.seed),
-                config.nemesis,
-                config.time_limit_s,
-                config.interval_s,
-                config.nodes,
-                config.schedule_topologies(),
-            )
+        self.guide, self.search, self.schedule = self._strategy(config)
         self.meta: dict[str, Any] = {
             "config": {
                 **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
@@ -401,6 +385,47 @@ class Run:
             "schedule": [asdict(op) for op in self.schedule],
         }
         self.write_meta()
+
+    @staticmethod
+    def _name(config: RunConfig) -> str:
+        """The run's id, a campaign's or a fresh one whose folder name says what
+        a person looks for: when, the workload, the names a list option holds
+        (the bugs planted), the seed."""
+        named = "".join(
+            f"-{name}" for value in config.settings().values() if isinstance(value, list) for name in sorted(value)
+        )
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        return config.run_id or f"{stamp}-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}"
+
+    @staticmethod
+    def _strategy(config: RunConfig) -> tuple[Guide | None, Search | None, list[NemesisOp]]:
+        """Who decides the faults: a replayed schedule, the guided nemesis or
+        the novelty search as the run goes (written down as decided), or the
+        random schedule drawn before it."""
+        if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
+            return None, None, [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
+        if config.nemesis_strategy == "random":
+            topologies = config.schedule_topologies()
+            ops = generate(
+                random.Random(config.seed),
+                config.nemesis,
+                config.time_limit_s,
+                config.interval_s,
+                config.nodes,
+                topologies,
+            )
+            return None, None, ops
+        guide = Guide(
+            random.Random(config.seed),
+            config.nemesis,
+            config.schedule_topologies(),
+            read_tried(config.coverage_file),
+            config.initial_voters or config.nodes,
+        )
+        if not config.nemesis_strategy.startswith("novelty"):
+            return guide, None, []
+        priors = config.nemesis_strategy == "novelty-priors"
+        return guide, Search(guide, Memory.read(config.memory_file), priors), []
 
     def write_meta(self) -> None:
         (self.dir / "run.json").write_text(json.dumps(self.meta, indent=2) + "\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,30 +240,7 @@ def render_focus(history: pd.DataFrame, anomaly: dict, number: int) -> str:
     def x(t: int) -> float:
         return LEFT + (WIDTH - LEFT - 10) * (min(max(t, start), end) - start) / (end - start)
 
-    body = []
-    for row, op in enumerate(drawn):
-        y = 8 + row * ROW
-        # An indeterminate operation may take effect at any time after it began.
-        x0, x1 = x(op.t0), x(end if op.type in ("info", "open") else op.t1)
-        outline = " stroke='#c62828' stroke-width='3'" if op is stuck else ""
-        title = f"row {op.invoke}: {op.f} {_show(op.value)} → {op.type} {_show(op.result) if op.type == 'ok' else ''}"
-        label = ("◀ " if op.t0 < start else "") + op.label() + ("" if op.type == "ok" else f" ({op.type})")
-        room = 7 * len(label) + 12
-        # The label inside a long bar, else after it, else before it.
-        where, anchor, colour = (
-            (x0 + 6, "start", "#fff")
-            if x1 - x0 > room
-            else (x1 + 6, "start", "#333")
-            if x1 + room < WIDTH
-            else (x0 - 6, "end", "#333")
-        )
-        body.append(
-            f"<g class='focus-op'><text x='4' y='{y + 11}'>process {op.process}</text>"
-            f"<rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' fill='{COLOURS[op.type]}'"
-            f"{outline}><title>{html.escape(title)}</title></rect>"
-            f"<text x='{where:.1f}' y='{y + 11}' text-anchor='{anchor}' style='fill:{colour}'>"
-            f"{html.escape(label)}</text></g>"
-        )
+    body = [_op_bar(op, 8 + row * ROW, x, start, end, op is stuck) for row, op in enumerate(drawn)]
     bottom = 8 + len(drawn) * ROW
     began = x(stuck.t0)
     body.append(
@@ -284,4 +262,29 @@ def render_focus(history: pd.DataFrame, anomaly: dict, number: int) -> str:
         f"<div class='focus' id='focus-{number}'><h3>Anomaly {number + 1}, up close</h3>"
         f"<p class='why'>{html.escape(text)}</p>{legend}"
         f"<svg width='{WIDTH}' height='{height}' viewBox='0 0 {WIDTH} {height}'>{''.join(body)}</svg></div>"
+    )
+
+
+def _op_bar(op: FocusOp, y: int, x: Callable[[int], float], start: int, end: int, stuck: bool) -> str:
+    """One operation's bar, from its call to its answer, labelled where the label fits."""
+    # An indeterminate operation may take effect at any time after it began.
+    x0, x1 = x(op.t0), x(end if op.type in ("info", "open") else op.t1)
+    outline = " stroke='#c62828' stroke-width='3'" if stuck else ""
+    title = f"row {op.invoke}: {op.f} {_show(op.value)} → {op.type} {_show(op.result) if op.type == 'ok' else ''}"
+    label = ("◀ " if op.t0 < start else "") + op.label() + ("" if op.type == "ok" else f" ({op.type})")
+    room = 7 * len(label) + 12
+    # The label inside a long bar, else after it, else before it.
+    where, anchor, colour = (
+        (x0 + 6, "start", "#fff")
+        if x1 - x0 > room
+        else (x1 + 6, "start", "#333")
+        if x1 + room < WIDTH
+        else (x0 - 6, "end", "#333")
+    )
+    return (
+        f"<g class='focus-op'><text x='4' y='{y + 11}'>process {op.process}</text>"
+        f"<rect x='{x0:.1f}' y='{y}' width='{max(x1 - x0, 2):.1f}' height='14' fill='{COLOURS[op.type]}'"
+        f"{outline}><title>{html.escape(title)}</title></rect>"
+        f"<text x='{where:.1f}' y='{y + 11}' text-anchor='{anchor}' style='fill:{colour}'>"
+        f"{html.escape(label)}</text></g>"
     )

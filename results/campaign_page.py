@@ -31,6 +31,25 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
         verdicts.append(verdict)
         failing = {name: r for name, r in verdict.get("checkers", {}).items() if r.get("valid") is not True}
         rows.append((target, run_dir, verdict.get("valid"), failing))
+    coverages = [v.get("coverage") or {} for v in verdicts]
+    tried = coverage_table(add_up(c.get("cells", []) for c in coverages), "the campaign's faults")
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
+        f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
+        f"{_targets_table(rows)}{_runs_table(folder, rows)}"
+        f"{tried}"
+        f"{states_table(add_up_states(coverages))}</body></html>"
+    )
+    path = folder / "summary.html"
+    path.write_text(page)
+    return path
+
+
+Row = tuple[str, Path, object, dict]
+
+
+def _targets_table(rows: list[Row]) -> str:
+    """Per option set: its runs, how many failed, and the checkers that caught them."""
     per_target: dict[str, list] = {}
     for target, _, valid, failing in rows:
         per_target.setdefault(target, []).append((valid, failing))
@@ -50,7 +69,11 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
             f"<tr><td>{html.escape(target)}</td><td>{len(results)}</td><td>{failed}</td>"
             f"<td>{html.escape(', '.join(caught))}</td></tr>"
         )
-    head.append("</table>")
+    return "".join(head) + "</table>"
+
+
+def _runs_table(folder: Path, rows: list[Row]) -> str:
+    """A line per run: its report, its verdict, its first anomaly, and how to shrink it."""
     body = [
         "<h2>Runs</h2><table><tr><th>run</th><th>target</th><th>valid</th><th>first anomaly</th>"
         "<th>fewer faults that still fail</th></tr>"
@@ -69,16 +92,4 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
             f"<td>{html.escape(target)}</td><td class='valid-{str(valid).lower()}'>{html.escape(str(valid))}</td>"
             f"<td>{html.escape(first)}</td><td>{_shrink(run_dir) if valid is False else ''}</td></tr>"
         )
-    body.append("</table>")
-    body.append(
-        coverage_table(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts), "the campaign's faults")
-    )
-    body.append(states_table(add_up_states(v.get("coverage") or {} for v in verdicts)))
-    page = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
-        f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
-        f"{''.join(head)}{''.join(body)}</body></html>"
-    )
-    path = folder / "summary.html"
-    path.write_text(page)
-    return path
+    return "".join(body) + "</table>"

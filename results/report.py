@@ -125,7 +125,6 @@ def render(
     drawing = drawing or Drawing(history, events)
     ops = drawing.ops
     anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
-    shown: dict[tuple[str, int], int] = {}  # the log lines' moments, each under the first anomaly it is one of
     marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
     flagged = {i for _, a in anomalies for i in _rows(a)}
     # A row an anomaly names, invocation or completion, belongs to one drawn operation.
@@ -141,23 +140,7 @@ def render(
         f"valid: {html.escape(str(verdict.get('valid')))}</span></h1>",
         _config(meta),
         _verdict(verdict, anomalies, bool(logs)),
-        *[render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies) if checker == "linearizable"][
-            :MAX_FOCUSED
-        ],
-        *(
-            [
-                render_copies(final, a, k)
-                for k, (checker, a) in enumerate(anomalies)
-                if checker == "committed-data-loss" and "offset" in a
-            ][:MAX_SHOWN]
-            if final is not None
-            else []
-        ),
-        *(
-            [log_view.render_log_lines(logs, history, a, k, shown) for k, (_, a) in enumerate(anomalies[:MAX_SHOWN])]
-            if logs
-            else []
-        ),
+        *_close_ups(history, anomalies, final, logs),
         "<h2>Timeline</h2>",
         _legend(set(nemesis_done(history)["f"])),
         drawing.timeline(marks, {op_of[i] for i in flagged if i in op_of}),
@@ -172,6 +155,29 @@ def render(
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def _close_ups(
+    history: pd.DataFrame,
+    anomalies: list[tuple[str, dict]],
+    final: pd.DataFrame | None,
+    logs: dict[str, list[tuple[int, str]]] | None,
+) -> list[str]:
+    """The first anomalies up close: a linearizability failure's operations,
+    the replicas' copies where data was lost, and the nodes' log lines."""
+    found = [render_focus(history, a, k) for k, (checker, a) in enumerate(anomalies) if checker == "linearizable"]
+    found = found[:MAX_FOCUSED]
+    if final is not None:
+        lost = [
+            (k, a) for k, (checker, a) in enumerate(anomalies) if checker == "committed-data-loss" and "offset" in a
+        ]
+        found += [render_copies(final, a, k) for k, a in lost[:MAX_SHOWN]]
+    if logs:
+        shown: dict[tuple[str, int], int] = {}  # the log lines' moments, each under the first anomaly it is one of
+        found += [
+            log_view.render_log_lines(logs, history, a, k, shown) for k, (_, a) in enumerate(anomalies[:MAX_SHOWN])
+        ]
+    return found
 
 
 class _Scale:

@@ -188,19 +188,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     """Failure rates, availability figures, flaky configurations and coverage,
     as Spark aggregations over the runs; disagreements with the archived verdicts."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
-    # Settings that are true or false stay so (not "True" in analysis/*.json); the rest is text.
-    flags = [
-        c
-        for c in index.columns
-        if c not in figures
-        and index[c].map(lambda v: v is None or isinstance(v, bool)).all()
-        and index[c].notna().any()
-    ]
-    texts = [c for c in index.columns if c not in figures and c not in flags]
-    table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
-    table[flags] = index[flags].astype(object).where(index[flags].notna(), None)
-    table[figures] = index[figures].astype("float64")
-    runs = spark.createDataFrame(table)
+    runs = spark.createDataFrame(_typed(index, figures))
     per_run = (
         spark.createDataFrame(rechecked)
         .groupBy("run_id")
@@ -215,25 +203,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     options = [c for c in ("option_set", "target", "bugs", "options", "nemesis") if c in index]
     rates = ["runs", "failed", "failure_rate", "caught_by"]
     spread = [f"{kind}_{c}" for kind in ("mean", "max") for c in figures]
-    by_options = (
-        joined.groupBy(*options)
-        .agg(
-            F.count(F.lit(1)).alias("runs"),
-            F.sum("failed").alias("failed"),
-            F.avg("failed").alias("failure_rate"),
-            F.concat_ws(
-                ",",
-                F.array_sort(
-                    F.array_distinct(
-                        F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))), lambda c: c != "")
-                    )
-                ),
-            ).alias("caught_by"),
-            *[F.avg(c).alias(f"mean_{c}") for c in figures],
-            *[F.max(c).alias(f"max_{c}") for c in figures],
-        )
-        .toPandas()
-    )
+    by_options = _by_options(joined, options, figures)
     config = [c for c in CONFIG_COLUMNS if c in index]
     # Runs of one configuration that differ only by seed or repeat; imported histories are not such runs.
     flaky = (
@@ -253,6 +223,46 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     }
     joined.unpersist()
     return found
+
+
+def _typed(index: pd.DataFrame, figures: list[str]) -> pd.DataFrame:
+    """The index as Spark takes it: settings that are true or false stay so
+    (not "True" in analysis/*.json), figures are numbers, the rest is text."""
+    flags = [
+        c
+        for c in index.columns
+        if c not in figures
+        and index[c].map(lambda v: v is None or isinstance(v, bool)).all()
+        and index[c].notna().any()
+    ]
+    texts = [c for c in index.columns if c not in figures and c not in flags]
+    table = index[texts].astype(object).where(index[texts].notna(), None).astype(str).where(index[texts].notna(), None)
+    table[flags] = index[flags].astype(object).where(index[flags].notna(), None)
+    table[figures] = index[figures].astype("float64")
+    return table
+
+
+def _by_options(joined: DataFrame, options: list[str], figures: list[str]) -> pd.DataFrame:
+    """Per option set: runs, failures, the checkers that caught them, and the figures' mean and max."""
+    return (
+        joined.groupBy(*options)
+        .agg(
+            F.count(F.lit(1)).alias("runs"),
+            F.sum("failed").alias("failed"),
+            F.avg("failed").alias("failure_rate"),
+            F.concat_ws(
+                ",",
+                F.array_sort(
+                    F.array_distinct(
+                        F.filter(F.flatten(F.collect_list(F.split("failed_checkers", ","))), lambda c: c != "")
+                    )
+                ),
+            ).alias("caught_by"),
+            *[F.avg(c).alias(f"mean_{c}") for c in figures],
+            *[F.max(c).alias(f"max_{c}") for c in figures],
+        )
+        .toPandas()
+    )
 
 
 def disagreements(index: pd.DataFrame, rechecked: pd.DataFrame) -> pd.DataFrame:

@@ -57,7 +57,7 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
 
 
-def add_target_options(parser: argparse.ArgumentParser) -> None:
+def add_target_options(parser: argparse._ActionsContainer) -> None:
     """The target, and every option some target declares (targets/options.py),
     as it spells it; a run refuses one its target does not declare. An option
     not given is left out, so the target's default stands."""

@@ -23,23 +23,32 @@ HELP = "a nemesis campaign against a real cluster; writes a run directory"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    """The run's settings in RunConfig's groups: the cluster (and the target's options), the load, the faults, the output."""
+    _cluster(parser.add_argument_group("the cluster"))
+    add_target_options(parser.add_argument_group("the target's options (splitbrain targets lists them)"))
+    _load(parser.add_argument_group("the load"))
+    _faults(parser.add_argument_group("the faults"))
+    _output(parser.add_argument_group("the output"))
+
+
+def _cluster(group: argparse._ActionsContainer) -> None:
+    group.add_argument(
         "--backend",
         default="local",
         choices=["local", "docker", "ssh"],
         help="where nodes run: processes on 127.0.0.1, containers, or your hosts over SSH",
     )
-    parser.add_argument("--hosts", type=path_arg, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
-    parser.add_argument(
+    group.add_argument("--hosts", type=path_arg, help="the SSH backend's hosts file (see harness/ssh_hosts.py)")
+    group.add_argument(
         "--net",
         choices=["proxy", "iptables"],
         help="cut links with link proxies or iptables (docker); default: iptables on docker for a target whose "
         "members dial one advertised peer URL (etcd), else proxy; run.json states the choice",
     )
-    parser.add_argument(
+    group.add_argument(
         "--nodes", type=setting_type("nodes"), default=3, help=f"cluster size (at most {limits.MAX_NODES})"
     )
-    voters = parser.add_mutually_exclusive_group()
+    voters = group.add_mutually_exclusive_group()
     voters.add_argument(
         "--initial-voters",
         type=setting_type("initial_voters"),
@@ -47,28 +56,53 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         help="the first N nodes bootstrap the voter set, the rest observe",
     )
     voters.add_argument("--standalone", action="store_true", help="the first node bootstraps alone (N = 1)")
-    parser.add_argument(
+    group.add_argument(
         "--down-at-join",
         type=setting_type("down_at_join"),
         default=0,
         metavar="K",
         help="kill K voters (not the leader) before observers start",
     )
-    parser.add_argument(
+    group.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
+
+
+def _load(group: argparse._ActionsContainer) -> None:
+    group.add_argument(
         "--workload",
         default="append",
         choices=list(WORKLOADS),
         help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
-    parser.add_argument(
+    group.add_argument(
+        "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
+    )
+    group.add_argument(
+        "--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together"
+    )
+    group.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
+    group.add_argument(
+        "--op-timeout",
+        type=setting_type("op_timeout_s"),
+        default=1.0,
+        help="seconds a client waits for an answer (then: info, unknown); a lock waits this long to be granted",
+    )
+    group.add_argument(
+        "--seed",
+        type=setting_type("seed"),
+        help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
+    )
+
+
+def _faults(group: argparse._ActionsContainer) -> None:
+    group.add_argument(
         "--nemesis",
         help=f"comma-separated faults: {','.join(KINDS)} (or none); default: every fault the guided strategy "
         "aims that the target and backend take, but wipe and membership; partition,kill,pause with --nemesis-strategy random",
     )
-    parser.add_argument(
+    group.add_argument(
         "--topologies", help=f"comma-separated partition topologies to draw from: {','.join(TOPOLOGIES)}"
     )
-    parser.add_argument(
+    group.add_argument(
         "--nemesis-strategy",
         default="guided",
         choices=["guided", "random", "novelty", "novelty-priors"],
@@ -77,38 +111,21 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "novelty: each step chosen for the cluster states it leads to, learning which are new "
         "(novelty-priors: helped by guided's risk tables)",
     )
-    parser.add_argument(
-        "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
-    )
-    parser.add_argument(
+    group.add_argument(
         "--interval", type=setting_type("interval_s"), default=3.0, help="seconds each fault lasts, and between faults"
     )
-    parser.add_argument(
-        "--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together"
-    )
-    parser.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
-    parser.add_argument(
-        "--op-timeout",
-        type=setting_type("op_timeout_s"),
-        default=1.0,
-        help="seconds a client waits for an answer (then: info, unknown); a lock waits this long to be granted",
-    )
-    parser.add_argument(
-        "--seed",
-        type=setting_type("seed"),
-        help="the seed of the fault schedule and the load (default: a fresh one, printed and kept in run.json)",
-    )
-    parser.add_argument("--results", type=path_arg, default=Path("runs"), help="where run directories go")
-    parser.add_argument(
+
+
+def _output(group: argparse._ActionsContainer) -> None:
+    group.add_argument("--results", type=path_arg, default=Path("runs"), help="where run directories go")
+    group.add_argument(
         "--repeat",
         type=limits.REPEAT.parse,
         default=1,
         metavar="N",
         help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
     )
-    parser.add_argument("--toxiproxy", help="URL of a Toxiproxy server to use instead of starting splitbrain's")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_target_options(parser)
+    group.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def command(args: argparse.Namespace) -> int:
