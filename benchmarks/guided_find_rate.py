@@ -15,6 +15,7 @@ runs, with the median time to the first catch at least 2x shorter than
 random's, and hits more cells.
 
     .venv/bin/python benchmarks/guided_find_rate.py [--bugs ...] [--seeds 1 2 3 4 5] [--time-limit 60]
+        [--strategies random guided novelty novelty-priors] [--backend docker|local] [--nodes 5]
 """
 
 from __future__ import annotations
@@ -42,16 +43,16 @@ BUGS = {
 MEMBERSHIP_BUGS = {"multi-voter-change", "ignore-directory-id", "ack-voter-early"}
 
 
-def faults(bug: str, strategy: str) -> list[str]:
+def faults(bug: str, strategy: str, backend: str, nodes: int) -> list[str]:
     """The strategy's default set (as `splitbrain run` resolves it), and `membership` for the membership bugs."""
     sys.path.insert(0, str(ROOT))
     from harness.run import RunConfig
 
-    kinds = RunConfig(backend="docker", nodes=5, nemesis_strategy=strategy).nemesis
+    kinds = RunConfig(backend=backend, nodes=nodes, nemesis_strategy=strategy).nemesis
     return kinds + ["membership"] if bug in MEMBERSHIP_BUGS else kinds
 
 
-def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> Path:
+def run(results: Path, bug: str, strategy: str, seed: int, args: argparse.Namespace) -> Path:
     workload, _ = BUGS[bug]
     command = [
         sys.executable,
@@ -59,9 +60,9 @@ def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> P
         "harness.cli",
         "run",
         "--backend",
-        "docker",
+        args.backend,
         "--nodes",
-        "5",
+        str(args.nodes),
         "--bug",
         bug,
         "--workload",
@@ -69,7 +70,7 @@ def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> P
         "--nemesis-strategy",
         strategy,
         "--time-limit",
-        str(time_limit),
+        str(args.time_limit),
         "--quiet",
         "--results",
         str(results),
@@ -77,7 +78,7 @@ def run(results: Path, bug: str, strategy: str, seed: int, time_limit: int) -> P
         str(seed),
     ]
     if bug in MEMBERSHIP_BUGS:
-        command += ["--nemesis", ",".join(faults(bug, strategy))]
+        command += ["--nemesis", ",".join(faults(bug, strategy, args.backend, args.nodes))]
     before = set(results.iterdir())
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(results.iterdir()) - before
@@ -116,7 +117,14 @@ def main() -> int:
     parser.add_argument("--bugs", nargs="+", default=list(BUGS), choices=list(BUGS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--time-limit", type=int, default=60)
-    parser.add_argument("--strategies", nargs="+", default=["random", "guided"], choices=["random", "guided"])
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=["random", "guided"],
+        choices=["random", "guided", "novelty", "novelty-priors"],
+    )
+    parser.add_argument("--backend", default="docker", choices=["docker", "local"])
+    parser.add_argument("--nodes", type=int, default=5)
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-guided-"))
     print("| bug | strategy | seed | caught | first catch (s) | cells hit |")
@@ -125,7 +133,7 @@ def main() -> int:
     for bug in args.bugs:
         for strategy in args.strategies:
             for seed in args.seeds:
-                run_dir = run(results, bug, strategy, seed, args.time_limit)
+                run_dir = run(results, bug, strategy, seed, args)
                 if not (run_dir / "verdict.json").exists():
                     print(f"| {bug} | {strategy} | {seed} | no verdict: see {run_dir} | | |", flush=True)
                     continue
