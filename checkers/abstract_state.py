@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .availability import fault_windows
@@ -92,26 +93,51 @@ def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
     """The run's abstract states in time order (one where it changed), from
     what the nodes said (each events row's state, epoch, offsets and leader,
     where it has them: status polls, and the transitions of a log that
-    names states its polls leave out) and the faults in force."""
+    names states its polls leave out) and the faults in force.
+
+    A row that changes nothing of what its node said, within the same
+    faults, cannot change the state, and is passed over: the loop is Python,
+    and a run's events can number in the hundreds of thousands."""
     said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable")
+    fields = ("state", "epoch", "offset", "hwm", "leader")
+    columns = [said[name].astype(object).where(said[name].notna(), None).tolist() for name in fields]
+    times = said["time_ns"].to_numpy(dtype="int64")
+    faults = _faults_in_force(history, times)
+    latest: dict[str, dict[str, Any]] = {}
+    reached: list[str] = []
+    last_faults = None
+    for at, node, *values in zip(range(len(times)), said["node"].tolist(), *columns):
+        first = str(node) not in latest  # a node heard of for the first time is part of the state from then
+        known = latest.setdefault(str(node), dict.fromkeys(fields))
+        changed = {name: value for name, value in zip(fields, values) if value is not None and known[name] != value}
+        if not first and not changed and faults[at] is last_faults:
+            continue
+        known.update(changed)
+        last_faults = faults[at]
+        in_force, gone = last_faults
+        state = abstract({n: r for n, r in latest.items() if n not in gone}, in_force, gone)
+        if not reached or reached[-1] != state:
+            reached.append(state)
+    return reached
+
+
+def _faults_in_force(history: pd.DataFrame, times: np.ndarray) -> list[tuple[list[str], dict[str, str]]]:
+    """At each of `times`, the kinds of the faults in force and the nodes held
+    down: one (shared) value per stretch between windows' edges."""
     windows = fault_windows(history)
     spans = [
         (str(f), int(start), int(end), [n for n in named_nodes(node) if isinstance(n, str)])
         for f, start, end, node in zip(windows["f"], windows["start_ns"], windows["end_ns"], windows["node"])
     ]
-    latest: dict[str, dict[str, Any]] = {}
-    reached: list[str] = []
-    fields = ("state", "epoch", "offset", "hwm", "leader")
-    for row in zip(said["time_ns"], said["node"], *(said[name] for name in fields)):
-        t, node = int(row[0]), str(row[1])
-        known = latest.setdefault(node, dict.fromkeys(fields))
-        known.update({name: value for name, value in zip(fields, row[2:]) if not pd.isna(value)})
+    edges = np.unique([t for _, start, end, _ in spans for t in (start, end)])
+    stretch = np.searchsorted(edges, times, side="right")
+    found: dict[int, tuple[list[str], dict[str, str]]] = {}
+    for k in np.unique(stretch).tolist():
+        t = int(edges[k - 1]) if k else -1  # any time of the stretch: its first
         in_force = [f for f, start, end, _ in spans if start <= t < end]
         gone = {n: f for f, start, end, nodes in spans if start <= t < end and holds_down(f) for n in nodes}
-        state = abstract({n: r for n, r in latest.items() if n not in gone}, in_force, gone)
-        if not reached or reached[-1] != state:
-            reached.append(state)
-    return reached
+        found[k] = (in_force, gone)
+    return [found[k] for k in stretch.tolist()]
 
 
 def transitions(reached: list[str]) -> set[tuple[str, str]]:
