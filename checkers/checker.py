@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol, TypeAlias
 
 import pandas as pd
@@ -40,8 +41,10 @@ class Tables:
     capabilities: Mapping[str, Any] | None = None
     budget_s: float = 30.0
 
+    @cached_property
     def client_fs(self) -> set[str]:
-        """The functions the clients called (not the nemesis's)."""
+        """The functions the clients called (not the nemesis's): worked out once,
+        as several checkers ask whether they apply by it."""
         return set(self.history.loc[self.history["process"] >= 0, "f"].dropna().unique())
 
 

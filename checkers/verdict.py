@@ -28,16 +28,16 @@ NO_FAULT = "no fault was made"
 
 
 def _appends(t: Tables) -> bool:
-    return "append" in t.client_fs()
+    return "append" in t.client_fs
 
 
 def _locks(t: Tables) -> bool:
-    return bool(t.client_fs() & LOCK_FS)
+    return bool(t.client_fs & LOCK_FS)
 
 
 def _registers(t: Tables) -> bool:
     """Client operations a model checks: any but appends' and locks' own checkers take."""
-    return bool(t.client_fs()) and not _locks(t)
+    return bool(t.client_fs) and not _locks(t)
 
 
 def _membership_changed(t: Tables) -> bool:

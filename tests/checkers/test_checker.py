@@ -37,7 +37,7 @@ def test_a_checker_is_anything_with_a_name_applies_and_check():
         name = "counting"
 
         def applies(self, t: Tables) -> bool:
-            return "write" in t.client_fs()
+            return "write" in t.client_fs
 
         def check(self, t: Tables) -> dict:
             return {"valid": True, "anomalies": [], "stats": {"ops": len(t.history)}}
