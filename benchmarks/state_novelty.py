@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checkers.abstract_state import add_up_states  # noqa: E402
+from nemesis import STRATEGIES  # noqa: E402
 
 CAMPAIGN = """
 [campaign]
@@ -38,7 +39,6 @@ seeds = {seeds}
 
 [targets.correct]
 """
-STRATEGIES = ("random", "guided", "novelty", "novelty-priors")
 
 
 def campaign(folder: Path, strategy: str, args: argparse.Namespace) -> tuple[dict, list]:

@@ -30,6 +30,7 @@ from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
+from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
 from nemesis.novelty import Memory, Search, search_turns
@@ -50,7 +51,7 @@ CHOICES = {
     "backend": ("local", "docker", "ssh"),
     "net": ("proxy", "iptables"),
     "workload": tuple(WORKLOADS),
-    "nemesis_strategy": ("random", "guided", "novelty", "novelty-priors"),
+    "nemesis_strategy": STRATEGIES,
 }
 
 

@@ -12,13 +12,13 @@ from tqdm import tqdm
 import targets
 from checkers.errors import UsageError
 from harness import limits
+from nemesis import STRATEGIES
 
 from .arguments import path_arg, writable_folder
 from .outcome import EXIT_VALID
 
 NAME = "mutate"
 HELP = "mutants of the target's code, each simulated, then run for real per strategy: the share caught"
-STRATEGIES = ("random", "guided", "novelty", "novelty-priors")
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from checkers.errors import UsageError
 from checkers.faults import KINDS
 from harness import limits
 from harness.limits import setting_type
+from nemesis import STRATEGIES
 from nemesis.schedule import TOPOLOGIES
 from workloads.generators import WORKLOADS
 
@@ -105,7 +106,7 @@ def _faults(group: argparse._ActionsContainer) -> None:
     group.add_argument(
         "--nemesis-strategy",
         default="guided",
-        choices=["guided", "random", "novelty", "novelty-priors"],
+        choices=STRATEGIES,
         help="guided (default): each fault chosen from the nodes' states for the least-tried coverage cell; "
         "random: a schedule drawn from the seed (repeats with --seed; takes churn); "
         "novelty: each step chosen for the cluster states it leads to, learning which are new "
