@@ -73,8 +73,8 @@ def cell(fault: str, touched: list[Any], states: dict[str, str], in_force: list[
     """The coverage cell of one fault at its moment."""
     if fault == "partition":
         role = _partition_role(touched, states)
-    elif fault in BY_NAME and BY_NAME[fault].hits == "link":
-        role = "links"
+    elif fault in BY_NAME and BY_NAME[fault].hits == "link" and not all(isinstance(t, str) for t in touched):
+        role = "links"  # links touched, not nodes (a brief cut names the node it cut off)
     else:
         hit = {node for node in touched if isinstance(node, str)}
         roles = {role_of(states.get(node)) for node in hit}

@@ -69,6 +69,12 @@ CATALOGUE = (
     Fault("kill", "node", "start", NODE_COLOUR),
     Fault("bounce", "node", None, INSTANT_COLOUR),
     Fault("restart", "node", None, INSTANT_COLOUR),
+    # Faults at the scale of single messages (nemesis/brief.py), sized to the
+    # target's election timeout and over when their operation is: a node's
+    # links cut both ways for a fraction of a timeout, a few times (a vote or
+    # a fetch in flight lost); a node paused for about one timeout and resumed.
+    Fault("flicker", "link", None, "#ef6c00"),
+    Fault("stall", "node", None, "#9575cd"),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     Fault(
         "wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True

@@ -168,6 +168,12 @@ class AttributedLinks(LinkApplier):
             for writer in list(self.live.get(pair, ())):
                 writer.transport.abort()
 
+    def restore(self, links: Iterable[Link]) -> None:
+        self._call(self._restore({frozenset(link) for link in links}))
+
+    async def _restore(self, pairs: set[frozenset[str]]) -> None:
+        self.cut_pairs -= pairs
+
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
         raise SettingError("nemesis", f"this target's links can only be cut, both ways: no {type} toxic")
 

@@ -28,6 +28,12 @@ class IptablesLinks(LinkApplier):
             done.append((src, dst))
         return done
 
+    def restore(self, links: Iterable[Link]) -> None:
+        """Each cut's rule deleted (one per cut; a stopped container lost its rules already)."""
+        for src, dst in sorted(links):
+            if self.cluster.running(dst):
+                self.cluster.exec(dst, ["iptables", "-D", CHAIN, "-s", self.cluster.ip(src), "-j", "DROP"])
+
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
         raise SettingError("net", f"iptables cannot add a {type} toxic: use the link proxies (proxy)")
 
@@ -53,6 +59,9 @@ class DirectLinks(LinkApplier):
 
     def cut(self, links) -> list[Link]:
         raise SettingError("net", "link faults need per-link proxies (or iptables on Docker)")
+
+    def restore(self, links) -> None:
+        """No link was ever cut."""
 
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
         raise SettingError("net", "link faults need per-link proxies")

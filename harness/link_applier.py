@@ -22,6 +22,11 @@ class LinkApplier(Protocol):
         """Cut these links; the ones actually cut."""
         ...
 
+    def restore(self, links: Iterable[Link]) -> None:
+        """These links whole again (undoes `cut` of them alone: a brief fault's
+        own cut, where another fault's stay as they are)."""
+        ...
+
     def add_toxic(self, links: Iterable[Link], type: str, attributes: dict, name: str | None = None) -> list[Link]:
         """A Toxiproxy toxic (latency, ...) on these links; the ones it went on.
         An applier that cannot raises ValueError naming what it takes instead."""

@@ -60,6 +60,10 @@ class LinkMesh(LinkApplier):
             done.append(link)
         return done
 
+    def restore(self, links: Iterable[Link]) -> None:
+        for _, proxy in self._proxies(links):
+            proxy.enable()
+
     def add_toxic(self, links: Iterable[Link], type: str, attributes: dict, name: str | None = None) -> list[Link]:
         done = []
         for link, proxy in self._proxies(links):

@@ -155,6 +155,10 @@ class RunConfig:
             return list(RANDOM_DEFAULT)
         return [kind for kind in GUIDED_DEFAULT if self.takes(kind)]
 
+    def election_timeout_ms(self) -> int:
+        """The target's election timeout with this run's settings (brief faults are sized by it)."""
+        return targets.get(self.target).election_timeout_ms(self.settings()) if self.target in targets.names() else 1000
+
     def takes(self, kind: str) -> bool:
         """Whether this run's target, on its backend, takes the fault `kind`."""
         try:
@@ -414,6 +418,7 @@ class Run:
                 config.interval_s,
                 config.nodes,
                 topologies,
+                config.election_timeout_ms(),
             )
             return None, None, ops
         guide = Guide(
@@ -422,6 +427,7 @@ class Run:
             config.schedule_topologies(),
             read_tried(config.coverage_file),
             config.initial_voters or config.nodes,
+            config.election_timeout_ms(),
         )
         if not config.nemesis_strategy.startswith("novelty"):
             return guide, None, []

@@ -55,6 +55,12 @@ class Nemesis:
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
         self.faulty_links = False
+        # Links cut by partitions (a brief fault cuts only the others, and
+        # restores only its own); `heals` counts heal-alls, so a brief fault
+        # that one overtook (an exit path's, from another thread) stops there.
+        self.cut: set[tuple[str, str]] = set()
+        self.heals = 0
+        self._links_lock = threading.Lock()
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
         self.clocks: dict[str, tuple[dict[str, Any], float]] = {}
@@ -94,9 +100,40 @@ class Nemesis:
         else:
             grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
         self.faulty_links = True
-        cut = [list(link) for link in self.links.cut(topologies.links(grudge))]
+        made = self.links.cut(topologies.links(grudge))
+        self.cut |= set(made)
         self.confine(args.get("clients", 0), grudge, rng)
-        return cut
+        return [list(link) for link in made]
+
+    def _flicker(self, f: str, args: dict[str, Any]) -> list[Any]:
+        """The aimed node's links cut both ways for `cut_ms`, `times` times,
+        `gap_ms` apart (nemesis/brief.py); links a partition holds stay cut."""
+        nodes = self.aimed(args)
+        heals = self.heals
+        links = [link for link in self.links.links if set(link) & set(nodes)]
+        for time_ in range(args.get("times", 1)):
+            if time_:
+                time.sleep(args["gap_ms"] / 1000)
+            with self._links_lock:
+                if self.heals != heals:
+                    break
+                made = self.links.cut([link for link in links if link not in self.cut])
+            time.sleep(args["cut_ms"] / 1000)
+            with self._links_lock:
+                if self.heals == heals:
+                    self.links.restore(made)
+        return nodes
+
+    def _stall(self, f: str, args: dict[str, Any]) -> list[Any]:
+        """The aimed node paused for `for_ms` and resumed (unless a heal-all did first)."""
+        nodes = [node for node in self.aimed(args) if node not in self.down]
+        for node in nodes:
+            self.fault_node("pause", node)
+        time.sleep(args["for_ms"] / 1000)
+        for node in nodes:
+            if node in self.paused:
+                self.fault_node("resume", node)
+        return nodes
 
     def _latency(self, f: str, args: dict[str, Any]) -> list[Any]:
         self.faulty_links = True
@@ -104,7 +141,9 @@ class Nemesis:
         return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
 
     def _heal_links(self, f: str, args: dict[str, Any]) -> list[Any]:
-        self.links.heal()
+        with self._links_lock:
+            self.links.heal()
+            self.cut.clear()
         self.faulty_links = False
         self.confined.clear()
         return []
@@ -216,7 +255,10 @@ class Nemesis:
         touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room()))
         for node in sorted(self.paused):
             self.fault_node("resume", node)
-        self.links.heal()
+        with self._links_lock:
+            self.heals += 1
+            self.links.heal()
+            self.cut.clear()
         self.faulty_links = False
         self.confined.clear()
         for node in sorted(self.down):
@@ -331,6 +373,8 @@ class Nemesis:
 # Each operation the nemesis makes (a fault, or what undoes one) and the method that makes it.
 OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "partition": Nemesis._partition,
+    "flicker": Nemesis._flicker,
+    "stall": Nemesis._stall,
     "latency": Nemesis._latency,
     "heal": Nemesis._heal_links,
     "clock": Nemesis._clock,

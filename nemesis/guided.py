@@ -36,14 +36,14 @@ from checkers.coverage import context as context_of
 from checkers.coverage import role_of
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
 
-from . import clock
+from . import brief, clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 # The kinds the guided nemesis aims (checkers/faults.py); a node fault is
 # aimed at a role, where a clock fault also draws how the clock moves and a
 # voter change is a recipe of its own.
 GUIDED_FAULTS = tuple(fault.name for fault in CATALOGUE if fault.guided and not fault.bookkeeping)
-NODE_FAULTS = tuple(kind for kind in of_kind("node", guided=True) if kind not in ("clock", "membership"))
+NODE_FAULTS = tuple(kind for kind in of_kind("node", guided=True) if kind not in ("clock", "membership", *brief.KINDS))
 
 
 def wipe_then_elect(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:
@@ -209,9 +209,12 @@ class Guide:
         topologies: list[str] | None = None,
         tried: Counter[Any] | None = None,
         voters: int = 3,
+        timeout_ms: int = 1000,
     ) -> None:
         self.rng = rng
         self.voters = voters
+        # The target's election timeout: what brief faults are sized by (nemesis/brief.py).
+        self.timeout_ms = timeout_ms
         self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
         self.topologies = topologies
         self.tried: Counter[Any] = Counter(tried or {})
@@ -237,6 +240,19 @@ class Guide:
                         ("clock", role, context),
                         "clock",
                         {"target": role, "seed": self.rng.randrange(2**31), **clock.draw(self.rng)},
+                    )
+                    for role in roles
+                ]
+            elif kind in brief.KINDS and (kind == "stall" or not node_faults_only):
+                found += [
+                    Choice(
+                        (kind, role, context),
+                        kind,
+                        {
+                            "target": role,
+                            "seed": self.rng.randrange(2**31),
+                            **brief.draw(kind, self.rng, self.timeout_ms),
+                        },
                     )
                     for role in roles
                 ]

@@ -14,7 +14,7 @@ from typing import Any
 from checkers.errors import SettingError
 from checkers.faults import AT_ONCE, BY_NAME, KINDS
 
-from . import clock
+from . import brief, clock
 
 # Each kind `--nemesis` names: the operation it makes, and what undoes it
 # (None: instant). What each one is: the catalogue, checkers/faults.py.
@@ -76,6 +76,21 @@ def membership_shrink(rng: random.Random, at: float, interval_s: float, count: i
     return [NemesisOp(at, "shrink", {"count": count, "seed": rng.randrange(2**31), "during": "membership"})]
 
 
+def _drawn_args(kind: str, rng: random.Random, topologies: list[str], timeout_ms: int) -> dict[str, Any]:
+    """A fault's arguments, drawn: how it cuts links, what it aims at, how long a brief one lasts."""
+    if kind == "partition":
+        return {"topology": rng.choice(topologies), "seed": rng.randrange(2**31)}
+    if kind == "latency":
+        return {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
+    if kind == "clock":
+        return {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
+    if kind in brief.KINDS:
+        return {"target": rng.choice(TARGETS[:2]), "seed": rng.randrange(2**31), **brief.draw(kind, rng, timeout_ms)}
+    # A fault that may hit many nodes at once (a power loss) may also hit a majority, or all.
+    aims = (*TARGETS, *AT_ONCE) if BY_NAME[kind].at_once else TARGETS
+    return {"target": rng.choice(aims), "seed": rng.randrange(2**31)}
+
+
 def generate(
     rng: random.Random,
     kinds: list[str],
@@ -83,12 +98,14 @@ def generate(
     interval_s: float,
     nodes: int,
     topologies: list[str] | None = None,
+    timeout_ms: int = 1000,
 ) -> list[NemesisOp]:
     """Alternate quiet and faulty intervals of `interval_s` until the time
     limit; every fault is undone before the next one, and the schedule ends
     with `heal-all`. Kinds are drawn without replacement until each has had
     its turn, so a schedule long enough for every kind holds every kind.
-    Partitions draw from `topologies` (default: all that fit the cluster size)."""
+    Partitions draw from `topologies` (default: all that fit the cluster size);
+    brief faults are sized by the target's election timeout, `timeout_ms`."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise SettingError("nemesis", f"unknown faults {unknown}; known: {sorted(FAULTS)}")
@@ -106,25 +123,13 @@ def generate(
         kind = rng.choice(turns)
         turns.remove(kind)
         fault, recovery = FAULTS[kind]
-        args: dict[str, Any] = {}
-        if kind == "partition":
-            args = {"topology": rng.choice(allowed), "seed": rng.randrange(2**31)}
-        elif kind == "latency":
-            args = {"latency_ms": rng.choice([50, 200]), "jitter_ms": 20}
-        elif kind == "clock":
-            args = {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
-        elif kind in ("churn", "membership"):
+        if kind in ("churn", "membership"):
             ops += (churn if kind == "churn" else membership)(rng, at, interval_s)
-            assert (
-                recovery is not None
-            )  # churn and membership are undone by a recovery of their own (checkers/faults.py)
+            assert recovery is not None  # churn and membership are undone by a recovery of their own
             ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))
             at += 2 * interval_s
             continue
-        else:
-            # A fault that may hit many nodes at once (a power loss) may also hit a majority, or all.
-            aims = (*TARGETS, *AT_ONCE) if BY_NAME[kind].at_once else TARGETS
-            args = {"target": rng.choice(aims), "seed": rng.randrange(2**31)}
+        args = _drawn_args(kind, rng, allowed, timeout_ms)
         ops.append(NemesisOp(at, fault, args))
         if recovery is not None:
             ops.append(NemesisOp(at + interval_s, recovery, {"of": fault}))

@@ -155,6 +155,13 @@ class Target(ABC):
     # log offsets); N, N lists by key (offsets are places in a key's list).
     append_keys: int = 0
 
+    def election_timeout_ms(self, settings: dict) -> int:
+        """How long a follower waits to hear its leader before it stands, with
+        these settings: the scale brief faults are sized by (nemesis/brief.py).
+        A target whose options name it (`election_timeout_ms`) has it from
+        there; one whose timeout is fixed says so."""
+        return int(settings.get("election_timeout_ms", 1000))
+
     # ------------------------------------------------------------------ options
 
     @abstractmethod

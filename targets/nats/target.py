@@ -65,6 +65,10 @@ class Nats(Target):
     def node_args(self, settings: dict) -> tuple[str, ...]:
         return ()
 
+    def election_timeout_ms(self, settings: dict) -> int:
+        """nats-server's is fixed: 4 to 9 s (its heartbeat 1 s)."""
+        return 4000
+
     def versions(self) -> dict[str, str]:
         binary = shutil.which("nats-server")
         if binary is None:

@@ -164,6 +164,10 @@ def test_iptables_isolation_of_the_leader_elects_another_and_heals(tmp_path):
         assert new != old and epoch > old_epoch
         rig.nemesis.invoke(NemesisOp(0, "heal"))
         wait_until(lambda: (rig.cluster.status(old) or {}).get("leader") == new, what="the old leader to follow")
+        # A brief cut's own rules go again, and only those.
+        rig.links.cut([("n1", "n2"), ("n3", "n2")])
+        rig.links.restore([("n1", "n2")])
+        assert rig.cluster.exec("n2", ["iptables", "-S", "INPUT"]).count("-j DROP") == 1
 
 
 def test_every_topology_cuts_exactly_its_links_on_docker(tmp_path):
@@ -182,3 +186,44 @@ def test_every_topology_cuts_exactly_its_links_on_docker(tmp_path):
             rig.nemesis.invoke(NemesisOp(0, "heal"))
             assert all(proxy.enabled for proxy in server.proxies().values())
         assert topologies.links(topologies.one_way("n1", "n2")) == {("n1", "n2")}
+
+
+def test_a_flicker_cuts_a_nodes_links_briefly_and_a_stall_pauses_it_briefly(tmp_path):
+    """On the real mesh: while a partition holds n1-n2 both ways, a flicker
+    of n2 disables its other proxies (seen by a poll beside it) and enables
+    them again, leaving the partition's; a stall of the leader silences it
+    for its span and resumes it."""
+    import threading
+
+    with make_rig(tmp_path, "local", 3) as rig:
+        server = rig.links.server.use()
+        rig.links.cut([("n1", "n2"), ("n2", "n1")])
+        rig.nemesis.cut |= {("n1", "n2"), ("n2", "n1")}
+        seen, done = [], threading.Event()
+
+        def watch():
+            while not done.is_set():
+                seen.append({name for name, proxy in server.proxies().items() if not proxy.enabled})
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        started = time.monotonic()
+        rig.nemesis.invoke(NemesisOp(0, "flicker", {"nodes": ["n2"], "cut_ms": 300, "times": 2, "gap_ms": 300}))
+        took = time.monotonic() - started
+        done.set()
+        watcher.join()
+        assert completion(rig, "flicker") == ["n2"] and took >= 0.9
+        assert {"n1-n2", "n2-n1", "n2-n3", "n3-n2"} in seen
+        assert seen[-1] == {"n1-n2", "n2-n1"}
+
+        _, old = leader_epoch(rig)
+        silent = []
+        stall = threading.Thread(
+            target=rig.nemesis.invoke, args=(NemesisOp(0, "stall", {"target": "leader", "for_ms": 1500}),)
+        )
+        stall.start()
+        time.sleep(0.5)
+        silent.append(rig.cluster.status(old, 0.3))
+        stall.join()
+        assert silent == [None] and completion(rig, "stall") == [old] and not rig.nemesis.paused
+        wait_until(lambda: rig.cluster.status(old), what="the stalled node to answer")
