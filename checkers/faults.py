@@ -143,6 +143,8 @@ CATALOGUE = (
     Fault("promote", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     Fault("remove-member", "node", None, INSTANT_COLOUR, bookkeeping=True),
     Fault("start-observers", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+    # A simulated schedule's node names put on the real nodes (its leader on the real one), for the steps after it.
+    Fault("rename", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
 )
 BY_NAME = {fault.name: fault for fault in CATALOGUE}
 # What `--nemesis` names, in the catalogue's order.

@@ -65,8 +65,11 @@ class LinkMesh(LinkApplier):
             proxy.enable()
 
     def add_toxic(self, links: Iterable[Link], type: str, attributes: dict, name: str | None = None) -> list[Link]:
+        """The toxic on each link, in place of one of the same name already there."""
         done = []
         for link, proxy in self._proxies(links):
+            if (name or type) in proxy.toxics():
+                proxy.destroy_toxic(name or type)
             proxy.add_toxic(type=type, stream="upstream", name=name or type, attributes=attributes)
             done.append(link)
         return done

@@ -60,6 +60,8 @@ class Nemesis:
         # that one overtook (an exit path's, from another thread) stops there.
         self.cut: set[tuple[str, str]] = set()
         self.heals = 0
+        # A simulated schedule's node names -> the real nodes (`rename`).
+        self.names: dict[str, str] = {}
         self._links_lock = threading.Lock()
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
@@ -89,8 +91,13 @@ class Nemesis:
         return make(self, op.f, op.args)
 
     def _partition(self, f: str, args: dict[str, Any]) -> list[Any]:
+        """A topology's cut (aimed at the leader, or at a role), or the `links` named (a translated schedule's)."""
         rng = random.Random(args.get("seed"))
-        if args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
+        if "links" in args:
+            grudge = topologies.from_links({(self.named(src), self.named(dst)) for src, dst in args["links"]})
+        elif args.get("only_a_leader") and self.leader() is None:
+            grudge = {}
+        elif args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
             chosen = self.targets(args["target"], rng)
             grudge = (
                 topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0])
@@ -148,6 +155,18 @@ class Nemesis:
         self.confined.clear()
         return []
 
+    def _rename(self, f: str, args: dict[str, Any]) -> list[Any]:
+        """A simulated schedule's names put on the real nodes: the node that
+        led in the simulation when its faults began is the real leader now
+        (the two names swapped), so a step that names a node hits the one in
+        the same role; the pairs renamed."""
+        real, simulated = self.leader(), str(args["leader"])
+        self.names = {simulated: real, real: simulated} if real and real != simulated else {}
+        return [[name, node] for name, node in sorted(self.names.items())]
+
+    def named(self, node: Any) -> str:
+        return self.names.get(str(node), str(node))
+
     def _clock(self, f: str, args: dict[str, Any]) -> list[Any]:
         nodes = self.aimed(args)
         self.move_clocks(nodes, args)
@@ -183,8 +202,10 @@ class Nemesis:
         return nodes
 
     def _bring_back(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """resume every paused node, or start every downed one."""
+        """resume every paused node, or start every downed one (those of them named, if `nodes` are)."""
         nodes = sorted(self.paused if f == "resume" else self.down)
+        if args.get("nodes"):
+            nodes = [node for node in nodes if node in map(self.named, args["nodes"])]
         for node in nodes:
             self.fault_node(f, node)
         return nodes
@@ -340,9 +361,14 @@ class Nemesis:
 
     def aimed(self, args: dict[str, Any], rng: random.Random | None = None) -> list[str]:
         """The nodes an operation names, or those its target (a role) picks now
-        (`count` followers: as many as there are, up to it)."""
+        (`count` followers: as many as there are, up to it; the leader, else
+        any live node, or none with `only_a_leader`, as a simulated schedule's
+        step that finds no leader does nothing)."""
         if args.get("nodes"):
-            return list(args["nodes"])
+            return [self.named(node) for node in args["nodes"]]
+        if args.get("only_a_leader"):
+            leader = self.leader()
+            return [leader] if leader in self.live() else []
         return self.targets(args.get("target", "one"), rng or random.Random(args.get("seed")), args.get("count", 1))
 
     def live(self) -> list[str]:
@@ -374,6 +400,7 @@ class Nemesis:
 OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "partition": Nemesis._partition,
     "flicker": Nemesis._flicker,
+    "rename": Nemesis._rename,
     "stall": Nemesis._stall,
     "latency": Nemesis._latency,
     "heal": Nemesis._heal_links,

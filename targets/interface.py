@@ -288,6 +288,13 @@ class Simulated(ABC):
     ) -> dict:
         """Seeded fault schedules over the simulation: a verdict."""
 
+    @abstractmethod
+    def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:
+        """A violation the simulation found (its `steps` and what broke) as a
+        real run's nemesis operations (`at_s` from the start of load, `f`,
+        `args`), the time limit they need and the workload whose checkers see
+        what broke: what `simulate --write-schedules` hands `replay`."""
+
 
 class Mutable(ABC):
     """Source the target lets `splitbrain mutate` change, to measure what the harness catches."""

@@ -15,7 +15,7 @@ from harness.limits import setting_type
 from results.wording import counted
 from targets.interface import Simulated
 
-from .arguments import add_target_options, given_options
+from .arguments import add_target_options, given_options, path_arg
 from .outcome import exit_code
 
 NAME = "simulate"
@@ -33,6 +33,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--membership", action="store_true", help="schedules also lose disks and add and remove voters")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--write-schedules",
+        type=path_arg,
+        metavar="DIR",
+        help="write each failing schedule as DIR/sim-SEED/, a run that `splitbrain replay` makes on a real cluster",
+    )
     add_target_options(parser)
 
 
@@ -50,6 +56,11 @@ def command(args: argparse.Namespace) -> int:
     json.dump(verdict, sys.stdout, indent=2)
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
+    if args.write_schedules:
+        from harness import sim_schedules
+
+        for run_dir in sim_schedules.write(args.write_schedules, target, settings, given_options(args), verdict):
+            print(f"schedule: {run_dir} (splitbrain replay {run_dir})", file=sys.stderr)
     return exit_code(verdict)
 
 

@@ -392,6 +392,8 @@ node index picks a node (modulo the cluster size) and `amount` is the run
 length in ms, the second node of a cut, or the network setting."""
 
 Step = tuple[str, int, int]
+# The load a schedule runs before its first step (a leader is elected by then).
+LOAD_BEFORE_STEPS_MS = 300
 
 
 class LoadedRun:
@@ -427,7 +429,7 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
     invariant raises `InvariantViolation` at the step that broke it."""
     sim = Simulation(settings)
     load = LoadedRun(sim)
-    load.run(300)
+    load.run(LOAD_BEFORE_STEPS_MS)
     for action, index, amount in steps:
         node = sim.ids[index % len(sim.ids)]
         leader = sim.leader()

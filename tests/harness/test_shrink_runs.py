@@ -61,3 +61,25 @@ def test_a_failing_run_shrinks_to_a_campaign_that_fails_again(tmp_path):
     again = splitbrain("campaign", "--quiet", "--results", str(tmp_path / "again"), str(shrunk_file))
     assert again.returncode == 1, again.stdout + again.stderr
     assert "committed-data-loss" in again.stdout
+
+
+def test_a_simulated_violation_is_written_as_a_run_that_replay_makes_on_a_real_cluster(tmp_path):
+    """`simulate --write-schedules` then `replay`: every fault the translated
+    schedule names is made on real nodes, at its moment; replay says whether
+    the real run found the violation again (not guaranteed: real timing)."""
+    from results.history import load_history
+
+    written, real = tmp_path / "simulated", tmp_path / "real"
+    simulated = splitbrain(
+        "simulate", "--bug", "ack-before-commit", "--schedules", "20", "--quiet", "--write-schedules", str(written)
+    )
+    assert simulated.returncode == 1, simulated.stderr
+    [run_dir] = sorted(written.iterdir())
+    schedule = json.loads((run_dir / "run.json").read_text())["schedule"]
+    replayed = splitbrain("replay", str(run_dir), "--results", str(real), "--quiet")
+    assert replayed.returncode in (0, 1), replayed.stderr
+    assert f"replay of {run_dir.name}: valid false then, valid " in replayed.stdout
+    [made] = sorted(real.iterdir())
+    history = load_history(made)
+    done = history[(history["process"] == -1) & (history["type"] == "ok")]
+    assert done["f"].tolist()[: len(schedule)] == [op["f"] for op in schedule]

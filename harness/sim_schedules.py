@@ -1,0 +1,50 @@
+"""A simulation's failing schedules as run descriptions (`splitbrain
+simulate --write-schedules DIR`): for each violation, `DIR/sim-<seed>/`
+holds a `run.json` that `splitbrain replay` runs on a real cluster (the
+local backend, the same nodes and target options, and the schedule's faults
+and a workload as the target translates them, `Simulated.real_schedule`)
+and a `verdict.json` with the simulation's verdict, so that replay says
+whether the real run reproduced it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from checkers.faults import KINDS
+from harness.run import RunConfig
+from targets.interface import Simulated, Target
+
+
+def write(folder: Path, target: Target, settings: dict, options: dict, verdict: dict) -> list[Path]:
+    """One folder per violation of `verdict`; their paths."""
+    assert isinstance(target, Simulated)
+    written = []
+    for anomaly in verdict["checkers"]["simulation-invariants"].get("anomalies") or []:
+        ops, limit_s, workload = target.real_schedule(settings, anomaly)
+        used = {op["f"] for op in ops}
+        observers = settings.get("observers", 0)
+        config = RunConfig(
+            target=target.name,
+            backend="local",
+            nodes=settings["nodes"] + observers,
+            initial_voters=settings["nodes"] if observers else None,
+            workload=workload,
+            nemesis=[kind for kind in KINDS if kind in used],
+            nemesis_strategy="random",
+            time_limit_s=limit_s,
+            seed=anomaly["seed"],
+            options=options,
+        )
+        run_dir = folder / f"sim-{anomaly['seed']}"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        described = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()}
+        meta = {"config": described, "seed": anomaly["seed"], "target": target.name, "load_start_s": 0.0}
+        (run_dir / "run.json").write_text(json.dumps({**meta, "schedule": ops}, indent=2) + "\n")
+        checker = {"valid": False, "anomalies": [anomaly], "stats": {}}
+        (run_dir / "verdict.json").write_text(
+            json.dumps({"valid": False, "checkers": {"simulation-invariants": checker}}, indent=2) + "\n"
+        )
+        written.append(run_dir)
+    return written

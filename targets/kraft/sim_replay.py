@@ -1,0 +1,139 @@
+"""A simulated schedule as a real run's faults, so that what the simulator
+finds the real run can reach: `splitbrain simulate --write-schedules DIR`
+writes each failing schedule as a run description that `splitbrain replay`
+runs on a real cluster.
+
+Each step becomes the nemesis operation (checkers/faults.py's vocabulary)
+that does the same to real nodes, at the same point of the schedule on a
+clock stretched by `scale`: the real node's election timeout over the
+simulator's (300 ms against 100 ms by default, so three times), so that a
+fault lands at the same point of an election or a fetch timeout. Named
+nodes stay named (`n2` is `n2`); the leader is aimed at as the leader, who
+ever it is then.
+
+Messages take as long as the simulator's do, stretched the same way:
+latency on every link (the proxies' toxic) from the start, the delay a
+`network` step sets after it, and again after each heal (which, on a real
+mesh, takes toxics away too).
+
+What does not carry over, and why:
+- a `network` step's drops: a TCP link loses no single message;
+- voter changes and lost disks (`--membership`): the real nemesis changes
+  voters by its own procedures (nemesis/membership.py);
+- the load: the simulator's (an append and a write or compare-and-set every
+  20 ms, reads at every node that leads) becomes the workload whose checkers
+  see what broke (`workload_for`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .simulation import (
+    CLOCK_ACTIONS,
+    CLOCK_OFFSETS,
+    LOAD_BEFORE_STEPS_MS,
+    LoadedRun,
+    SimSettings,
+    Simulation,
+    Step,
+)
+
+# Seconds a real run goes on after the last step, with every fault healed, before its time limit.
+TAIL_S = 2.0
+# Steps with an operation of their own: (the operation, aimed at the leader where the step says so).
+NODE_STEPS = {
+    "pause": "pause",
+    "pause_leader": "pause",
+    "resume": "resume",
+    "crash": "kill",
+    "crash_leader": "kill",
+    "restart": "start",
+    "bounce": "bounce",
+    "lose_unsynced": "lose-unfsynced",
+    "lose_leader": "lose-unfsynced",
+}
+
+
+def scale_of(settings: dict[str, Any]) -> float:
+    """How much longer a real moment is than a simulated one: the real election timeout over the simulator's."""
+    return float(settings.get("election_timeout_ms", 300)) / SimSettings.election_timeout_ms
+
+
+def _aim(action: str, node: str) -> dict[str, Any]:
+    return {"target": "leader", "only_a_leader": True} if action.endswith("_leader") else {"nodes": [node]}
+
+
+def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> dict[str, Any] | None:
+    """The operation (f and args) one fault step makes; None for one that does not carry over."""
+    node, other = ids[index % len(ids)], ids[amount % len(ids)]
+    if action in NODE_STEPS:
+        return {"f": NODE_STEPS[action], "args": _aim(action, node)}
+    if action == "isolate":
+        return {"f": "partition", "args": {"links": [[a, b] for a in ids for b in ids if a != b and node in (a, b)]}}
+    if action == "isolate_leader":
+        return {"f": "partition", "args": {"topology": "isolate-leader", "only_a_leader": True}}
+    if action == "cut":
+        return {"f": "partition", "args": {"links": [[node, other]]}} if other != node else None
+    if action in ("heal", "resume_all"):
+        return {"f": "heal" if action == "heal" else "resume", "args": {}}
+    if action in CLOCK_ACTIONS:
+        delta = round(CLOCK_OFFSETS[amount % len(CLOCK_OFFSETS)] * scale)
+        return {"f": "clock", "args": {**_aim(action, node), "shape": "jump", "delta_ms": delta}}
+    return None  # voter changes and lost disks
+
+
+def _latency(delay_ms: tuple[int, int], scale: float) -> dict[str, Any]:
+    """Latency on every link that delays a message as the simulator's delay range does, stretched by `scale`."""
+    low, high = delay_ms
+    return {
+        "f": "latency",
+        "args": {"latency_ms": round(scale * (low + high) / 2), "jitter_ms": round(scale * (high - low) / 2)},
+    }
+
+
+def workload_for(violation: str) -> str:
+    """The workload whose checkers see what broke: a stale read, registers
+    (linearizable); anything else (a lost record, two leaders, logs that
+    disagree), appends (committed-data loss, and the elections' checkers,
+    which any workload has)."""
+    return "register" if "stale read" in violation else "append"
+
+
+def first_leader(settings: SimSettings) -> str | None:
+    """The node that leads in the simulation when its steps begin (its load has run for a while)."""
+    sim = Simulation(settings)
+    LoadedRun(sim).run(LOAD_BEFORE_STEPS_MS)
+    return sim.leader()
+
+
+def real_schedule(
+    steps: list[Step], nodes: int, scale: float, leader: str | None = None
+) -> tuple[list[dict[str, Any]], float]:
+    """The operations of `steps` on a real cluster of `nodes` (`at_s` from
+    the start of load, as a replay takes them), ending with `heal-all`, and
+    the time limit they need. `leader`: the simulation's when its steps
+    began, put on the real one (`rename`) so that named nodes keep their roles."""
+    ids = [f"n{i}" for i in range(1, nodes + 1)]
+    at_ms = 0.0
+    delay_ms = (SimSettings.min_delay_ms, SimSettings.max_delay_ms)
+    ops: list[dict[str, Any]] = [{"at_s": 0.0, **_latency(delay_ms, scale)}]
+    if leader:
+        ops.append({"at_s": 0.0, "f": "rename", "args": {"leader": leader}})
+    for action, index, amount in steps:
+        if action == "run":
+            at_ms += amount * scale
+            continue
+        if action == "network":
+            delay_ms = (1, (5, 20, 60)[amount % 3])
+        made = _latency(delay_ms, scale) if action == "network" else _op(action, ids, index, amount, scale)
+        if made is not None:
+            ops.append({"at_s": round(at_ms / 1000, 3), **made})
+        if action == "heal":  # a real heal takes every toxic away: the messages' delay comes back at once
+            ops.append({"at_s": round(at_ms / 1000, 3), **_latency(delay_ms, scale)})
+    # The simulator heals and starts every node as soon as its steps end; so does the real run.
+    ops.append({"at_s": round(at_ms / 1000, 3), "f": "heal-all", "args": {}})
+    limit_s = math.ceil(at_ms / 1000 + TAIL_S)
+    ops.append({"at_s": float(limit_s), "f": "heal-all", "args": {}})
+    return ops, float(limit_s)

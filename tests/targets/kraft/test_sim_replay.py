@@ -1,0 +1,66 @@
+"""A simulated schedule as a real run's faults (targets/kraft/sim_replay.py):
+moments stretched by the ratio of the timeouts, named nodes kept, the
+leader aimed at as the leader (none if none leads), messages delayed as the
+simulator delays them (again after each heal), every node healed and started
+when the steps end; the workload whose checkers see what broke."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from targets.kraft.sim_replay import first_leader, real_schedule, scale_of, workload_for
+from targets.kraft.simulation import SimSettings, random_steps
+
+
+def test_a_schedule_becomes_the_same_faults_at_stretched_moments():
+    steps = [
+        ("run", 0, 100),
+        ("isolate", 1, 0),
+        ("run", 0, 50),
+        ("heal", 0, 0),
+        ("pause_leader", 0, 0),
+        ("cut", 0, 2),
+        ("network", 0, 2),
+        ("crash", 5, 0),
+        ("wipe", 0, 0),
+        ("run", 0, 20),
+    ]
+    ops, limit_s = real_schedule(steps, 3, 3.0, leader="n2")
+    made = [(op["at_s"], op["f"], op["args"]) for op in ops]
+    assert made == [
+        (0.0, "latency", {"latency_ms": 14, "jitter_ms": 10}),
+        (0.0, "rename", {"leader": "n2"}),
+        (0.3, "partition", {"links": [["n1", "n2"], ["n2", "n1"], ["n2", "n3"], ["n3", "n2"]]}),
+        (0.45, "heal", {}),
+        (0.45, "latency", {"latency_ms": 14, "jitter_ms": 10}),
+        (0.45, "pause", {"target": "leader", "only_a_leader": True}),
+        (0.45, "partition", {"links": [["n1", "n3"]]}),
+        (0.45, "latency", {"latency_ms": 92, "jitter_ms": 88}),
+        (0.45, "kill", {"nodes": ["n3"]}),
+        (0.51, "heal-all", {}),
+        (3.0, "heal-all", {}),
+    ]
+    assert limit_s == 3.0
+
+
+def test_the_stretch_is_the_real_timeout_over_the_simulated_one():
+    assert scale_of({}) == 300 / SimSettings.election_timeout_ms
+    assert scale_of({"election_timeout_ms": SimSettings.election_timeout_ms}) == 1.0
+
+
+@given(seed=st.integers(0, 2**31 - 1), count=st.integers(0, 40), nodes=st.sampled_from([3, 5]))
+def test_every_schedule_ends_healed_in_order_within_its_time_limit(seed, count, nodes):
+    ops, limit_s = real_schedule(random_steps(random.Random(seed), count, power_losses=True), nodes, 3.0)
+    times = [op["at_s"] for op in ops]
+    assert times == sorted(times) and ops[-1] == {"at_s": limit_s, "f": "heal-all", "args": {}}
+    named = [n for op in ops for n in op["args"].get("nodes", []) + sum(op["args"].get("links", []), [])]
+    assert set(named) <= {f"n{i}" for i in range(1, nodes + 1)}
+
+
+def test_the_first_leader_is_the_simulations_and_the_workload_sees_what_broke():
+    assert first_leader(SimSettings(seed=0)) in ("n1", "n2", "n3")
+    assert workload_for("t=5ms: stale read by n1: k=1, expected one of [2]") == "register"
+    assert workload_for("t=5ms: acknowledged append lost: offset 3") == "append"
