@@ -167,6 +167,10 @@ class Nemesis:
     def named(self, node: Any) -> str:
         return self.names.get(str(node), str(node))
 
+    def named_nodes(self, args: dict[str, Any]) -> list[str] | None:
+        """The real nodes an operation's `nodes` name, or None where it names none."""
+        return [self.named(node) for node in args["nodes"]] if args.get("nodes") else None
+
     def _clock(self, f: str, args: dict[str, Any]) -> list[Any]:
         nodes = self.aimed(args)
         self.move_clocks(nodes, args)
@@ -216,7 +220,7 @@ class Nemesis:
         return list(self.cluster.observers)
 
     def _shrink(self, f: str, args: dict[str, Any]) -> list[Any]:
-        return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")))
+        return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")), self.named_nodes(args))
 
     def fault_node(self, f: str, node: str) -> None:
         cluster = self.cluster
@@ -364,8 +368,9 @@ class Nemesis:
         (`count` followers: as many as there are, up to it; the leader, else
         any live node, or none with `only_a_leader`, as a simulated schedule's
         step that finds no leader does nothing)."""
-        if args.get("nodes"):
-            return [self.named(node) for node in args["nodes"]]
+        named = self.named_nodes(args)
+        if named is not None:
+            return named
         if args.get("only_a_leader"):
             leader = self.leader()
             return [leader] if leader in self.live() else []
@@ -414,6 +419,6 @@ OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "start": Nemesis._bring_back,
     "start-observers": Nemesis._start_observers,
     "shrink": Nemesis._shrink,
-    "rejoin": lambda nemesis, f, args: nemesis.changes().rejoin(),
+    "rejoin": lambda nemesis, f, args: nemesis.changes().rejoin(nemesis.named_nodes(args)),
     "heal-all": lambda nemesis, f, args: nemesis.heal_all(),
 }

@@ -86,12 +86,14 @@ class MemberChanges:
         self.nemesis.down.discard(node)
         self.cluster.kill(node)
 
-    def shrink(self, count: int, rng: random.Random) -> list[str]:
-        """Remove `count` live voting followers, one after another."""
+    def shrink(self, count: int, rng: random.Random, only: list[str] | None = None) -> list[str]:
+        """Remove `count` live voting followers, one after another (or the members of `only`)."""
         leader, members = self.view()
         live = set(self.nemesis.live())
         followers = sorted(n for n, m in members.items() if n != leader and n in live and not m["learner"])
         chosen = sorted(rng.sample(followers, min(count, len(followers))))
+        if only is not None:
+            chosen = sorted(n for n in members if n in only)
         for node in chosen:
             self.remove(node)
         return chosen
@@ -104,11 +106,11 @@ class MemberChanges:
             self.cluster.wipe(node)
         return nodes
 
-    def rejoin(self) -> list[str]:
-        """Every removed node a voting member again: wiped, added as a
-        learner, started as a joiner, promoted once it has caught up."""
+    def rejoin(self, only: list[str] | None = None) -> list[str]:
+        """Every removed node (of `only`, if given) a voting member again:
+        wiped, added as a learner, started as a joiner, promoted once it has caught up."""
         touched = []
-        for node in sorted(self.nemesis.removed):
+        for node in sorted(n for n in self.nemesis.removed if only is None or n in only):
             deadline = time.monotonic() + REJOIN_TIMEOUT_S
             while time.monotonic() < deadline and not self._step(node):
                 time.sleep(RETRY_S)

@@ -63,8 +63,9 @@ class VoterChanges:
             )
         return rows
 
-    def shrink(self, count: int, rng: random.Random) -> list[str]:
-        """Remove `count` live followers from the voter set, all at once."""
+    def shrink(self, count: int, rng: random.Random, only: list[str] | None = None) -> list[str]:
+        """Remove `count` live followers from the voter set, all at once (or
+        the voters of `only`, the leader too, as a simulated schedule names them)."""
         view = self.leader_view()
         if view is None:
             raise ClusterError("no leader to ask")
@@ -72,14 +73,16 @@ class VoterChanges:
         live = set(self.nemesis.live())
         followers = sorted(node for node in voters if node != leader and node in live)
         chosen = sorted(rng.sample(followers, min(count, len(followers))))
+        if only is not None:
+            chosen = sorted(node for node in voters if node in only)
         self.change(leader, [_remove(node, voters[node]) for node in chosen])
         return chosen
 
-    def rejoin(self) -> list[str]:
-        """Every running node a voter under its current directory id."""
+    def rejoin(self, only: list[str] | None = None) -> list[str]:
+        """Every running node (of `only`, if given) a voter under its current directory id."""
         deadline = time.monotonic() + REJOIN_TIMEOUT_S
         touched: list[str] = []
-        for node in self.cluster.ids:
+        for node in only if only is not None else self.cluster.ids:
             while node not in self.nemesis.down and time.monotonic() < deadline:
                 step = self._next_step(node)
                 if step == "done":

@@ -18,8 +18,11 @@ mesh, takes toxics away too).
 
 What does not carry over, and why:
 - a `network` step's drops: a TCP link loses no single message;
-- voter changes and lost disks (`--membership`): the real nemesis changes
-  voters by its own procedures (nemesis/membership.py);
+- voter changes and lost disks (`--membership`) that the simulation did not
+  make (a wipe or a removal waits there for healthy voters; `made_changes`
+  says which it made): the others become a wipe, a removal (`shrink` of the
+  node named) and an addition (`rejoin` of it), as the real nemesis makes
+  them (nemesis/membership.py);
 - the load: the simulator's (an append and a write or compare-and-set every
   20 ms, reads at every node that leads) becomes the workload whose checkers
   see what broke (`workload_for`).
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .invariants import InvariantViolation
 from .simulation import (
     CLOCK_ACTIONS,
     CLOCK_OFFSETS,
@@ -38,6 +42,7 @@ from .simulation import (
     SimSettings,
     Simulation,
     Step,
+    run_schedule,
 )
 
 # Seconds a real run goes on after the last step, with every fault healed, before its time limit.
@@ -54,6 +59,8 @@ NODE_STEPS = {
     "lose_unsynced": "lose-unfsynced",
     "lose_leader": "lose-unfsynced",
 }
+# Membership steps, as the real nemesis makes them for a node it names.
+MEMBERSHIP = {"wipe": "wipe", "remove_voter": "shrink", "add_voter": "rejoin"}
 
 
 def scale_of(settings: dict[str, Any]) -> float:
@@ -81,7 +88,9 @@ def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> d
     if action in CLOCK_ACTIONS:
         delta = round(CLOCK_OFFSETS[amount % len(CLOCK_OFFSETS)] * scale)
         return {"f": "clock", "args": {**_aim(action, node), "shape": "jump", "delta_ms": delta}}
-    return None  # voter changes and lost disks
+    if action in MEMBERSHIP:
+        return {"f": MEMBERSHIP[action], "args": {"nodes": [node]}}
+    return None
 
 
 def _latency(delay_ms: tuple[int, int], scale: float) -> dict[str, Any]:
@@ -101,6 +110,16 @@ def workload_for(violation: str) -> str:
     return "register" if "stale read" in violation else "append"
 
 
+def made_changes(settings: SimSettings, steps: list[Step]) -> set[int]:
+    """The membership steps the simulation made (until the violation)."""
+    changed: set[int] = set()
+    try:
+        run_schedule(settings, steps, changed)
+    except InvariantViolation:
+        pass
+    return changed
+
+
 def first_leader(settings: SimSettings) -> str | None:
     """The node that leads in the simulation when its steps begin (its load has run for a while)."""
     sim = Simulation(settings)
@@ -109,21 +128,28 @@ def first_leader(settings: SimSettings) -> str | None:
 
 
 def real_schedule(
-    steps: list[Step], nodes: int, scale: float, leader: str | None = None
+    steps: list[Step],
+    nodes: int,
+    scale: float,
+    leader: str | None = None,
+    changed: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[list[dict[str, Any]], float]:
     """The operations of `steps` on a real cluster of `nodes` (`at_s` from
     the start of load, as a replay takes them), ending with `heal-all`, and
     the time limit they need. `leader`: the simulation's when its steps
-    began, put on the real one (`rename`) so that named nodes keep their roles."""
+    began, put on the real one (`rename`) so that named nodes keep their
+    roles; `changed`: the membership steps it made (the others are left out)."""
     ids = [f"n{i}" for i in range(1, nodes + 1)]
     at_ms = 0.0
     delay_ms = (SimSettings.min_delay_ms, SimSettings.max_delay_ms)
     ops: list[dict[str, Any]] = [{"at_s": 0.0, **_latency(delay_ms, scale)}]
     if leader:
         ops.append({"at_s": 0.0, "f": "rename", "args": {"leader": leader}})
-    for action, index, amount in steps:
+    for at, (action, index, amount) in enumerate(steps):
         if action == "run":
             at_ms += amount * scale
+            continue
+        if action in MEMBERSHIP and at not in changed:
             continue
         if action == "network":
             delay_ms = (1, (5, 20, 60)[amount % 3])

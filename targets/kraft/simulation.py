@@ -25,7 +25,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .core import RaftConfig, RaftCore, Ready
@@ -424,13 +426,15 @@ class LoadedRun:
             sim.submit(leader, {"op": "read", "key": key})
 
 
-def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
+def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | None = None) -> Simulation:
     """Run `steps` under client load, then heal and quiesce. Any broken
-    invariant raises `InvariantViolation` at the step that broke it."""
+    invariant raises `InvariantViolation` at the step that broke it.
+    `changed` collects the indices of the membership steps that were made
+    (a wipe or a removal waits for healthy voters)."""
     sim = Simulation(settings)
     load = LoadedRun(sim)
     load.run(LOAD_BEFORE_STEPS_MS)
-    for action, index, amount in steps:
+    for at, (action, index, amount) in enumerate(steps):
         node = sim.ids[index % len(sim.ids)]
         leader = sim.leader()
         if action == "run":
@@ -476,25 +480,29 @@ def run_schedule(settings: SimSettings, steps: list[Step]) -> Simulation:
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
         elif action in MEMBERSHIP_ACTIONS:
-            change_membership(sim, action, node)
+            change_membership(sim, action, node, partial(changed.add, at) if changed is not None else lambda: None)
     quiesce(sim)
     load.run(200)
     sim.run(1000)
     return sim
 
 
-def change_membership(sim: Simulation, action: str, node: str) -> None:
+def change_membership(sim: Simulation, action: str, node: str, made: Callable[[], object] = lambda: None) -> None:
     """A disk loss or an operator's voter change. Raft cannot survive losing a
     majority of its voters' disks, and no operator takes a voter away from an
     unhealthy set, so a wipe waits for settled, healthy voters
     (`Simulation.healthy_voters`) and a removal for healthy ones; an addition
-    goes to the leader whatever the state, which must refuse what it cannot do."""
+    goes to the leader whatever the state, which must refuse what it cannot do.
+    `made` is called when one is about to be made (it may break an invariant)."""
     voters = sim.voter_set()
     if action == "wipe" and voters.has_node(node) and sim.healthy_voters():
+        made()
         sim.wipe(node)
     elif action == "remove_voter" and voters.has_node(node) and sim.healthy_voters(settled=False):
+        made()
         sim.remove_voter(node)
     elif action == "add_voter" and not voters.has_node(node):
+        made()
         sim.add_voter(node)
 
 

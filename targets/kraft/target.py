@@ -317,12 +317,14 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 
     def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:
-        from .sim_replay import first_leader, real_schedule, scale_of, workload_for
+        from .sim_replay import first_leader, made_changes, real_schedule, scale_of, workload_for
         from .simulation import SimSettings
 
         sim = SimSettings(seed=violation["seed"], **{**settings, "bugs": frozenset(settings.get("bugs", ()))})
         nodes = settings["nodes"] + settings.get("observers", 0)
-        ops, limit_s = real_schedule(violation["steps"], nodes, scale_of(settings), first_leader(sim))
+        steps = [tuple(step) for step in violation["steps"]]
+        changed = made_changes(sim, steps)
+        ops, limit_s = real_schedule(steps, nodes, scale_of(settings), first_leader(sim), changed)
         return ops, limit_s, workload_for(violation["violation"])
 
 

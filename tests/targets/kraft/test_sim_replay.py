@@ -64,3 +64,24 @@ def test_the_first_leader_is_the_simulations_and_the_workload_sees_what_broke():
     assert first_leader(SimSettings(seed=0)) in ("n1", "n2", "n3")
     assert workload_for("t=5ms: stale read by n1: k=1, expected one of [2]") == "register"
     assert workload_for("t=5ms: acknowledged append lost: offset 3") == "append"
+
+
+def test_only_the_membership_steps_the_simulation_made_carry_over():
+    steps = [("wipe", 0, 0), ("run", 0, 10), ("remove_voter", 1, 0), ("add_voter", 2, 0), ("wipe", 1, 0)]
+    ops, _ = real_schedule(steps, 3, 1.0, changed={0, 2, 3})
+    assert [(op["f"], op["args"]) for op in ops[1:-2]] == [
+        ("wipe", {"nodes": ["n1"]}),
+        ("shrink", {"nodes": ["n2"]}),
+        ("rejoin", {"nodes": ["n3"]}),
+    ]
+
+
+def test_the_membership_step_that_broke_the_simulation_counts_as_made():
+    """ack-voter-early breaks an invariant inside the voter change itself: that change carries over."""
+    from targets.kraft.target import TARGET
+
+    settings = {"nodes": 3, "observers": 0, "bugs": ["ack-voter-early"]}
+    verdict = TARGET.simulate(settings, 20, 20, 0, True, False, lambda items: items)
+    [violation] = verdict["checkers"]["simulation-invariants"]["anomalies"]
+    ops, _, workload = TARGET.real_schedule(settings, violation)
+    assert {"shrink", "rejoin", "wipe"} & {op["f"] for op in ops} and workload == "append"
