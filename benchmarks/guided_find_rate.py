@@ -2,10 +2,11 @@
 --backend docker --nodes 5` with the strategy's default nemesis set and only
 `--bug NAME` (the register workload for `stale-read`; `membership` added to
 the set for the membership bugs), 60 s runs over the given seeds, once with
-`--nemesis-strategy random` and once with `guided`. `ignore-generation` is
-left out: it loses data only where followers fsync late
-(`--flush-interval-ms`, a deployment's choice, not a fault), and
-`examples/ignore-generation.toml` measures it.
+`--nemesis-strategy random` and once with `guided`. `ignore-generation`
+loses data only where followers fsync late: it runs with
+`--flush-interval-ms 200` (a deployment's choice, not a fault), and nothing
+of `examples/ignore-generation.toml`'s schedule. `--nemesis` replaces the
+strategy's default fault set (as `stale-read` under `partition,kill,pause`).
 
 Prints a row per run (caught by the bug's checker or not, the time of the
 first anomaly it names after the load began, coverage cells hit), then per bug and strategy: runs
@@ -16,6 +17,7 @@ random's, and hits more cells.
 
     .venv/bin/python benchmarks/guided_find_rate.py [--bugs ...] [--seeds 1 2 3 4 5] [--time-limit 60]
         [--strategies random guided novelty novelty-priors] [--backend docker|local] [--nodes 5]
+        [--nemesis partition,kill,pause]
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ BUGS = {
     "multi-voter-change": ("append", {"membership"}),
     "ignore-directory-id": ("append", {"membership"}),
     "ack-voter-early": ("append", {"membership"}),
+    "ignore-generation": ("append", {"committed-data-loss"}),
 }
+# The target settings a bug needs to be there at all.
+SETTINGS = {"ignore-generation": ["--flush-interval-ms", "200"]}
 MEMBERSHIP_BUGS = {"multi-voter-change", "ignore-directory-id", "ack-voter-early"}
 
 
@@ -77,8 +82,11 @@ def run(results: Path, bug: str, strategy: str, seed: int, args: argparse.Namesp
         "--seed",
         str(seed),
     ]
-    if bug in MEMBERSHIP_BUGS:
+    if args.nemesis:
+        command += ["--nemesis", args.nemesis]
+    elif bug in MEMBERSHIP_BUGS:
         command += ["--nemesis", ",".join(faults(bug, strategy, args.backend, args.nodes))]
+    command += SETTINGS.get(bug, [])
     before = set(results.iterdir())
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(results.iterdir()) - before
@@ -125,6 +133,7 @@ def main() -> int:
     )
     parser.add_argument("--backend", default="docker", choices=["docker", "local"])
     parser.add_argument("--nodes", type=int, default=5)
+    parser.add_argument("--nemesis", help="the faults, in place of the strategy's default set")
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-guided-"))
     print("| bug | strategy | seed | caught | first catch (s) | cells hit |")
