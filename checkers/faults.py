@@ -48,6 +48,9 @@ class Fault:
     # May hit a majority, or every node, at the same instant (a power loss of
     # nodes sharing a feed), besides one node or a minority.
     at_once: bool = False
+    # A correct node may stop on it (fail-stop: a full disk, damaged files):
+    # the node-crashes checker does not count such a stop.
+    may_stop: bool = False
 
     @property
     def operation(self) -> str:
@@ -92,7 +95,16 @@ CATALOGUE = (
     ),
     # A full disk (writes that add a byte fail with ENOSPC), then room again
     # (and a node that stopped on it started again).
-    Fault("disk-full", "node", "disk-space", "#00796b", needs=("lazy_disks",), refused=LAZY, on_this_machine=True),
+    Fault(
+        "disk-full",
+        "node",
+        "disk-space",
+        "#00796b",
+        needs=("lazy_disks",),
+        refused=LAZY,
+        on_this_machine=True,
+        may_stop=True,
+    ),
     # One of a stopped node's data files damaged (a bit flipped, or bytes cut
     # off: at its log's tail, anywhere in blocks, snapshots or metadata), and
     # the node started.
@@ -104,6 +116,7 @@ CATALOGUE = (
         needs=("data_files",),
         refused=" names no data files that corrupt could damage",
         on_this_machine=True,
+        may_stop=True,
     ),
     # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
     Fault(
@@ -149,6 +162,8 @@ CATALOGUE = (
 BY_NAME = {fault.name: fault for fault in CATALOGUE}
 # What `--nemesis` names, in the catalogue's order.
 KINDS = tuple(fault.name for fault in CATALOGUE if not fault.bookkeeping)
+# Faults a correct node may stop on (the node-crashes checker does not count such a stop).
+MAY_STOP = frozenset(fault.name for fault in CATALOGUE if fault.may_stop)
 # Operations over once made (they open no window in force).
 INSTANT = frozenset(fault.name for fault in CATALOGUE if fault.instant)
 # Each recovery and the operations it ends (heal-all: every one).

@@ -56,6 +56,8 @@ EVENTS_COLUMNS = {
     # For the generation rule (KIP-380), as JSON: [node, generation, offset]
     # per replica a `commit` counted, or the later life a `generation` event heard.
     "replicas": TEXT,
+    # Why a node stopped on its own (`halted`: its own error; `exited`: seen by the harness).
+    "reason": TEXT,
 }
 # `key`: the list an append went to where appends are keyed (etcd); null for
 # the reference quorum's one log.

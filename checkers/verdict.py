@@ -15,6 +15,7 @@ from .abstract_state import state_coverage
 from .availability import availability
 from .checker import Checker, Result, Rule, Tables
 from .coverage import coverage
+from .crashes import node_crashes, stops
 from .data_loss import committed_data_loss
 from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
@@ -44,6 +45,10 @@ def _membership_changed(t: Tables) -> bool:
     return bool((t.events["event"] == "voters").any() or t.history["f"].isin(CHANGES).any())
 
 
+def _stopped(t: Tables) -> bool:
+    return not stops(t.events).empty
+
+
 def _always(t: Tables) -> bool:
     return True
 
@@ -56,6 +61,7 @@ CHECKERS: tuple[Checker, ...] = (
     Rule("linearizable", _registers, lambda t: linearizable(t.history, None, t.budget_s)),
     Rule("mutual-exclusion", _locks, lambda t: mutual_exclusion(t.history, t.final)),
     Rule("membership", _membership_changed, lambda t: membership(t.history, t.events, t.final)),
+    Rule("node-crashes", _stopped, lambda t: node_crashes(t.history, t.events)),
     Rule("availability", _always, lambda t: availability(t.history, t.events)),
 )
 NAMES = tuple(checker.name for checker in CHECKERS)

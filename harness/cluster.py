@@ -90,8 +90,15 @@ class ClusterBase:
     def running(self, node: str) -> bool:
         raise NotImplementedError
 
-    def check_alive(self) -> None:
+    def exited(self) -> dict[str, str]:
+        """The nodes that exited without anyone stopping them, each with how
+        (its exit code and the last line it logged)."""
         raise NotImplementedError
+
+    def check_alive(self) -> None:
+        """Raise if a node exited that nobody stopped."""
+        for node, how in self.exited().items():
+            raise ClusterError(f"node {node} {how}")
 
     def data_dir(self, node: str) -> Path:
         """The node's data directory on this machine."""

@@ -230,12 +230,14 @@ class DockerCluster(ClusterBase):
             raise ClusterError(f"{node}: {' '.join(command)}: {result.output.decode(errors='replace').strip()}")
         return result.output.decode(errors="replace")
 
-    def check_alive(self) -> None:
+    def exited(self) -> dict[str, str]:
+        found = {}
         for node in self.ids:
             state = self._state(node)
             if state and node not in self.stopped and not state.get("Running"):
                 lines = self.containers[node].logs(tail=1).decode(errors="replace").strip()
-                raise ClusterError(f"node {node} exited with code {state.get('ExitCode')}: {lines or '(no output)'}")
+                found[node] = f"exited with code {state.get('ExitCode')}: {lines or '(no output)'}"
+        return found
 
     def collect(self, dest: Path) -> None:
         for node in self.ids:

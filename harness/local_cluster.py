@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
 from harness.ports import free_port
@@ -108,13 +107,13 @@ class LocalCluster(ClusterBase):
             self.kill(node)
         self.unmount_disks()
 
-    def check_alive(self) -> None:
-        """Raise if a node exited that nobody stopped, with the last line it logged."""
+    def exited(self) -> dict[str, str]:
+        found = {}
         for node, process in self.processes.items():
             if node not in self.stopped and process.poll() is not None:
                 lines = (self.root / node / "node.log").read_text(errors="replace").strip().splitlines()
-                last = lines[-1] if lines else "(no output)"
-                raise ClusterError(f"node {node} exited with code {process.returncode}: {last}")
+                found[node] = f"exited with code {process.returncode}: {lines[-1] if lines else '(no output)'}"
+        return found
 
     def _signal(self, node: str, sig: int) -> None:
         if self.running(node):

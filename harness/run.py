@@ -58,6 +58,8 @@ CHOICES = {
 # What the novelty search learned in a run, in its run directory.
 MEMORY_FILE = "novelty.json"
 
+# How often the probe looks for nodes that exited on their own (a poll of every process or container).
+EXIT_CHECK_S = 1.0
 # A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
 BACKSTOP_REQUESTS = 3
 
@@ -369,6 +371,8 @@ class Run:
         self.states: dict[str, str] = {}
         # Each node's last answered status as an events row, with its state (what the novelty search reads).
         self.rows: dict[str, dict[str, Any]] = {}
+        # The nodes seen to have exited on their own (an `exited` event each, once).
+        self.exits: set[str] = set()
         self.process_ids = itertools.count()
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
@@ -470,20 +474,30 @@ class Run:
             )
             self.cluster = cluster
             self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed), config.concurrency)
-            self.start(cluster)
+            started = self.start(cluster)
             try:
-                asyncio.run(self.load_and_faults())
+                if started:
+                    asyncio.run(self.load_and_faults())
             finally:
                 with shielded():
                     self.finish(cluster)
 
-    def start(self, cluster) -> None:
+    def start(self, cluster) -> bool:
         """The voters first; once they have a leader, `down_at_join` of them
         (never the leader) killed, then the observers started: KIP-1186's
-        scenario when the observers auto-join."""
+        scenario when the observers auto-join. False where the cluster never
+        came up because a node halted on an error of its own (its log says
+        so): a finding, checked with no load, where any other failure to
+        come up raises."""
         for node in cluster.voters:
             cluster.start(node)
-        leader = cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+        try:
+            leader = cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
+        except ClusterError:
+            if not self.halted_on_its_own(cluster):
+                raise
+            print("splitbrain: a node halted on an error of its own before the cluster came up", file=sys.stderr)
+            return False
         # What the workload writes to, made once before load (a stream, a bucket), where the target needs it.
         self.target.prepare_workload(
             self.config.workload, cluster.client[leader], self.config.settings(), QUIESCE_TIMEOUT_S
@@ -494,9 +508,17 @@ class Run:
             self.nemesis.invoke(NemesisOp(0, "kill", {"nodes": victims}))
         if cluster.observers:
             self.nemesis.invoke(NemesisOp(0, "start-observers"))
+        return True
+
+    def halted_on_its_own(self, cluster) -> bool:
+        """Whether a node's own log says it halted (checkers/crashes.py)."""
+        self.note_exits(cluster)
+        cluster.collect(self.dir / "nodes")
+        return any(row.get("event") == "halted" for row in self.node_log_events(cluster))
 
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
+        self.note_exits(cluster)
         if self.nemesis.paused or self.nemesis.down or self.nemesis.removed or self.nemesis.faulty_links:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
         final: list[dict] = []
@@ -680,8 +702,13 @@ class Run:
     # ------------------------------------------------------------------ observation
 
     async def probe(self, deadline: float) -> None:
-        """Poll every node's status into `events` at a fixed interval."""
+        """Poll every node's status into `events` at a fixed interval, and
+        every EXIT_CHECK_S look for nodes that exited on their own."""
+        checked = time.monotonic()
         while time.monotonic() < deadline:
+            if time.monotonic() - checked >= EXIT_CHECK_S:
+                await asyncio.to_thread(self.note_exits, self.cluster)
+                checked = time.monotonic()
             for node in self.cluster.ids:
                 status = await asyncio.to_thread(self.cluster.status, node, 0.2)
                 if status is not None:
@@ -691,6 +718,30 @@ class Run:
                         self.states[node] = status["state"]
                     self.rows[node] = {**row, "state": status.get("state")}
             await asyncio.sleep(self.config.probe_interval_s)
+
+    def note_exits(self, cluster) -> None:
+        """An `exited` event for each node that exited without the nemesis
+        stopping it, the first time it is seen (checkers/crashes.py). Only
+        between the nemesis's operations (one under way may be stopping the
+        node), and never a removed member (an etcd member exits once removed)."""
+        if not self.nemesis.busy.acquire(blocking=False):
+            return
+        try:
+            exited = cluster.exited()
+        finally:
+            self.nemesis.busy.release()
+        for node, how in exited.items():
+            if node not in self.exits and node not in self.nemesis.removed:
+                self.exits.add(node)
+                self.events.append(
+                    {
+                        "time_ns": self.recorder.now_ns(),
+                        "node": node,
+                        "event": "exited",
+                        "reason": how,
+                        "source": "harness",
+                    }
+                )
 
     def node_log_events(self, cluster) -> list[dict]:
         rows = []

@@ -219,12 +219,14 @@ class SshCluster(ClusterBase):
             raise ClusterError(f"wipe {node}: the node is running")
         self.connections[node].run(f"rm -rf {shlex.quote(self._remote(node, 'data'))}")
 
-    def check_alive(self) -> None:
+    def exited(self) -> dict[str, str]:
+        found = {}
         for node in self.pids:
             if node not in self.stopped and not self.running(node):
                 lines = self.connections[node].read(self._remote(node, "node.log")).decode(errors="replace")
                 last = lines.strip().splitlines()[-1:] or ["(no output)"]
-                raise ClusterError(f"node {node} on {self.specs[node].ssh} exited: {last[0]}")
+                found[node] = f"on {self.specs[node].ssh} exited: {last[0]}"
+        return found
 
     def collect(self, dest: Path) -> None:
         for node, connection in self.connections.items():

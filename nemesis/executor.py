@@ -62,6 +62,8 @@ class Nemesis:
         self.heals = 0
         # A simulated schedule's node names -> the real nodes (`rename`).
         self.names: dict[str, str] = {}
+        # Held while an operation is made: a node seen stopped then may be the nemesis's doing.
+        self.busy = threading.Lock()
         self._links_lock = threading.Lock()
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
@@ -75,7 +77,8 @@ class Nemesis:
         """Record, perform and confirm one operation; returns the completion row."""
         self.recorder.record(NEMESIS_PROCESS, "invoke", op.f, value=op.args or None)
         try:
-            touched = self.perform(op)
+            with self.busy:
+                touched = self.perform(op)
         except Exception as error:  # any failure to confirm a fault is an `info`, never a crash of the run
             return self.recorder.record(NEMESIS_PROCESS, "info", op.f, value=op.args or None, error=str(error))
         return self.recorder.record(NEMESIS_PROCESS, "ok", op.f, value=op.args or None, node=json.dumps(touched))

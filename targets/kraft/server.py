@@ -38,6 +38,7 @@ import logging
 import random
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,8 @@ class NodeServer:
         try:
             await self.stopping.wait()
             if self.halted is None:
-                self.core.resign(_now_ms())
+                with self._fatal():
+                    self.core.resign(_now_ms())
                 self._drain()
             await asyncio.sleep(0.05)
         finally:
@@ -191,7 +193,8 @@ class NodeServer:
         interval = self.options.tick_ms / 1000
         while True:
             await asyncio.sleep(interval)
-            self.core.tick(_now_ms())
+            with self._fatal():
+                self.core.tick(_now_ms())
             self._kick()
 
     async def _flush_forever(self) -> None:
@@ -202,9 +205,10 @@ class NodeServer:
             try:
                 self.data.sync()
             except OSError as error:
-                self._halt(error)
+                self._halt(_written(error, self.data.log_path))
                 return
-            self.core.synced(self.durable_end, _now_ms())
+            with self._fatal():
+                self.core.synced(self.durable_end, _now_ms())
             self._kick()
 
     def _kick(self) -> None:
@@ -216,30 +220,47 @@ class NodeServer:
 
     def _drain(self) -> None:
         self.drain_scheduled = False
-        while self.halted is None and self.core.has_ready():
-            ready = self.core.ready()
-            try:
-                self._persist(ready)
-            except OSError as error:
-                self._halt(error)
-                return
-            for event in ready.events:
-                self._write_event(event)
-            self.events.flush()
-            for msg in ready.messages:
-                self._send(msg)
-            for request_id, reply in ready.replies:
-                self._reply(request_id, reply)
-            self.core.advance(ready, _now_ms())
+        with self._fatal():
+            while self.halted is None and self.core.has_ready():
+                ready = self.core.ready()
+                try:
+                    self._persist(ready)
+                except OSError as error:
+                    self._halt(_written(error, self.data.log_path))
+                    return
+                for event in ready.events:
+                    self._write_event(event)
+                self.events.flush()
+                for msg in ready.messages:
+                    self._send(msg)
+                for request_id, reply in ready.replies:
+                    self._reply(request_id, reply)
+                self.core.advance(ready, _now_ms())
 
-    def _halt(self, error: OSError) -> None:
-        """A write to the data directory failed (a full disk, among others):
-        nothing that depends on it is sent or answered. Every waiting client
-        gets the error (indeterminate: its command may have been written and
-        sent before), the event log says why, and the node stops, as KRaft
-        halts on a log I/O error. Nothing it acknowledged is lost: it
-        acknowledges only what is durable."""
-        self.halted = f"{error.strerror or error} writing {error.filename or self.data.log_path}"
+    @contextlib.contextmanager
+    def _fatal(self) -> Iterator[None]:
+        """Around every call that changes the core: an exception out of it is
+        a broken rule of the node's own, and the node halts (fail-stop, as
+        KRaft exits on a fatal error) rather than go on from a state half
+        changed, answering as if nothing happened."""
+        try:
+            yield
+        except OSError as error:  # the data directory's, or the event log's
+            self._halt(_written(error, self.data.log_path))
+        except Exception as error:  # noqa: BLE001 - any defect of the core is fatal
+            log.exception("internal error")
+            self._halt(f"internal error: {type(error).__name__}: {error}")
+
+    def _halt(self, reason: str) -> None:
+        """A write to the data directory failed (a full disk, among others),
+        or the core broke (`_fatal`): nothing that depends on it is sent or
+        answered. Every waiting client gets the error (indeterminate: its
+        command may have been written and sent before), the event log says
+        why, and the node stops, as KRaft halts on a log I/O error. Nothing
+        it acknowledged is lost: it acknowledges only what is durable."""
+        if self.halted is not None:
+            return
+        self.halted = reason
         log.error("halting: %s", self.halted)
         for request_id in list(self.clients):
             self._reply(request_id, {"error": INDETERMINATE, "reason": f"halted: {self.halted}"})
@@ -284,7 +305,8 @@ class NodeServer:
                 except (ValueError, TypeError, KeyError) as error:
                     log.warning("dropping a malformed peer message: %s", error)
                     continue
-                self.core.step(msg, _now_ms())
+                with self._fatal():
+                    self.core.step(msg, _now_ms())
                 self._kick()
         except (OSError, asyncio.IncompleteReadError, ValueError):
             pass
@@ -336,7 +358,8 @@ class NodeServer:
             self.clients[request_id] = (writer, client_id)
             mine.append(request_id)
             command = {"op": op, **{name: request[name] for name in (*needed, *optional) if name in request}}
-            self.core.submit(request_id, command, _now_ms())
+            with self._fatal():
+                self.core.submit(request_id, command, _now_ms())
             self._kick()
         else:
             writer.write(_line({"id": client_id, "error": "bad-request", "detail": f"unknown op {op!r}"}))
@@ -366,3 +389,8 @@ class NodeServer:
 
 def _line(obj: dict) -> bytes:
     return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+
+def _written(error: OSError, default: object) -> str:
+    """Why a write to the data directory failed, and where."""
+    return f"{error.strerror or error} writing {error.filename or default}"

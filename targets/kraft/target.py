@@ -85,6 +85,7 @@ def log_event(record: dict, time_ns: int) -> dict:
         "as_directory": record.get("as_directory"),
         "ack_when_committed": record.get("ack_when_committed"),
         "replicas": record.get("replicas"),
+        "reason": record.get("reason"),
     }
 
 

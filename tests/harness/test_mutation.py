@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,28 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
         )
         assert outcome["change"] in done.stdout
     assert Path(tmp_path / "mutation").is_dir()
+
+
+@pytest.mark.slow
+def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
+    """A real run of a mutant whose core raises while it serves (a voter
+    change's bookkeeping read with none in flight): the node halts on its
+    internal error (fail-stop) and `node-crashes` finds it; before, the node
+    logged the error and went on, and the run was valid."""
+    mutant = one("if self._change_in_flight is None or self._change_in_flight[0] != peer:", "drop-guard")
+    copy = copy_project(tmp_path / "copy")
+    (copy / mutant.path).write_text(mutant.source)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
+        + ["--results", str(tmp_path / "runs")],
+        cwd=copy,
+        env={**os.environ, "PYTHONPATH": str(copy)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    [run_dir] = (tmp_path / "runs").iterdir()
+    crashes = json.loads((run_dir / "verdict.json").read_text())["checkers"]["node-crashes"]
+    assert crashes["valid"] is False
+    assert any("internal error: TypeError" in a["summary"] for a in crashes["anomalies"]), crashes

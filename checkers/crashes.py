@@ -1,0 +1,73 @@
+"""`node-crashes`: a node that stopped on its own. A node halted on an error
+of its own (a `halted` event: the reference quorum's core broke one of its
+own rules, or a write failed; a target's log saying it panicked), or its
+process exited without the nemesis stopping it (an `exited` event, which
+the harness records when it sees one). Jepsen counts a crashed server as a
+finding; so does this, since a node that dies on a fault it should ride out
+is a bug whatever its data look like afterwards.
+
+A correct node does stop on a full disk or on damaged files (fail-stop,
+`checkers/faults.py`'s `may_stop`): a stop of a node such a fault touched,
+while it was in force or within GRACE_NS after, is not counted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from .availability import fault_windows
+from .checker import Result
+from .faults import INSTANT, MAY_STOP
+from .result import result
+from .schema import columns, named_nodes, nemesis_done
+
+STOPS = ("halted", "exited")
+# How long after a fault that may stop a node its stop is still put down to it (a start on damaged files, a retry).
+GRACE_NS = 5_000_000_000
+# A node's process seen exited this soon after the node said it halted is the same stop.
+SAME_STOP_NS = 30_000_000_000
+
+
+def stops(events: pd.DataFrame) -> pd.DataFrame:
+    """The events that say a node stopped on its own."""
+    return events[events["event"].isin(STOPS)]
+
+
+def _excusing(history: pd.DataFrame) -> list[tuple[int, int, set[str]]]:
+    """(start, end, nodes) of every fault a correct node may stop on."""
+    windows = fault_windows(history, from_invoke=True)
+    spans = [
+        (int(start), int(end), set(named_nodes(node)))
+        for f, start, end, node in columns(windows, "f", "start_ns", "end_ns", "node")
+        if f in MAY_STOP
+    ]
+    done = nemesis_done(history)
+    instant = done[done["f"].isin(MAY_STOP & INSTANT)]
+    spans += [(int(t), int(t), set(named_nodes(node))) for t, node in columns(instant, "time_ns", "node")]
+    return spans
+
+
+def node_crashes(history: pd.DataFrame, events: pd.DataFrame) -> Result:
+    excusing = _excusing(history)
+    anomalies: list[dict[str, Any]] = []
+    excused = 0
+    halts: dict[str, list[int]] = {}
+    for time_ns, node, event, reason in columns(
+        stops(events).sort_values("time_ns"), "time_ns", "node", "event", "reason"
+    ):
+        t = int(time_ns)
+        if event == "exited" and any(t - SAME_STOP_NS <= h <= t for h in halts.get(node, [])):
+            continue
+        if event == "halted":
+            halts.setdefault(node, []).append(t)
+        if any(node in nodes and start <= t <= end + GRACE_NS for start, end, nodes in excusing):
+            excused += 1
+            continue
+        said = reason if isinstance(reason, str) else "no reason given"
+        how = "halted" if event == "halted" else "exited on its own"
+        anomalies.append(
+            {"kind": "node-stopped", "node": node, "time_ns": t, "summary": f"{node} {how}: {said}", "reason": said}
+        )
+    return result(anomalies, {"stops": len(anomalies) + excused, "excused": excused})
