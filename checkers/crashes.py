@@ -39,14 +39,19 @@ def _excusing(history: pd.DataFrame) -> list[tuple[int, int, set[str]]]:
     """(start, end, nodes) of every fault a correct node may stop on."""
     windows = fault_windows(history, from_invoke=True)
     spans = [
-        (int(start), int(end), set(named_nodes(node)))
+        (int(start), int(end), _nodes(node))
         for f, start, end, node in columns(windows, "f", "start_ns", "end_ns", "node")
         if f in MAY_STOP
     ]
     done = nemesis_done(history)
     instant = done[done["f"].isin(MAY_STOP & INSTANT)]
-    spans += [(int(t), int(t), set(named_nodes(node))) for t, node in columns(instant, "time_ns", "node")]
+    spans += [(int(t), int(t), _nodes(node)) for t, node in columns(instant, "time_ns", "node")]
     return spans
+
+
+def _nodes(touched: object) -> set[str]:
+    """The nodes a nemesis row names (a damaged file's description beside them is not one)."""
+    return {n for n in named_nodes(touched) if isinstance(n, str)}
 
 
 def node_crashes(history: pd.DataFrame, events: pd.DataFrame) -> Result:

@@ -16,7 +16,7 @@ from checkers.verdict import check_tables
 S = 1_000_000_000
 
 
-def nemesis(*ops: tuple[int, str, list[str]]) -> pd.DataFrame:
+def nemesis(*ops: tuple[int, str, list]) -> pd.DataFrame:
     rows = []
     for t, f, nodes in ops:
         rows.append({"time_ns": t, "process": -1, "type": "invoke", "f": f})
@@ -42,7 +42,7 @@ def test_a_node_that_halts_or_exits_on_its_own_is_a_finding_once_per_stop():
 
 
 def test_a_stop_on_a_full_disk_or_damaged_files_is_fail_stop():
-    history = nemesis((2 * S, "disk-full", ["n1"]), (8 * S, "disk-space", ["n1"]), (20 * S, "corrupt", ["n2"]))
+    history = nemesis((2 * S, "disk-full", ["n1"]), (8 * S, "disk-space", ["n1"]), (20 * S, "corrupt", ["n2", {"file": "log.bin", "mode": "flip"}]))
     events = frame(
         [
             stop(4 * S, "n1", reason="No space left on device writing log"),
