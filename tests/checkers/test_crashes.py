@@ -42,7 +42,11 @@ def test_a_node_that_halts_or_exits_on_its_own_is_a_finding_once_per_stop():
 
 
 def test_a_stop_on_a_full_disk_or_damaged_files_is_fail_stop():
-    history = nemesis((2 * S, "disk-full", ["n1"]), (8 * S, "disk-space", ["n1"]), (20 * S, "corrupt", ["n2", {"file": "log.bin", "mode": "flip"}]))
+    history = nemesis(
+        (2 * S, "disk-full", ["n1"]),
+        (8 * S, "disk-space", ["n1"]),
+        (20 * S, "corrupt", ["n2", {"file": "log.bin", "mode": "flip"}]),
+    )
     events = frame(
         [
             stop(4 * S, "n1", reason="No space left on device writing log"),
