@@ -284,9 +284,20 @@ class Simulated(ABC):
 
     @abstractmethod
     def simulate(
-        self, settings: dict, schedules: int, steps: int, seed: int, membership: bool, keep_going: bool, progress
+        self,
+        settings: dict,
+        schedules: int,
+        steps: int,
+        seed: int,
+        membership: bool,
+        keep_going: bool,
+        progress,
+        search: str = "random",
+        memory: Path | None = None,
     ) -> dict:
-        """Seeded fault schedules over the simulation: a verdict."""
+        """Seeded fault schedules over the simulation, random or chosen by
+        the novelty search (`search`, learning into the `memory` file where
+        given): a verdict."""
 
     @abstractmethod
     def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:

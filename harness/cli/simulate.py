@@ -34,6 +34,18 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--membership", action="store_true", help="schedules also lose disks and add and remove voters")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--search",
+        choices=("random", "novelty"),
+        default="random",
+        help="random schedules, or schedules the novelty search chooses as it goes (as `run --nemesis-strategy novelty`)",
+    )
+    parser.add_argument(
+        "--memory",
+        type=path_arg,
+        metavar="FILE",
+        help="what the novelty search learned: read at the start, written at the end (a campaign's novelty.json)",
+    )
+    parser.add_argument(
         "--write-schedules",
         type=path_arg,
         metavar="DIR",
@@ -52,7 +64,22 @@ def command(args: argparse.Namespace) -> int:
 
     if not isinstance(target, Simulated):
         raise UsageError(f"--target: {target.name} has no simulator")
-    verdict = target.simulate(settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar)
+    if args.memory is not None and args.search != "novelty":
+        raise UsageError("--memory: only the novelty search learns (--search novelty)")
+    if args.search == "novelty" and args.membership:
+        raise UsageError("--membership: the novelty search makes no voter changes in the simulation")
+    if args.memory is not None:
+        from nemesis.novelty import Memory
+
+        try:
+            Memory.read(args.memory)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise UsageError(
+                f"--memory {args.memory}: not a novelty memory file ({type(error).__name__}: {error})"
+            ) from None
+    verdict = target.simulate(
+        settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar, args.search, args.memory
+    )
     json.dump(verdict, sys.stdout, indent=2)
     print()
     print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document

@@ -25,7 +25,8 @@ What does not carry over, and why:
   them (nemesis/membership.py);
 - the load: the simulator's (an append and a write or compare-and-set every
   20 ms, reads at every node that leads) becomes the workload whose checkers
-  see what broke (`workload_for`).
+  see what broke (`workload_for`), with clients kept beside a node cut off
+  alone (`READERS_BESIDE`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ NODE_STEPS = {
 }
 # Membership steps, as the real nemesis makes them for a node it names.
 MEMBERSHIP = {"wipe": "wipe", "remove_voter": "shrink", "add_voter": "rejoin"}
+# The simulator's load reads at every node that believes it leads, a node
+# cut off alone too; a real run's clients find the new leader within a
+# second, so this many stay beside a node cut off alone (the executor's
+# `clients`), as the simulator's reader does.
+READERS_BESIDE = 2
 
 
 def scale_of(settings: dict[str, Any]) -> float:
@@ -78,9 +84,13 @@ def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> d
     if action in NODE_STEPS:
         return {"f": NODE_STEPS[action], "args": _aim(action, node)}
     if action == "isolate":
-        return {"f": "partition", "args": {"links": [[a, b] for a in ids for b in ids if a != b and node in (a, b)]}}
+        cut = [[a, b] for a in ids for b in ids if a != b and node in (a, b)]
+        return {"f": "partition", "args": {"links": cut, "clients": READERS_BESIDE}}
     if action == "isolate_leader":
-        return {"f": "partition", "args": {"topology": "isolate-leader", "only_a_leader": True}}
+        return {
+            "f": "partition",
+            "args": {"topology": "isolate-leader", "only_a_leader": True, "clients": READERS_BESIDE},
+        }
     if action == "cut":
         return {"f": "partition", "args": {"links": [[node, other]]}} if other != node else None
     if action in ("heal", "resume_all"):
@@ -154,8 +164,12 @@ def real_schedule(
         if action == "network":
             delay_ms = (1, (5, 20, 60)[amount % 3])
         made = _latency(delay_ms, scale) if action == "network" else _op(action, ids, index, amount, scale)
-        if made is not None:
-            ops.append({"at_s": round(at_ms / 1000, 3), **made})
+        at_s = round(at_ms / 1000, 3)
+        if made is not None and made["f"] == "shrink" and ops[-1]["f"] == "shrink" and ops[-1]["at_s"] == at_s:
+            # Removals at one instant go together (one request for both, as the simulator's reach the leader).
+            ops[-1]["args"]["nodes"] = [*ops[-1]["args"]["nodes"], *made["args"]["nodes"]]
+        elif made is not None:
+            ops.append({"at_s": at_s, **made})
         if action == "heal":  # a real heal takes every toxic away: the messages' delay comes back at once
             ops.append({"at_s": round(at_ms / 1000, 3), **_latency(delay_ms, scale)})
     # The simulator heals and starts every node as soon as its steps end; so does the real run.
@@ -163,3 +177,22 @@ def real_schedule(
     limit_s = math.ceil(at_ms / 1000 + TAIL_S)
     ops.append({"at_s": float(limit_s), "f": "heal-all", "args": {}})
     return ops, float(limit_s)
+
+
+def searched_schedule(ops: list[dict[str, Any]], scale: float) -> tuple[list[dict[str, Any]], float]:
+    """The novelty search's operations on the simulation (nemesis operations
+    already, aimed by role) on a real cluster: their moments and their brief
+    faults' spans stretched by `scale`, messages delayed as the simulator's
+    are, every node healed and started after the last, as `real_schedule`."""
+    base = _latency((SimSettings.min_delay_ms, SimSettings.max_delay_ms), scale)
+    made: list[dict[str, Any]] = [{"at_s": 0.0, **base}]
+    for op in ops:
+        args = {k: round(v * scale) if k.endswith("_ms") and k != "delta_ms" else v for k, v in op["args"].items()}
+        made.append({"at_s": round(op["at_s"] * scale, 3), "f": op["f"], "args": args})
+        if op["f"] in ("heal", "heal-all"):
+            made.append({"at_s": round(op["at_s"] * scale, 3), **base})
+    end_s = made[-1]["at_s"]
+    made.append({"at_s": end_s, "f": "heal-all", "args": {}})
+    limit_s = float(math.ceil(end_s + TAIL_S))
+    made.append({"at_s": limit_s, "f": "heal-all", "args": {}})
+    return made, limit_s

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -276,39 +275,47 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         raise UsageError(f"{self.name} has no command {command!r}")
 
     def simulate(
-        self, settings: dict, schedules: int, steps: int, seed: int, membership: bool, keep_going: bool, progress
+        self,
+        settings: dict,
+        schedules: int,
+        steps: int,
+        seed: int,
+        membership: bool,
+        keep_going: bool,
+        progress,
+        search: str = "random",
+        memory: Path | None = None,
     ) -> dict:
-        """A seeded campaign of random fault schedules over the simulated
-        cluster; the verdict of the `simulation-invariants` checker."""
-        from .invariants import InvariantViolation
-        from .simulation import SimSettings, random_steps, run_schedule
+        """A seeded campaign of fault schedules over the simulated cluster:
+        random ones, or the novelty search's (`search`; what it learns read
+        from `memory` and written back, where given); the verdict of the
+        `simulation-invariants` checker."""
+        from nemesis.novelty import Memory
+
+        from .sim_search import one_schedule
+        from .simulation import SimSettings
 
         settings = {**settings, "bugs": frozenset(settings.get("bugs", ()))}
         fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
         if settings.get("read_lease_ms", 0) >= fetch_timeout_ms:
             raise SettingError("read_lease_ms", f"must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
+        learned = Memory.read(memory) if search == "novelty" else None
         anomalies = []
         ran = 0
         digest = hashlib.sha256()
         for offset in progress(range(schedules)):
-            schedule_seed = seed + offset
-            plan = random_steps(
-                random.Random(schedule_seed),
-                steps,
-                membership=membership,
-                power_losses=bool(settings.get("flush_interval_ms")),
-            )
             ran += 1
-            try:
-                sim = run_schedule(SimSettings(seed=schedule_seed, **settings), plan)
-                digest.update(json.dumps(sim.events, sort_keys=True, default=str).encode())
-            except InvariantViolation as violation:
-                digest.update(str(violation).encode())
-                anomalies.append({"seed": schedule_seed, "violation": str(violation), "steps": plan})
+            anomaly, did = one_schedule(SimSettings(seed=seed + offset, **settings), steps, membership, learned)
+            digest.update(did.encode())
+            if anomaly is not None:
+                anomalies.append(anomaly)
                 if not keep_going:
                     break
+        if memory is not None and learned is not None:
+            learned.write(memory)
         stats = {
             "schedules": ran,
+            "search": search,
             "nodes": settings.get("nodes"),
             "bugs": sorted(settings.get("bugs", ())),
             # What the simulated nodes did, all schedules together: equal digests, equal behaviour (`mutate`).
@@ -318,8 +325,12 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 
     def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:
-        from .sim_replay import first_leader, made_changes, real_schedule, scale_of, workload_for
+        from .sim_replay import first_leader, made_changes, real_schedule, scale_of, searched_schedule, workload_for
         from .simulation import SimSettings
+
+        if "ops" in violation:  # the novelty search's: operations aimed by role, as a run's
+            ops, limit_s = searched_schedule(violation["ops"], scale_of(settings))
+            return ops, limit_s, workload_for(violation["violation"])
 
         sim = SimSettings(seed=violation["seed"], **{**settings, "bugs": frozenset(settings.get("bugs", ()))})
         nodes = settings["nodes"] + settings.get("observers", 0)

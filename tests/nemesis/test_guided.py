@@ -13,89 +13,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.coverage import cell, role_of
-from nemesis import clock, topologies
+from nemesis import clock
 from nemesis.guided import Guide, Observation
 from nemesis.schedule import NemesisOp, generate
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, quiesce
+from targets.kraft.sim_search import SimNemesis
+from targets.kraft.simulation import SimSettings, Simulation, quiesce
 
 KINDS = ["partition", "pause", "kill", "bounce"]
 INTERVAL_MS = 1000
 TURNS = 10
-
-
-class SimNemesis:
-    """Nemesis operations carried out on a simulation, each fault's coverage cell kept."""
-
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.load = LoadedRun(sim)
-        self.in_force: list[str] = []
-        self.cells: list[tuple] = []
-
-    def states(self) -> dict[str, str]:
-        return {
-            n: core.state.name for n, core in self.sim.nodes.items() if core is not None and n not in self.sim.paused
-        }
-
-    def run(self, ms: int) -> None:
-        self.load.run(ms)
-
-    def aim(self, target: str, states: dict[str, str], rng: random.Random, count: int = 1) -> list[str]:
-        """The executor's targets, on the simulation: by role (`count` followers), else any live node."""
-        live = sorted(states)
-        leader = self.sim.leader()
-        holding = {
-            "leader": [leader] if leader in live else [],
-            "follower": [n for n in live if n != leader and role_of(states[n]) != "leader"],
-            "candidate": [n for n in live if role_of(states[n]) == "candidate"],
-        }.get(target, [])
-        pool = holding or live
-        return sorted(rng.sample(pool, min(count, len(pool))))
-
-    def apply(self, op: NemesisOp) -> None:
-        sim, args = self.sim, op.args
-        if op.f == "start":
-            for node, core in sim.nodes.items():
-                if core is None:
-                    sim.start(node)
-            return
-        if op.f in ("heal", "resume", "heal-all"):
-            for node in sorted(sim.paused):
-                sim.resume(node)
-            for node, core in sim.nodes.items():
-                if core is None:
-                    sim.start(node)
-            sim.heal()
-            sim.clock_ms = dict.fromkeys(sim.ids, 0)
-            self.in_force = []
-            return
-        states, rng = self.states(), random.Random(args.get("seed"))
-        if op.f == "partition":
-            aimed = self.aim(args["target"], states, rng)[0] if args.get("target") else None
-            grudge = topologies.make(args["topology"], list(sim.ids), rng, sim.leader(), aimed)
-            cut = topologies.links(grudge)
-            sim.cut |= cut
-            touched = [list(link) for link in cut]
-        elif op.f == "clock":  # jumps only: the simulation sets a node's clock off true time, it does not skew it
-            touched = self.aim(args["target"], states, rng)
-            for node in touched:
-                sim.clock_ms[node] = clock.offset_ms(args, 0.0)
-        else:
-            touched = self.aim(args.get("target", "one"), states, rng, args.get("count", 1))
-            for node in touched:
-                if op.f == "pause":
-                    sim.pause(node)
-                else:
-                    sim.crash(node, lose_unsynced=op.f == "lose-unfsynced")
-                    if op.f in ("bounce", "lose-unfsynced"):
-                        sim.start(node)
-        found = cell(op.f, touched, states, self.in_force)
-        self.cells.append((found["fault"], found["role"], found["with"]))
-        if op.f not in ("bounce", "lose-unfsynced"):
-            self.in_force.append(op.f)
 
 
 def simulation(seed: int, **settings) -> SimNemesis:

@@ -33,7 +33,7 @@ def test_a_schedule_becomes_the_same_faults_at_stretched_moments():
     assert made == [
         (0.0, "latency", {"latency_ms": 14, "jitter_ms": 10}),
         (0.0, "rename", {"leader": "n2"}),
-        (0.3, "partition", {"links": [["n1", "n2"], ["n2", "n1"], ["n2", "n3"], ["n3", "n2"]]}),
+        (0.3, "partition", {"links": [["n1", "n2"], ["n2", "n1"], ["n2", "n3"], ["n3", "n2"]], "clients": 2}),
         (0.45, "heal", {}),
         (0.45, "latency", {"latency_ms": 14, "jitter_ms": 10}),
         (0.45, "pause", {"target": "leader", "only_a_leader": True}),
@@ -67,12 +67,14 @@ def test_the_first_leader_is_the_simulations_and_the_workload_sees_what_broke():
 
 
 def test_only_the_membership_steps_the_simulation_made_carry_over():
-    steps = [("wipe", 0, 0), ("run", 0, 10), ("remove_voter", 1, 0), ("add_voter", 2, 0), ("wipe", 1, 0)]
-    ops, _ = real_schedule(steps, 3, 1.0, changed={0, 2, 3})
+    steps = [("wipe", 0, 0), ("run", 0, 10), ("remove_voter", 1, 0), ("remove_voter", 2, 0), ("add_voter", 2, 0)]
+    steps += [("wipe", 1, 0), ("run", 0, 10), ("remove_voter", 0, 0)]
+    ops, _ = real_schedule(steps, 3, 1.0, changed={0, 2, 3, 4, 7})
     assert [(op["f"], op["args"]) for op in ops[1:-2]] == [
         ("wipe", {"nodes": ["n1"]}),
-        ("shrink", {"nodes": ["n2"]}),
+        ("shrink", {"nodes": ["n2", "n3"]}),  # two removals at one instant: one request, as the simulator's
         ("rejoin", {"nodes": ["n3"]}),
+        ("shrink", {"nodes": ["n1"]}),
     ]
 
 

@@ -1,0 +1,52 @@
+"""`simulate --search novelty` (targets/kraft/sim_search.py): the novelty
+search drives the simulated cluster as it drives a run, learns into a
+memory file a campaign can share, reports a violation with the operations
+it made (aimed by role, as a run's), and those become a real run's faults
+at stretched moments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from nemesis.novelty import Memory
+from targets.kraft.target import TARGET
+
+
+def simulate(bug: str, schedules: int, memory=None) -> dict:
+    settings = {"nodes": 5, "observers": 0, "bugs": [bug]}
+    return TARGET.simulate(settings, schedules, 20, 0, False, True, lambda items: items, "novelty", memory)
+
+
+def test_the_search_finds_a_bug_and_reports_the_operations_it_made(tmp_path):
+    memory = tmp_path / "novelty.json"
+    verdict = simulate("stale-read", 3, memory)
+    result = verdict["checkers"]["simulation-invariants"]
+    assert verdict["valid"] is False and result["stats"]["search"] == "novelty"
+    first = result["anomalies"][0]
+    assert "stale read" in first["violation"] and first["ops"]
+    assert all(op["args"].get("target") in ("leader", "follower", "candidate", None) for op in first["ops"])
+    assert [op["at_s"] for op in first["ops"]] == sorted(op["at_s"] for op in first["ops"])
+    ops, limit_s, workload = TARGET.real_schedule({"nodes": 5}, first)
+    assert workload == "register" and ops[-1] == {"at_s": limit_s, "f": "heal-all", "args": {}}
+    assert ops[1]["at_s"] == round(first["ops"][0]["at_s"] * 3, 3)  # stretched: 300 ms real timeouts over 100 ms
+    learned = Memory.read(memory)
+    assert learned.visits and learned.moves
+    simulate("stale-read", 2, memory)
+    assert sum(Memory.read(memory).visits.values()) > sum(learned.visits.values())
+
+
+def test_a_correct_cluster_passes_the_search_and_a_bad_memory_file_is_one_line(tmp_path):
+    settings = {"nodes": 5, "observers": 0}
+    verdict = TARGET.simulate(settings, 3, 20, 0, False, True, lambda items: items, "novelty", None)
+    assert verdict["valid"] is True
+    bad = tmp_path / "novelty.json"
+    bad.write_text("{")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "simulate", "--search", "novelty", "--memory", str(bad), "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(bad) in done.stderr and json.loads(done.stdout or "null") is None
