@@ -159,13 +159,14 @@ Step = tuple[float, NemesisOp | None]
 def play(nemesis: SimNemesis, steps: Generator[Step, tuple[Observation, float], None]) -> None:
     """A strategy's steps (nemesis/turns.py's shape) made on the simulation,
     each answered with what the nodes say then."""
-    for at_s, op in _driven(steps, lambda: (nemesis.seen(), nemesis.now_ms / 1000)):
+    for at_s, op in driven(steps, lambda: (nemesis.seen(), nemesis.now_ms / 1000)):
         nemesis.run(max(0, int(at_s * 1000) - nemesis.now_ms))
         if op is not None:
             nemesis.apply(op)
 
 
-def _driven(steps: Generator[Step, Any, None], seen: Callable[[], Any]) -> Iterator[Step]:
+def driven(steps: Generator[Step, Any, None], seen: Callable[[], Any]) -> Iterator[Step]:
+    """A strategy's steps, each answered with `seen()` once it is made."""
     try:
         step = next(steps)
         while True:

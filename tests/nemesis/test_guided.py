@@ -18,7 +18,7 @@ from nemesis.guided import Guide, Observation
 from nemesis.schedule import NemesisOp, generate
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation
-from targets.kraft.sim_search import SimNemesis
+from targets.kraft.sim_search import SimNemesis, driven
 from targets.kraft.simulation import SimSettings, Simulation, quiesce
 
 KINDS = ["partition", "pause", "kill", "bounce"]
@@ -57,23 +57,12 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
     guide = Guide(random.Random(seed), KINDS, tried=tried)
     steps = turns(guide, INTERVAL_MS / 1000, 2 * TURNS * INTERVAL_MS / 1000)
     now_ms = 0
-    for at_s, op in drive(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
+    for at_s, op in driven(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
         nemesis.run(max(0, int(at_s * 1000) - now_ms))
         now_ms = max(now_ms, int(at_s * 1000))
         if op is not None:
             nemesis.apply(op)
     return nemesis, guide
-
-
-def drive(steps, seen):
-    """The generator's steps, each answered with `seen()` once it is made."""
-    try:
-        step = next(steps)
-        while True:
-            yield step
-            step = steps.send(seen())
-    except StopIteration:
-        return
 
 
 def test_guided_turns_reach_more_cells_than_random_ones():

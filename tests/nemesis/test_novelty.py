@@ -11,11 +11,12 @@ from __future__ import annotations
 import random
 
 from checkers.abstract_state import abstract
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 from nemesis.novelty import MAX_DEPTH, Memory, Search, search_turns
 from nemesis.turns import turns
+from targets.kraft.sim_search import SimNemesis, play
 
-from .test_guided import INTERVAL_MS, KINDS, TURNS, SimNemesis, drive, simulation
+from .test_guided import INTERVAL_MS, KINDS, TURNS, simulation
 
 LIMIT_S = 2 * TURNS * INTERVAL_MS / 1000
 SAMPLE_MS = 100
@@ -28,22 +29,6 @@ class Watched(SimNemesis):
         super().__init__(sim)
         self.sampled: list[str] = []
         self.made: list[str] = []
-
-    def seen(self) -> Observation:
-        states = self.states()
-        rows = {n: self._row(n) for n in states}
-        gone = {n: "pause" for n in self.sim.paused}
-        gone.update({n: "kill" for n, core in self.sim.nodes.items() if core is None})
-        return Observation(states, (), rows, gone)
-
-    def _row(self, node: str) -> dict:
-        status = self.sim.nodes[node].status()
-        return {
-            "state": status["state"],
-            "epoch": status["epoch"],
-            "offset": status["log_end_offset"],
-            "hwm": status["hwm"],
-        }
 
     def run(self, ms: int) -> None:
         while ms > 0:
@@ -63,15 +48,6 @@ def watched(seed: int) -> Watched:
     nemesis = Watched(base.sim)
     nemesis.load = base.load
     return nemesis
-
-
-def play(nemesis: Watched, steps) -> None:
-    now_ms = 0
-    for at_s, op in drive(steps, lambda: (nemesis.seen(), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
-        nemesis.run(max(0, int(at_s * 1000) - now_ms))
-        now_ms = max(now_ms, int(at_s * 1000))
-        if op is not None:
-            nemesis.apply(op)
 
 
 def novelty_run(seed: int, memory: Memory | None = None, priors: bool = False) -> tuple[Watched, Search]:
