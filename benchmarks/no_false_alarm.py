@@ -17,6 +17,7 @@ the disruptive elections in all (Pre-Vote is on: goal 0), and what
     .venv/bin/python benchmarks/no_false_alarm.py [--seeds 1 .. 10] [--workloads register append] [--time-limit 30]
     .venv/bin/python benchmarks/no_false_alarm.py --nemesis membership,partition,kill --seeds 1 2 3 4 5
     .venv/bin/python benchmarks/no_false_alarm.py --target kraft --strategy guided --time-limit 60
+    .venv/bin/python benchmarks/no_false_alarm.py --target kraft --strategy novelty --backend local --nodes 3
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ def run(results: Path, workload: str, seed: int, args: argparse.Namespace) -> tu
         "--workload",
         workload,
         "--backend",
-        "docker",
+        args.backend,
         "--nodes",
-        "5",
+        str(args.nodes),
         "--nemesis-strategy",
         args.strategy,
         "--time-limit",
@@ -99,7 +100,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 11)))
     parser.add_argument("--workloads", nargs="+", default=["register", "append"])
     parser.add_argument("--target", choices=["etcd", "kraft"], default="etcd")
-    parser.add_argument("--strategy", choices=["random", "guided"], default="random")
+    parser.add_argument("--strategy", choices=["random", "guided", "novelty", "novelty-priors"], default="random")
+    parser.add_argument("--backend", choices=["docker", "local"], default="docker")
+    parser.add_argument("--nodes", type=int, default=5)
     parser.add_argument("--time-limit", type=int, default=30)
     parser.add_argument(
         "--nemesis",
