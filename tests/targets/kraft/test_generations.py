@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from targets.kraft.core import RaftConfig, RaftCore
+from targets.kraft.core import UNCLEAN_WAIT, RaftConfig, RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest
 from targets.kraft.quorum_state import ElectionState
@@ -146,3 +146,19 @@ def test_a_negative_flush_interval_is_one_line_and_exit_2(capsys):
         build_parser().parse_args([*args, "--flush-interval-ms", "-5"])
     assert exit_.value.code == 2 and "--flush-interval-ms" in capsys.readouterr().err
     assert build_parser().parse_args([*args, "--flush-interval-ms", "100"]).flush_interval_ms == 100
+
+
+def test_a_replica_on_a_damaged_log_waits_for_a_leader_however_long_it_takes():
+    """An unclean start gives up waiting after UNCLEAN_WAIT fetch timeouts;
+    a log cut back past a damaged tail does not (it once did, and a node cut
+    back to 311 records was elected over the one holding offset 311)."""
+    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2")
+    later = 10 + 2 * UNCLEAN_WAIT * 600
+    unclean = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
+    unclean.tick(later)
+    unclean.step(request, later)
+    assert [m.granted for m in unclean.ready().messages if hasattr(m, "granted")] == [True]
+    damaged = core("n2", ElectionState(1, None, None), generation=2, truncated_log=True)
+    damaged.tick(later)
+    damaged.step(request, later)
+    assert [m.granted for m in damaged.ready().messages if hasattr(m, "granted")] == [False] and damaged.catching_up
