@@ -214,7 +214,8 @@ def test_a_flicker_cuts_a_nodes_links_briefly_and_a_stall_pauses_it_briefly(tmp_
         watcher.join()
         assert completion(rig, "flicker") == ["n2"] and took >= 0.9
         assert {"n1-n2", "n2-n1", "n2-n3", "n3-n2"} in seen
-        assert seen[-1] == {"n1-n2", "n2-n1"}
+        # Once it is over (the watcher's last look may have come while it restored them one by one):
+        assert {name for name, proxy in server.proxies().items() if not proxy.enabled} == {"n1-n2", "n2-n1"}
 
         _, old = leader_epoch(rig)
         silent = []
