@@ -217,15 +217,9 @@ class RaftCore:
         # KIP-380/KIP-903's lesson: after an unclean start with a flush
         # interval, or on a log cut back past a damaged tail, this replica
         # may have lost records it reported, so it neither votes nor
-        # campaigns until it has caught up with a leader's high watermark.
-        # After an unclean start, it gives up waiting once no leader answered
-        # for `UNCLEAN_WAIT` timeouts (a majority that lost unflushed records
-        # at once may never see one again); on a damaged log it waits for a
-        # leader however long it takes: what it lost was fsynced by the
-        # others that acknowledged it, and a majority without it can elect
-        # one that holds it (an unclean recovery there lost a commit: a node
-        # cut back to 311 records, tired of waiting, was elected with the vote
-        # of one that had been down, over the one that held offset 311).
+        # campaigns until it has caught up with a leader's high watermark;
+        # after an unclean start only until no leader answered for
+        # `UNCLEAN_WAIT` timeouts (`_still_catching_up`).
         self.catching_up = bool(config.flush_interval_ms and config.unclean_start) or config.truncated_log
         self.may_give_up = not config.truncated_log
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
@@ -498,11 +492,16 @@ class RaftCore:
         self._send_vote_requests(self.others, pre_vote=True)
 
     def _still_catching_up(self) -> bool:
-        """Whether this replica must still not vote or campaign; after an
+        """Whether this replica must still not vote or campaign. After an
         unclean start, once `UNCLEAN_WAIT` fetch timeouts passed without a
         leader's answer, it gives up waiting (an unclean recovery: a majority
-        that lost unflushed records at once may have lost commits); on a
-        damaged log, never."""
+        that lost unflushed records at once may never see a leader again,
+        and may have lost commits). On a damaged log, never: what it lost
+        was fsynced by the others that acknowledged it, and a majority
+        without it can elect one that holds it (an unclean recovery there
+        lost a commit: a node cut back to 311 records, tired of waiting, was
+        elected with the vote of one that had been down, over the one that
+        held offset 311)."""
         if self.catching_up and self.may_give_up and self.now_ms >= self._catch_up_until_ms:
             self.catching_up = False
             self._events.append({"event": "unclean-recovery", "epoch": self.epoch, "offset": self.log.end_offset})
