@@ -69,9 +69,14 @@ MEMBERSHIP = {"wipe": "wipe", "remove_voter": "shrink", "add_voter": "rejoin"}
 READERS_BESIDE = 2
 
 
-def scale_of(settings: dict[str, Any]) -> float:
-    """How much longer a real moment is than a simulated one: the real election timeout over the simulator's."""
-    return float(settings.get("election_timeout_ms", 300)) / SimSettings.election_timeout_ms
+def scale_of(settings: dict[str, Any], node_default_ms: int) -> float:
+    """How much longer a real moment is than a simulated one: the real
+    election timeout over the simulator's. A timeout given to `simulate` ran
+    the simulation too, and goes to the real run: the same on both sides;
+    else the simulator's own against the node's default."""
+    if settings.get("election_timeout_ms") is not None:
+        return 1.0
+    return node_default_ms / SimSettings.election_timeout_ms
 
 
 def _aim(action: str, node: str) -> dict[str, Any]:

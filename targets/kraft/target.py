@@ -25,6 +25,7 @@ from targets.interface import (
 )
 from targets.log_lines import json_field
 from targets.options import Option
+from targets.options import defaults as option_defaults
 
 from .client import Client, call, call_many
 from .core import BUGS
@@ -329,14 +330,22 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         from .simulation import SimSettings
 
         if "ops" in violation:  # the novelty search's: operations aimed by role, as a run's
-            ops, limit_s = searched_schedule(violation["ops"], scale_of(settings))
+            ops, limit_s = searched_schedule(
+                violation["ops"], scale_of(settings, option_defaults(self.options)["election_timeout_ms"])
+            )
             return ops, limit_s, workload_for(violation["violation"])
 
         sim = SimSettings(seed=violation["seed"], **{**settings, "bugs": frozenset(settings.get("bugs", ()))})
         nodes = settings["nodes"] + settings.get("observers", 0)
         steps = [tuple(step) for step in violation["steps"]]
         changed = made_changes(sim, steps)
-        ops, limit_s = real_schedule(steps, nodes, scale_of(settings), first_leader(sim), changed)
+        ops, limit_s = real_schedule(
+            steps,
+            nodes,
+            scale_of(settings, option_defaults(self.options)["election_timeout_ms"]),
+            first_leader(sim),
+            changed,
+        )
         return ops, limit_s, workload_for(violation["violation"])
 
 
