@@ -159,7 +159,7 @@ class RunConfig:
 
     def election_timeout_ms(self) -> int:
         """The target's election timeout with this run's settings (brief faults are sized by it)."""
-        return targets.get(self.target).election_timeout_ms(self.settings()) if self.target in targets.names() else 1000
+        return targets.get(self.target).election_timeout_ms(self.settings())
 
     def takes(self, kind: str) -> bool:
         """Whether this run's target, on its backend, takes the fault `kind`."""

@@ -211,8 +211,9 @@ class Nemesis:
     def _bring_back(self, f: str, args: dict[str, Any]) -> list[Any]:
         """resume every paused node, or start every downed one (those of them named, if `nodes` are)."""
         nodes = sorted(self.paused if f == "resume" else self.down)
-        if args.get("nodes"):
-            nodes = [node for node in nodes if node in map(self.named, args["nodes"])]
+        named = self.named_nodes(args)
+        if named is not None:
+            nodes = [node for node in nodes if node in named]
         for node in nodes:
             self.fault_node(f, node)
         return nodes

@@ -243,7 +243,7 @@ class Guide:
                     )
                     for role in roles
                 ]
-            elif kind in brief.KINDS and (kind == "stall" or not node_faults_only):
+            elif kind in brief.KINDS and (BY_NAME[kind].hits == "node" or not node_faults_only):
                 found += [
                     Choice(
                         (kind, role, context),

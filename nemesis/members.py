@@ -89,11 +89,12 @@ class MemberChanges:
     def shrink(self, count: int, rng: random.Random, only: list[str] | None = None) -> list[str]:
         """Remove `count` live voting followers, one after another (or the members of `only`)."""
         leader, members = self.view()
-        live = set(self.nemesis.live())
-        followers = sorted(n for n, m in members.items() if n != leader and n in live and not m["learner"])
-        chosen = sorted(rng.sample(followers, min(count, len(followers))))
         if only is not None:
             chosen = sorted(n for n in members if n in only)
+        else:
+            live = set(self.nemesis.live())
+            followers = sorted(n for n, m in members.items() if n != leader and n in live and not m["learner"])
+            chosen = sorted(rng.sample(followers, min(count, len(followers))))
         for node in chosen:
             self.remove(node)
         return chosen

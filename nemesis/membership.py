@@ -70,11 +70,12 @@ class VoterChanges:
         if view is None:
             raise ClusterError("no leader to ask")
         leader, voters = view
-        live = set(self.nemesis.live())
-        followers = sorted(node for node in voters if node != leader and node in live)
-        chosen = sorted(rng.sample(followers, min(count, len(followers))))
         if only is not None:
             chosen = sorted(node for node in voters if node in only)
+        else:
+            live = set(self.nemesis.live())
+            followers = sorted(node for node in voters if node != leader and node in live)
+            chosen = sorted(rng.sample(followers, min(count, len(followers))))
         self.change(leader, [_remove(node, voters[node]) for node in chosen])
         return chosen
 

@@ -176,12 +176,16 @@ def real_schedule(
         elif made is not None:
             ops.append({"at_s": at_s, **made})
         if action == "heal":  # a real heal takes every toxic away: the messages' delay comes back at once
-            ops.append({"at_s": round(at_ms / 1000, 3), **_latency(delay_ms, scale)})
-    # The simulator heals and starts every node as soon as its steps end; so does the real run.
-    ops.append({"at_s": round(at_ms / 1000, 3), "f": "heal-all", "args": {}})
-    limit_s = math.ceil(at_ms / 1000 + TAIL_S)
-    ops.append({"at_s": float(limit_s), "f": "heal-all", "args": {}})
-    return ops, float(limit_s)
+            ops.append({"at_s": at_s, **_latency(delay_ms, scale)})
+    return _ended(ops, round(at_ms / 1000, 3))
+
+
+def _ended(ops: list[dict[str, Any]], end_s: float) -> tuple[list[dict[str, Any]], float]:
+    """`ops`, then every node healed and started at `end_s` (as the simulator
+    does once its steps end), and again at the time limit, TAIL_S later."""
+    limit_s = float(math.ceil(end_s + TAIL_S))
+    ops += [{"at_s": end_s, "f": "heal-all", "args": {}}, {"at_s": limit_s, "f": "heal-all", "args": {}}]
+    return ops, limit_s
 
 
 def searched_schedule(ops: list[dict[str, Any]], scale: float) -> tuple[list[dict[str, Any]], float]:
@@ -192,12 +196,9 @@ def searched_schedule(ops: list[dict[str, Any]], scale: float) -> tuple[list[dic
     base = _latency((SimSettings.min_delay_ms, SimSettings.max_delay_ms), scale)
     made: list[dict[str, Any]] = [{"at_s": 0.0, **base}]
     for op in ops:
+        at_s = round(op["at_s"] * scale, 3)
         args = {k: round(v * scale) if k.endswith("_ms") and k != "delta_ms" else v for k, v in op["args"].items()}
-        made.append({"at_s": round(op["at_s"] * scale, 3), "f": op["f"], "args": args})
+        made.append({"at_s": at_s, "f": op["f"], "args": args})
         if op["f"] in ("heal", "heal-all"):
-            made.append({"at_s": round(op["at_s"] * scale, 3), **base})
-    end_s = made[-1]["at_s"]
-    made.append({"at_s": end_s, "f": "heal-all", "args": {}})
-    limit_s = float(math.ceil(end_s + TAIL_S))
-    made.append({"at_s": limit_s, "f": "heal-all", "args": {}})
-    return made, limit_s
+            made.append({"at_s": at_s, **base})
+    return _ended(made, made[-1]["at_s"])

@@ -296,7 +296,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         from .sim_search import one_schedule
         from .simulation import SimSettings
 
-        settings = {**settings, "bugs": frozenset(settings.get("bugs", ()))}
+        settings = _simulated(settings)
         fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
         if settings.get("read_lease_ms", 0) >= fetch_timeout_ms:
             raise SettingError("read_lease_ms", f"must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
@@ -329,24 +329,20 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         from .sim_replay import first_leader, made_changes, real_schedule, scale_of, searched_schedule, workload_for
         from .simulation import SimSettings
 
+        scale = scale_of(settings, option_defaults(self.options)["election_timeout_ms"])
         if "ops" in violation:  # the novelty search's: operations aimed by role, as a run's
-            ops, limit_s = searched_schedule(
-                violation["ops"], scale_of(settings, option_defaults(self.options)["election_timeout_ms"])
-            )
-            return ops, limit_s, workload_for(violation["violation"])
-
-        sim = SimSettings(seed=violation["seed"], **{**settings, "bugs": frozenset(settings.get("bugs", ()))})
-        nodes = settings["nodes"] + settings.get("observers", 0)
-        steps = [tuple(step) for step in violation["steps"]]
-        changed = made_changes(sim, steps)
-        ops, limit_s = real_schedule(
-            steps,
-            nodes,
-            scale_of(settings, option_defaults(self.options)["election_timeout_ms"]),
-            first_leader(sim),
-            changed,
-        )
+            ops, limit_s = searched_schedule(violation["ops"], scale)
+        else:
+            sim = SimSettings(seed=violation["seed"], **_simulated(settings))
+            nodes = settings["nodes"] + settings.get("observers", 0)
+            steps = [tuple(step) for step in violation["steps"]]
+            ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
         return ops, limit_s, workload_for(violation["violation"])
+
+
+def _simulated(settings: dict) -> dict:
+    """`simulate`'s settings as the simulator takes them (its planted bugs a set)."""
+    return {**settings, "bugs": frozenset(settings.get("bugs", ()))}
 
 
 TARGET = KRaft()
