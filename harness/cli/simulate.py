@@ -68,6 +68,11 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError("--memory: only the novelty search learns (--search novelty)")
     if args.search == "novelty" and args.membership:
         raise UsageError("--membership: the novelty search makes no voter changes in the simulation")
+    if args.write_schedules is not None:
+        try:  # before the schedules run, not after
+            args.write_schedules.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"--write-schedules {args.write_schedules}: cannot make it: {error.strerror}") from None
     if args.memory is not None:
         from nemesis.novelty import Memory
 

@@ -50,3 +50,11 @@ def test_a_correct_cluster_passes_the_search_and_a_bad_memory_file_is_one_line(t
     )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert str(bad) in done.stderr and json.loads(done.stdout or "null") is None
+    nowhere = bad / "schedules"  # under a file: no folder can be made there
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "simulate", "--write-schedules", str(nowhere), "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(nowhere) in done.stderr and not done.stdout
