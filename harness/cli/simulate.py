@@ -76,6 +76,8 @@ def command(args: argparse.Namespace) -> int:
     if args.memory is not None:
         from nemesis.novelty import Memory
 
+        if not args.memory.parent.is_dir():  # it is written at the end: refuse now, not after the schedules
+            raise UsageError(f"--memory {args.memory}: no folder {args.memory.parent} to write it in")
         try:
             Memory.read(args.memory)
         except (OSError, ValueError, KeyError, TypeError) as error:

@@ -58,3 +58,11 @@ def test_a_correct_cluster_passes_the_search_and_a_bad_memory_file_is_one_line(t
     )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert str(nowhere) in done.stderr and not done.stdout
+    unwritable = tmp_path / "missing" / "novelty.json"  # read as empty, but written at the end
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "simulate", "--search", "novelty", "--memory", str(unwritable)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(unwritable) in done.stderr and not done.stdout
