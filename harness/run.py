@@ -519,7 +519,7 @@ class Run:
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
         self.note_exits(cluster)
-        if self.nemesis.paused or self.nemesis.down or self.nemesis.removed or self.nemesis.faulty_links:
+        if self.nemesis.in_force:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
         final: list[dict] = []
         settle_s = max(QUIESCE_TIMEOUT_S, self.target.settle_s)

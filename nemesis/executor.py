@@ -71,6 +71,11 @@ class Nemesis:
         self._clock_lock = threading.Lock()
         self._clock_ticker: threading.Thread | None = None
 
+    @property
+    def in_force(self) -> bool:
+        """Whether any fault still holds: what a run's end heals."""
+        return bool(self.paused or self.down or self.removed or self.full or self.clocks or self.faulty_links)
+
     # ------------------------------------------------------------------ recording
 
     def invoke(self, op: NemesisOp) -> dict[str, Any]:

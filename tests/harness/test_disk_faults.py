@@ -57,3 +57,37 @@ def test_a_full_disk_halts_a_node_and_a_damaged_log_is_cut_back_and_nothing_ackn
     named = verdict["checkers"]["committed-data-loss"]["stats"]["cut_back"]
     assert [c["node"] for c in named] == cut.sort_values("time_ns")["node"].tolist()
     assert all("cut it back to" in c["summary"] for c in named)
+
+
+FULL_AT_THE_END = """
+[campaign]
+name = "full"
+results = "{results}"
+backend = "local"
+workloads = ["append"]
+nemeses = ["disk-full"]
+time_limit_s = 6
+seeds = [1]
+schedule = [{{at_s = 2.0, f = "disk-full", args = {{target = "follower", seed = 1}}}}]
+
+[targets.correct]
+"""
+
+
+def test_a_disk_still_full_when_load_ends_is_given_room_and_its_node_started_before_the_final_logs_are_read(
+    tmp_path,
+):
+    config = tmp_path / "full.toml"
+    config.write_text(FULL_AT_THE_END.format(results=tmp_path / "runs"))
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run] = [path for path in (tmp_path / "runs" / "full").iterdir() if path.is_dir()]
+    verdict = json.loads((run / "verdict.json").read_text())
+    assert verdict["checkers"]["committed-data-loss"]["valid"] is True, verdict
+    assert (pd.read_parquet(run / "events.parquet")["event"] == "halted").any()
+    assert len(pd.read_parquet(run / "final.parquet")["node"].unique()) == 3

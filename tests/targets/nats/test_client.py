@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -28,29 +29,51 @@ SETTINGS = settings(NATS.options, {"replicas": 1})
 
 @pytest.fixture
 def server(tmp_path):
-    """One real server; its address (with the monitor) and its process."""
-    client, raft, monitor = free_port(), free_port(), free_port()
-    spec = NodeSpec(
-        "n1",
-        str(tmp_path / "data"),
-        "",
-        f"127.0.0.1:{raft}",
-        f"127.0.0.1:{client}",
-        {},
-        f"127.0.0.1:{raft}",
-        f"127.0.0.1:{client}",
-        listen={"monitor": f"127.0.0.1:{monitor}"},
-    )
-    with open(tmp_path / "node.log", "wb") as log:
-        process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
-    address = Address("127.0.0.1", client, {"monitor": ("127.0.0.1", monitor)})
-    deadline = time.monotonic() + 10
-    while NATS.status(address, 0.5) is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    """One real server; its address (with the monitor) and its process. A
+    server that exits at once lost its ports to another process (pytest's
+    workers choose ports each on its own): started again on others, so
+    that what answers is the server this test signals."""
+    for attempt in range(3):
+        client, raft, monitor = free_port(), free_port(), free_port()
+        spec = NodeSpec(
+            "n1",
+            str(tmp_path / f"data{attempt}"),
+            "",
+            f"127.0.0.1:{raft}",
+            f"127.0.0.1:{client}",
+            {},
+            f"127.0.0.1:{raft}",
+            f"127.0.0.1:{client}",
+            listen={"monitor": f"127.0.0.1:{monitor}"},
+        )
+        with open(tmp_path / "node.log", "wb") as log:
+            process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
+        address = Address("127.0.0.1", client, {"monitor": ("127.0.0.1", monitor)})
+        deadline = time.monotonic() + 10
+        while NATS.status(address, 0.5) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if process.poll() is None:
+            break
+    else:
+        pytest.fail(f"nats-server exited: {(tmp_path / 'node.log').read_text()[-500:]}")
     yield address, process
     os.kill(process.pid, signal.SIGCONT)
     process.kill()
     process.wait()
+
+
+def stopped(pid: int) -> None:
+    """Every thread of `pid` stopped (SIGSTOP reaches a thread busy on the
+    other core only when it next leaves the kernel)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        states = [
+            (task / "stat").read_text().rpartition(")")[2].split()[0] for task in Path(f"/proc/{pid}/task").iterdir()
+        ]
+        if set(states) == {"T"}:
+            return
+        time.sleep(0.01)
+    pytest.fail(f"nats-server ({pid}) did not stop: {states}")
 
 
 def racing_appends(address, count: int) -> list[dict]:
@@ -123,6 +146,7 @@ def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server
         while (first := await client.invoke("write", "k", 1, 2.0))["type"] != "ok":
             assert time.monotonic() < deadline, f"the bucket never took a write: {first}"
         os.kill(process.pid, signal.SIGSTOP)
+        stopped(process.pid)
         try:
             return await client.invoke("write", "k", 2, 0.5)
         finally:
