@@ -57,7 +57,8 @@ def faults(bug: str, strategy: str, backend: str, nodes: int) -> list[str]:
     return kinds + ["membership"] if bug in MEMBERSHIP_BUGS else kinds
 
 
-def run(results: Path, bug: str, strategy: str, seed: int, args: argparse.Namespace) -> Path:
+def run(results: Path, bug: str, strategy: str, seed: int, args: argparse.Namespace, *extra: str) -> Path:
+    """One run of `bug`; `extra`: more of `splitbrain run`'s options."""
     workload, _ = BUGS[bug]
     command = [
         sys.executable,
@@ -86,7 +87,7 @@ def run(results: Path, bug: str, strategy: str, seed: int, args: argparse.Namesp
         command += ["--nemesis", args.nemesis]
     elif bug in MEMBERSHIP_BUGS:
         command += ["--nemesis", ",".join(faults(bug, strategy, args.backend, args.nodes))]
-    command += SETTINGS.get(bug, [])
+    command += [*SETTINGS.get(bug, []), *extra]
     before = set(results.iterdir())
     subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     [run_dir] = set(results.iterdir()) - before

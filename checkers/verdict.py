@@ -23,6 +23,7 @@ from .membership import CHANGES, membership
 from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
+from .schema import FINAL_COLUMNS, frame
 
 DEFAULT_BUDGET_S = 30.0
 NO_FAULT = "no fault was made"
@@ -65,6 +66,16 @@ CHECKERS: tuple[Checker, ...] = (
     Rule("availability", _always, lambda t: availability(t.history, t.events)),
 )
 NAMES = tuple(checker.name for checker in CHECKERS)
+# The checkers whose violation in a run's first part stays one in the whole
+# run, so they can judge it while it goes (`check_prefix`): they read only
+# the history and the events, and what comes later cannot undo what they
+# found. Two leaders in an epoch, or a vote granted twice, stay so; an
+# operation still waiting for its answer is indeterminate to `linearizable`
+# (it may take effect at any point after its call, or never), so an order
+# none of its outcomes allows is not one a later answer allows. The others
+# need the final copies, read once the cluster is healed, or judge the whole
+# run (availability, node-crashes' excuses after a stop).
+PREFIX_SOUND = ("election-safety", "single-leader-per-epoch", "linearizable")
 
 
 def check_tables(
@@ -90,6 +101,24 @@ def check_tables(
     if verdict["faults_made"] == 0:  # `valid` then says nothing of how the target takes faults
         verdict["note"] = NO_FAULT
     return verdict
+
+
+def check_prefix(
+    history: pd.DataFrame,
+    events: pd.DataFrame,
+    budget_s: float,
+    capabilities: Mapping[str, Any] | None = None,
+) -> dict[str, Result]:
+    """The `PREFIX_SOUND` checkers that apply, over a run's tables so far
+    (no final copies yet): a false one is a violation the whole run's
+    verdict will hold too. One after another, as `run --check-live` runs
+    them beside the load, on a thread of their own."""
+    tables = Tables(history, events, frame([], FINAL_COLUMNS), capabilities, budget_s)
+    return {
+        checker.name: run_checker(partial(checker.check, tables), checker.name)
+        for checker in CHECKERS
+        if checker.name in PREFIX_SOUND and checker.applies(tables)
+    }
 
 
 def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
+from harness.live import Live
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
@@ -129,6 +130,9 @@ class RunConfig:
     run_id: str | None = None
     # The campaign's name for this run's option set ([targets.NAME]); listings and analyze show it.
     option_set: str | None = None
+    # Judge the run while it goes (harness/live.py); and end its load at the first violation found so.
+    check_live: bool = False
+    stop_on_violation: bool = False
 
     def __post_init__(self) -> None:
         """What was not given: the faults and the way links are cut that the
@@ -221,8 +225,9 @@ class RunConfig:
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise SettingError(name, f"{getattr(self, name)!r} is not one of {', '.join(choices)}")
-        if not isinstance(self.progress, bool):
-            raise SettingError("progress", f"must be true or false, not {self.progress!r}")
+        for name in ("progress", "check_live", "stop_on_violation"):
+            if not isinstance(getattr(self, name), bool):
+                raise SettingError(name, f"must be true or false, not {getattr(self, name)!r}")
         for name in ("nemesis", "topologies"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
@@ -365,7 +370,8 @@ class Run:
         self.dir = partial(Path(config.results) / self.run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         crash.write_here(self.dir)
-        self.recorder = HistoryRecorder(self.dir)
+        live = config.check_live or config.stop_on_violation
+        self.recorder = HistoryRecorder(self.dir, keep=live)
         self.events: list[dict] = []
         # Each node's state as its last answered status said (what the guided nemesis aims by).
         self.states: dict[str, str] = {}
@@ -394,6 +400,9 @@ class Run:
             "schedule": [asdict(op) for op in self.schedule],
         }
         self.write_meta()
+        self.live = (
+            Live(self.recorder, self.events, self.meta["capabilities"], config.stop_on_violation) if live else None
+        )
 
     @staticmethod
     def _name(config: RunConfig) -> str:
@@ -552,6 +561,9 @@ class Run:
     # ------------------------------------------------------------------ load
 
     async def load_and_faults(self) -> None:
+        """Clients, probes and the nemesis until the time limit (or, with
+        `stop_on_violation`, until a checker judging the run live is certain
+        it is violated); then the live verdict, where the run checks live."""
         config = self.config
         load_start_ns = self.recorder.now_ns()
         deadline = (self.recorder.start_ns + load_start_ns) / 1e9 + config.time_limit_s
@@ -560,12 +572,27 @@ class Run:
         tasks.append(asyncio.create_task(self.probe(deadline)))
         tasks.append(asyncio.create_task(self.run_schedule(deadline)))
         progress = asyncio.create_task(self.show_progress(deadline))
+        load = asyncio.gather(*tasks)
+        watching = asyncio.create_task(self.live.watch()) if self.live is not None else None
+        stopped_at_s = None
         try:
-            await asyncio.gather(*tasks)
+            await asyncio.wait({load} | ({watching} if watching else set()), return_when=asyncio.FIRST_COMPLETED)
+            if watching is not None and watching.done():
+                watching.result()  # a bug of ours in the watcher is not hidden
+                stopped_at_s = self.recorder.now_ns() / 1e9
+                load.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await load
+            else:
+                load.result()
         finally:
             progress.cancel()
-            for task in tasks:
+            for task in [*tasks, *([watching] if watching else [])]:
                 task.cancel()
+        if self.live is not None:
+            self.meta["stopped_load_at_s"] = stopped_at_s
+            self.write_meta()
+            await asyncio.to_thread(self.live.ended, self.dir, stopped_at_s)
 
     async def show_progress(self, deadline: float) -> None:
         total = self.config.time_limit_s

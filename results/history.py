@@ -24,9 +24,12 @@ from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_T
 
 class HistoryRecorder:
     """Appends history rows to `history.jsonl`, flushed as it goes. Times are
-    nanoseconds since the recorder started, on the harness's monotonic clock."""
+    nanoseconds since the recorder started, on the harness's monotonic clock.
+    With `keep`, the rows are kept in `kept` too, for the checkers that
+    judge the run while it goes (harness/live.py)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, keep: bool = False) -> None:
+        self.kept: list[dict] | None = [] if keep else None
         self.path = Path(run_dir) / "history.jsonl"
         self.file = open(self.path, "a", encoding="utf-8")
         self.start_ns = time.monotonic_ns()
@@ -58,6 +61,8 @@ class HistoryRecorder:
         self.file.write(json.dumps(row) + "\n")
         self.file.flush()
         self.rows += 1
+        if self.kept is not None:
+            self.kept.append(row)
         return row
 
     def close(self) -> None:

@@ -127,6 +127,16 @@ def _output(group: argparse._ActionsContainer) -> None:
         help="run N times, each with a fresh seed (the same one with --seed); exit 1 if any run finds a violation",
     )
     group.add_argument("--quiet", action="store_true", help="no progress bar")
+    group.add_argument(
+        "--check-live",
+        action="store_true",
+        help="judge the run while it goes: a violation is said when found, and the live verdict when load ends",
+    )
+    group.add_argument(
+        "--stop-on-violation",
+        action="store_true",
+        help="end the load at the first violation found live (then heal and check as ever); implies --check-live",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -165,6 +175,8 @@ def command(args: argparse.Namespace) -> int:
         net=args.net,
         hosts=args.hosts,
         progress=not args.quiet,
+        check_live=args.check_live,
+        stop_on_violation=args.stop_on_violation,
     )
     if args.backend == "ssh" and hosts.toxiproxy_url is None and {"partition", "latency"} & set(config.nemesis):
         raise UsageError(

@@ -1,0 +1,111 @@
+"""Verdicts while a run goes (`run --check-live`; `--stop-on-violation`).
+
+Every LIVE_INTERVAL_S, what the run has recorded so far (its history and
+the events its probes saw) is judged, on a thread beside the load, by the
+checkers whose violation in a run's first part is one of the whole run
+(checkers/verdict.py's `PREFIX_SOUND`). The first violation each finds is
+said at once, with when it was found. With `stop_on_violation` the load
+ends there: its faults are healed and the cluster settles as after any
+load, so a campaign spends no more time on a run whose answer is known.
+When load ends, one last look at all of it gives the live verdict within
+moments; then the batch checkers decide the run as ever. They are the
+reference: what is found live is in their verdict too, as they read the
+same rows and more (the nodes' own logs, the final copies).
+
+`live.json` in the run directory keeps what was found, when, and the last
+look's answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+from checkers.verdict import check_prefix
+
+LIVE_INTERVAL_S = 1.0
+LIVE_FILE = "live.json"
+# A look that cannot decide within this many seconds answers unknown: the next one tries again.
+LIVE_BUDGET_S = 5.0
+
+
+class Live:
+    """The run's rows so far (`recorder.kept`, the `events` list the probes
+    fill), judged on demand; `found` holds each checker's first violation."""
+
+    def __init__(self, recorder: Any, events: list[dict], capabilities: dict | None, stop: bool) -> None:
+        self.recorder = recorder
+        self.events = events
+        self.capabilities = capabilities
+        self.stop = stop
+        self.found: dict[str, dict[str, Any]] = {}
+        self.looks = 0
+        self.last: dict[str, Any] = {}
+
+    def look(self) -> list[str]:
+        """Judge everything recorded so far; the checkers newly found violated."""
+        rows, events = list(self.recorder.kept), list(self.events)
+        began = time.monotonic()
+        results = check_prefix(
+            frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS), LIVE_BUDGET_S, self.capabilities
+        )
+        took_s = time.monotonic() - began
+        self.looks += 1
+        self.last = {"rows": len(rows), "events": len(events), "took_s": round(took_s, 3)} | {
+            name: result["valid"] for name, result in results.items()
+        }
+        new = [name for name, result in results.items() if result["valid"] is False and name not in self.found]
+        for name in new:
+            self.found[name] = {
+                "found_at_s": round(self.recorder.now_ns() / 1e9, 3),
+                "rows": len(rows),
+                "first": results[name]["anomalies"][:1],
+            }
+            print(f"splitbrain: live: {name}: {describe(self.found[name])}", file=sys.stderr)
+        return new
+
+    async def watch(self) -> None:
+        """Look every LIVE_INTERVAL_S; with `stop`, return at the first
+        violation (the run then ends its load), else only when cancelled."""
+        while True:
+            await asyncio.sleep(LIVE_INTERVAL_S)
+            if await asyncio.to_thread(self.look) and self.stop:
+                return
+
+    def ended(self, run_dir: Path, stopped_at_s: float | None) -> None:
+        """The last look, once load has ended: the live verdict, said and kept."""
+        self.look()
+        decided = {name: valid for name, valid in self.last.items() if name not in ("rows", "events", "took_s")}
+        verdict = False if False in decided.values() else ("unknown" if "unknown" in decided.values() else True)
+        stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
+        print(
+            f"splitbrain: live verdict: valid={json.dumps(verdict)} over {self.last['rows']} rows "
+            f"({', '.join(f'{name} {json.dumps(valid)}' for name, valid in decided.items()) or 'no checker applies'}; "
+            f"{self.last['took_s']} s){stopped}",
+            file=sys.stderr,
+        )
+        (run_dir / LIVE_FILE).write_text(
+            json.dumps(
+                {
+                    "valid": verdict,
+                    "found": self.found,
+                    "last": self.last,
+                    "looks": self.looks,
+                    "stopped_load_at_s": stopped_at_s,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+
+
+def describe(found: dict[str, Any]) -> str:
+    """One line: when a violation was found, over how many rows, and its first anomaly's kind."""
+    first = found["first"][0] if found["first"] else {}
+    kind = first.get("kind", "anomaly")
+    return f"violated (found at {found['found_at_s']:.1f} s, over {found['rows']} rows): {kind}"

@@ -1,0 +1,57 @@
+"""Judging a real run while it goes (harness/live.py), end to end on the
+local backend: with `--stop-on-violation`, a planted bug
+(ack-before-commit) is found live, the load ends there, well before its
+time limit, the faults are healed, and the batch verdict holds the same
+violation; with `--check-live` on the correct node, the live verdict is
+valid, as the batch one is, checker by checker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TIME_LIMIT_S = 40
+
+
+def run(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, dict, dict, dict]:
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--quiet", "--results", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    [run_dir] = [path for path in tmp_path.iterdir() if path.is_dir()]
+    read = [json.loads((run_dir / name).read_text()) for name in ("live.json", "verdict.json", "run.json")]
+    return done, *read
+
+
+def test_a_violation_found_live_ends_the_load_and_the_batch_verdict_holds_it(tmp_path):
+    done, live, verdict, meta = run(
+        tmp_path, "--bug", "ack-before-commit", "--stop-on-violation", "--seed", "1", "--time-limit", str(TIME_LIMIT_S)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert live["valid"] is False and live["found"], live
+    stopped = meta["stopped_load_at_s"]
+    assert stopped is not None and stopped - meta["load_start_s"] < TIME_LIMIT_S / 2, meta
+    for name, found in live["found"].items():
+        assert found["found_at_s"] <= stopped + 0.5
+        assert verdict["checkers"][name]["valid"] is False, (name, verdict["checkers"][name])
+    assert "splitbrain: live: " in done.stderr and "load stopped at" in done.stderr
+    [run_dir] = [path for path in tmp_path.iterdir() if path.is_dir()]
+    settled = pd.read_parquet(run_dir / "final.parquet")  # healed, settled, every node's log read
+    assert sorted(settled["node"].unique()) == ["n1", "n2", "n3"]
+
+
+def test_the_live_verdict_of_a_correct_run_is_the_batch_ones(tmp_path):
+    done, live, verdict, meta = run(tmp_path, "--check-live", "--seed", "2", "--time-limit", "10")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert live["valid"] is True and not live["found"] and live["looks"] >= 5, live
+    judged = {name: valid for name, valid in live["last"].items() if name in verdict["checkers"]}
+    assert judged and all(verdict["checkers"][name]["valid"] == valid for name, valid in judged.items())
+    assert meta["stopped_load_at_s"] is None
