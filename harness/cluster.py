@@ -289,6 +289,14 @@ class ClusterBase:
     def event_log(self, node: str) -> Path:
         return self.root / node / "events.jsonl"
 
+    def live_log(self, node: str) -> Path | None:
+        """The node's own log (its target's `log_file`) as it is being
+        written, where this machine reads it: a local process's, a
+        container's bind-mounted event log; None where it is elsewhere (a
+        container's output, an SSH host's files) until `collect`."""
+        path = self.root / node / self.target.log_file
+        return path if path.exists() else None
+
     # ------------------------------------------------------------------ queries
 
     def status(self, node: str, timeout_s: float = 0.5) -> dict | None:

@@ -3,8 +3,9 @@
 Every LIVE_INTERVAL_S, what the run has recorded so far (its history and
 the events its probes saw) is judged, on a thread beside the load, by the
 checkers whose violation in a run's first part is one of the whole run
-(checkers/verdict.py's `PREFIX_SOUND`). The first violation each finds is
-said at once, with when it was found. With `stop_on_violation` the load
+(checkers/verdict.py's `PREFIX_SOUND`). The events are the probes' and, where this
+machine can read them as they are written, the nodes' own logs'. The first
+violation each finds is said at once, with when it was found. With `stop_on_violation` the load
 ends there: its faults are healed and the cluster settles as after any
 load, so a campaign spends no more time on a run whose answer is known.
 When load ends, one last look at all of it gives the live verdict within
@@ -22,6 +23,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +38,20 @@ LIVE_BUDGET_S = 5.0
 
 class Live:
     """The run's rows so far (`recorder.kept`, the `events` list the probes
-    fill), judged on demand; `found` holds each checker's first violation."""
+    fill, and what `logged` reads of the nodes' logs now), judged on demand;
+    `found` holds each checker's first violation."""
 
-    def __init__(self, recorder: Any, events: list[dict], capabilities: dict | None, stop: bool) -> None:
+    def __init__(
+        self,
+        recorder: Any,
+        events: list[dict],
+        logged: Callable[[], list[dict]],
+        capabilities: dict | None,
+        stop: bool,
+    ) -> None:
         self.recorder = recorder
         self.events = events
+        self.logged = logged
         self.capabilities = capabilities
         self.stop = stop
         self.found: dict[str, dict[str, Any]] = {}
@@ -49,7 +60,7 @@ class Live:
 
     def look(self) -> list[str]:
         """Judge everything recorded so far; the checkers newly found violated."""
-        rows, events = list(self.recorder.kept), list(self.events)
+        rows, events = list(self.recorder.kept), list(self.events) + self.logged()
         began = time.monotonic()
         results = check_prefix(
             frame(rows, HISTORY_COLUMNS), frame(events, EVENTS_COLUMNS), LIVE_BUDGET_S, self.capabilities

@@ -22,7 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 import targets
-from checkers.errors import ClusterError, SettingError, TargetError, UsageError
+from checkers.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
 from checkers.faults import BY_NAME, KINDS, of_kind
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from harness import crash, faketime
@@ -401,7 +401,9 @@ class Run:
         }
         self.write_meta()
         self.live = (
-            Live(self.recorder, self.events, self.meta["capabilities"], config.stop_on_violation) if live else None
+            Live(self.recorder, self.events, self.logged_so_far, self.meta["capabilities"], config.stop_on_violation)
+            if live
+            else None
         )
 
     @staticmethod
@@ -769,6 +771,18 @@ class Run:
                         "source": "harness",
                     }
                 )
+
+    def logged_so_far(self) -> list[dict]:
+        """The nodes' own logs as events rows, as far as they are written now
+        (where this machine reads them: `live_log`); a node whose log cannot
+        be read whole now is left out of this look."""
+        rows = []
+        for node in self.cluster.ids:
+            path = self.cluster.live_log(node)
+            if path is not None:
+                with contextlib.suppress(HistoryError, OSError):
+                    rows += self.target.log_events(path, self.recorder.wall_to_run_ns)
+        return rows
 
     def node_log_events(self, cluster) -> list[dict]:
         rows = []

@@ -1,6 +1,7 @@
 """Judging a real run while it goes (harness/live.py), end to end on the
 local backend: with `--stop-on-violation`, a planted bug
-(ack-before-commit) is found live, the load ends there, well before its
+(ack-before-commit in the history; prevote-always in a node's own log,
+read as it is written) is found live, the load ends there, well before its
 time limit, the faults are healed, and the batch verdict holds the same
 violation; with `--check-live` on the correct node, the live verdict is
 valid, as the batch one is, checker by checker."""
@@ -31,12 +32,17 @@ def run(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, dict, dict, 
     return done, *read
 
 
-def test_a_violation_found_live_ends_the_load_and_the_batch_verdict_holds_it(tmp_path):
+@pytest.mark.parametrize(
+    "bug, checker",
+    # Two replies at one offset; a pre-vote granted while following, in a node's own log (read as it is written).
+    [("ack-before-commit", "linearizable"), ("prevote-always", "election-safety")],
+)
+def test_a_violation_found_live_ends_the_load_and_the_batch_verdict_holds_it(tmp_path, bug, checker):
     done, live, verdict, meta = run(
-        tmp_path, "--bug", "ack-before-commit", "--stop-on-violation", "--seed", "1", "--time-limit", str(TIME_LIMIT_S)
+        tmp_path, "--bug", bug, "--stop-on-violation", "--seed", "1", "--time-limit", str(TIME_LIMIT_S)
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert live["valid"] is False and live["found"], live
+    assert live["valid"] is False and checker in live["found"], live
     stopped = meta["stopped_load_at_s"]
     assert stopped is not None and stopped - meta["load_start_s"] < TIME_LIMIT_S / 2, meta
     for name, found in live["found"].items():
