@@ -64,6 +64,13 @@ def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.D
     return verdict
 
 
+def committed_data_loss_so_far(events: pd.DataFrame) -> dict[str, Any]:
+    """The cases the nodes' logs alone show (`truncated_committed`,
+    `earlier_generations_counted`): what a run's first part can tell before
+    any final log is read (checkers/verdict.py's `check_prefix`)."""
+    return result([*truncated_committed(events), *earlier_generations_counted(events)])
+
+
 @dataclass(frozen=True)
 class Appends:
     """What every case reads: the clients' acknowledged and definitely failed

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -16,7 +16,7 @@ from .availability import availability
 from .checker import Checker, Result, Rule, Tables
 from .coverage import coverage
 from .crashes import node_crashes, stops
-from .data_loss import committed_data_loss
+from .data_loss import committed_data_loss, committed_data_loss_so_far
 from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
 from .membership import CHANGES, membership
@@ -66,16 +66,25 @@ CHECKERS: tuple[Checker, ...] = (
     Rule("availability", _always, lambda t: availability(t.history, t.events)),
 )
 NAMES = tuple(checker.name for checker in CHECKERS)
-# The checkers whose violation in a run's first part stays one in the whole
-# run, so they can judge it while it goes (`check_prefix`): they read only
-# the history and the events, and what comes later cannot undo what they
-# found. Two leaders in an epoch, or a vote granted twice, stay so; an
-# operation still waiting for its answer is indeterminate to `linearizable`
-# (it may take effect at any point after its call, or never), so an order
-# none of its outcomes allows is not one a later answer allows. The others
-# need the final copies, read once the cluster is healed, or judge the whole
-# run (availability, node-crashes' excuses after a stop).
-PREFIX_SOUND = ("election-safety", "single-leader-per-epoch", "linearizable")
+# What each checker can judge of a run's first part, so that a violation
+# found there stays one in the whole run (`check_prefix`): None, the checker
+# itself. They read only the history and the events, and what comes later
+# cannot undo what they found. Two leaders in an epoch, a vote granted
+# twice, a voter change taken while another was uncommitted, a log cut below
+# its high watermark stay so; an operation still waiting for its answer is
+# indeterminate to `linearizable` (it may take effect at any point after its
+# call, or never), so an order none of its outcomes allows is not one a later
+# answer allows. `membership`'s final-log case finds nothing before the
+# final logs are read; `committed-data-loss` judges its cases of the nodes'
+# logs alone. The others judge the whole run (availability; node-crashes,
+# whose excuse for a stop may be confirmed after it).
+SO_FAR: dict[str, Callable[[Tables], Result] | None] = {
+    "election-safety": None,
+    "single-leader-per-epoch": None,
+    "committed-data-loss": lambda t: committed_data_loss_so_far(t.events),
+    "linearizable": None,
+    "membership": None,
+}
 
 
 def check_tables(
@@ -109,15 +118,15 @@ def check_prefix(
     budget_s: float,
     capabilities: Mapping[str, Any] | None = None,
 ) -> dict[str, Result]:
-    """The `PREFIX_SOUND` checkers that apply, over a run's tables so far
-    (no final copies yet): a false one is a violation the whole run's
-    verdict will hold too. One after another, as `run --check-live` runs
-    them beside the load, on a thread of their own."""
+    """What the checkers that apply can judge of a run's tables so far
+    (`SO_FAR`; no final copies yet): a false one is a violation the whole
+    run's verdict will hold too. One after another, as `run --check-live`
+    runs them beside the load, on a thread of their own."""
     tables = Tables(history, events, frame([], FINAL_COLUMNS), capabilities, budget_s)
     return {
-        checker.name: run_checker(partial(checker.check, tables), checker.name)
+        checker.name: run_checker(partial(SO_FAR[checker.name] or checker.check, tables), checker.name)
         for checker in CHECKERS
-        if checker.name in PREFIX_SOUND and checker.applies(tables)
+        if checker.name in SO_FAR and checker.applies(tables)
     }
 
 
