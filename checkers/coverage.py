@@ -118,3 +118,21 @@ def add_up(cell_lists: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         for c in cells:
             counts[(c["fault"], c["role"], c["with"])] += c["count"]
     return [{"fault": f, "role": r, "with": w, "count": n} for (f, r, w), n in sorted(counts.items())]
+
+
+def unseen_chance(runs: Iterable[list[dict[str, Any]]]) -> float | None:
+    """Good–Turing's estimate of the chance that the next run hits a cell no
+    run has hit yet. The runs are the draws, and a run's cells (each once,
+    however often it hit them) what it drew; the cells hit by exactly one
+    run stand for those not hit yet: Q1 / T, the expected number of new
+    cells the next run hits (Chao's incidence form), which bounds the
+    chance that it hits one; at most 1. None before any run."""
+    seen: Counter[Any] = Counter()
+    count = 0
+    for cells in runs:
+        count += 1
+        seen.update({(c["fault"], c["role"], c["with"]) for c in cells})
+    if not count:
+        return None
+    once = sum(1 for runs_hit in seen.values() if runs_hit == 1)
+    return min(1.0, once / count)

@@ -44,14 +44,15 @@ from tqdm import tqdm
 
 import targets
 from checkers.errors import SettingError, UsageError
-from harness.limits import Range
+from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, SATURATED, Range
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 
-MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats"}
+MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats", "until_saturated", "max_runs"}
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
+
 OWN_OPTIONS = {
     "workload",
     "nemesis",
@@ -76,6 +77,28 @@ class PlannedRun:
     run_id: str
     target: str
     config: RunConfig
+
+
+@dataclass(frozen=True)
+class StoppingRule:
+    """Keep adding runs while Good–Turing's chance that the next one hits a
+    coverage cell never hit is at least `below` (checkers/coverage.py's
+    `unseen_chance`), up to `max_runs` in all; `below` None: the matrix only."""
+
+    below: float | None = None
+    max_runs: int = DEFAULT_MAX_RUNS
+
+
+def stopping_rule(path: Path, below: float | None = None, max_runs: int | None = None) -> StoppingRule:
+    """The file's `until_saturated` and `max_runs`, the command line's first."""
+    campaign, _, _ = _read(path)
+    below = campaign.get("until_saturated") if below is None else below
+    max_runs = campaign.get("max_runs", DEFAULT_MAX_RUNS) if max_runs is None else max_runs
+    for key, value, allowed in (("until_saturated", below, SATURATED), ("max_runs", max_runs, MAX_RUNS)):
+        problem = None if value is None else allowed.problem(value)
+        if problem:
+            raise CampaignError(f"{path}: campaign.{key} {problem}")
+    return StoppingRule(below, max_runs)
 
 
 def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun]]:
@@ -218,13 +241,28 @@ def tried_so_far(folder: Path, planned: list[PlannedRun]) -> Path:
     the campaign folder for the next guided run."""
     from checkers.coverage import add_up
 
-    verdicts = []
+    path = folder / COVERAGE_FILE
+    path.write_text(json.dumps(add_up(cells_hit(folder, planned)), indent=1) + "\n")
+    return path
+
+
+def cells_hit(folder: Path, planned: list[PlannedRun]) -> list[list[dict]]:
+    """Each finished run's coverage cells (its verdict's)."""
+    found = []
     for plan in planned:
         with contextlib.suppress(OSError, ValueError):
-            verdicts.append(json.loads((folder / plan.run_id / "verdict.json").read_text()))
-    path = folder / COVERAGE_FILE
-    path.write_text(json.dumps(add_up((v.get("coverage") or {}).get("cells", []) for v in verdicts), indent=1) + "\n")
-    return path
+            verdict = json.loads((folder / plan.run_id / "verdict.json").read_text())
+            found.append((verdict.get("coverage") or {}).get("cells", []))
+    return found
+
+
+def another(planned: list[PlannedRun], matrix: int) -> PlannedRun:
+    """One more run for the stopping rule: the matrix's runs in turn, each
+    again with a seed no run of the campaign has had."""
+    base = planned[(len(planned) - matrix) % matrix]
+    seed = max(plan.config.seed for plan in planned) + 1
+    run_id = re.sub(r"-s\d+-r\d+$", f"-s{seed}-r0", base.run_id)
+    return PlannedRun(run_id, base.target, dataclasses.replace(base.config, seed=seed, run_id=run_id))
 
 
 def finished(run_dir: Path) -> bool:
@@ -235,18 +273,25 @@ def finished(run_dir: Path) -> bool:
 
 
 def execute(
-    config_path: Path, progress: bool = True, results: Path | None = None, finished_run=None
+    config_path: Path,
+    progress: bool = True,
+    results: Path | None = None,
+    finished_run=None,
+    rule: StoppingRule | None = None,
 ) -> tuple[Path, list[Path]]:
-    """Run what is not finished yet; returns the folder and every run
-    directory. `finished_run(run_dir)` is called as each run has its verdict
-    (runs finished before, too, in their turn)."""
+    """Run what is not finished yet, then, under a stopping rule, more runs
+    until coverage saturates; returns the folder and every run directory.
+    `finished_run(run_dir, chance)` is called as each run has its verdict
+    (runs finished before, too, in their turn), with Good–Turing's chance
+    that the next run hits a new coverage cell."""
     folder, planned = load(config_path, results)
+    rule = rule or stopping_rule(config_path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise CampaignError(f"{folder}: cannot make the campaign folder: {error.strerror or error}") from None
     with exclusive(folder):
-        return _execute(config_path, folder, planned, progress, finished_run or (lambda run_dir: None))
+        return _execute(config_path, folder, planned, progress, finished_run or (lambda run_dir, chance: None), rule)
 
 
 @contextlib.contextmanager
@@ -268,12 +313,31 @@ def exclusive(folder: Path):
 
 
 def _execute(
-    config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run
+    config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run, rule: StoppingRule
 ) -> tuple[Path, list[Path]]:
+    from checkers.coverage import unseen_chance
     from results.campaign_page import write_summary
-    from results.checking import check_and_record
-    from results.history import complete, partial
 
+    matrix = len(planned)
+    _describe(folder, config_path, planned)
+    with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:
+        done = 0
+        while done < len(planned):
+            _run_once(folder, planned, planned[done])
+            done += 1
+            chance = unseen_chance(cells_hit(folder, planned[:done]))
+            finished_run(folder / planned[done - 1].run_id, chance)
+            bar.update()
+            wanted = rule.below is not None and (chance is None or chance >= rule.below)
+            if done == len(planned) and wanted and done < rule.max_runs:
+                planned.append(another(planned, matrix))
+                _describe(folder, config_path, planned)
+                bar.total = len(planned)
+    write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
+    return folder, [folder / plan.run_id for plan in planned]
+
+
+def _describe(folder: Path, config_path: Path, planned: list[PlannedRun]) -> None:
     (folder / "campaign.json").write_text(
         json.dumps(
             {
@@ -284,25 +348,28 @@ def _execute(
         )
         + "\n"
     )
-    with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:
-        for plan in planned:
-            run_dir = folder / plan.run_id
-            if not finished(run_dir):
-                for cut_short in (run_dir, partial(run_dir)):
-                    if cut_short.exists():
-                        aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
-                        aside.parent.mkdir(exist_ok=True)
-                        shutil.move(cut_short, aside)
-                config = plan.config
-                if config.nemesis_strategy != "random":  # later runs go where earlier ones did not
-                    config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
-                if config.nemesis_strategy.startswith("novelty"):  # and learn from them
-                    config = dataclasses.replace(config, memory_file=folder / MEMORY_FILE)
-                run = Run(config)
-                run.execute()
-                check_and_record(run.dir)
-                complete(run.dir)
-            finished_run(run_dir)
-            bar.update()
-    write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
-    return folder, [folder / plan.run_id for plan in planned]
+
+
+def _run_once(folder: Path, planned: list[PlannedRun], plan: PlannedRun) -> None:
+    """A run of the campaign, unless it has its verdict already (a resumed
+    campaign); one cut short before is moved aside first."""
+    from results.checking import check_and_record
+    from results.history import complete, partial
+
+    run_dir = folder / plan.run_id
+    if finished(run_dir):
+        return
+    for cut_short in (run_dir, partial(run_dir)):
+        if cut_short.exists():
+            aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
+            aside.parent.mkdir(exist_ok=True)
+            shutil.move(cut_short, aside)
+    config = plan.config
+    if config.nemesis_strategy != "random":  # later runs go where earlier ones did not
+        config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
+    if config.nemesis_strategy.startswith("novelty"):  # and learn from them
+        config = dataclasses.replace(config, memory_file=folder / MEMORY_FILE)
+    run = Run(config)
+    run.execute()
+    check_and_record(run.dir)
+    complete(run.dir)

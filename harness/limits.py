@@ -59,6 +59,12 @@ class Range:
         return value
 
 
+# A campaign's stopping rule: runs are added until Good–Turing's chance of a
+# new coverage cell is below `until_saturated`, within `max_runs` in all.
+SATURATED = Range(float, above=0.0, most=1.0)
+MAX_RUNS = Range(int, least=1, most=100_000)
+DEFAULT_MAX_RUNS = 200
+
 DAY_S = 86_400.0
 RUN_SETTINGS = {
     "nodes": Range(int, least=1, most=MAX_NODES),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, SATURATED
 from results.wording import counted
 
 from .arguments import path_arg
@@ -25,6 +26,19 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--until-saturated",
+        type=SATURATED.parse,
+        metavar="P",
+        help="after the matrix, keep adding runs (its runs in turn, fresh seeds) until the chance that the next "
+        "run hits a coverage cell never hit (Good-Turing) is below P (the file's until_saturated)",
+    )
+    parser.add_argument(
+        "--max-runs",
+        type=MAX_RUNS.parse,
+        metavar="N",
+        help=f"with --until-saturated: at most N runs in all (the file's max_runs; default {DEFAULT_MAX_RUNS})",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -33,12 +47,15 @@ def command(args: argparse.Namespace) -> int:
 
     worst = EXIT_VALID
 
-    def finished_run(run_dir: Path) -> None:
+    def finished_run(run_dir: Path, chance: float | None) -> None:
         nonlocal worst
         verdict = json.loads((run_dir / "verdict.json").read_text())
         tqdm.write(verdict_line(run_dir, verdict))
+        if chance is not None:
+            tqdm.write(f"  chance the next run hits a coverage cell never hit: {chance:.0%} (Good-Turing)")
         worst = max(worst, exit_code(verdict))
 
-    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run)
+    rule = campaign.stopping_rule(args.config, args.until_saturated, args.max_runs)
+    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run, rule)
     print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
     return worst
