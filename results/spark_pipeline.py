@@ -14,7 +14,8 @@ one executor's memory, about 2 GiB per 7M rows.) Then the summaries, as
 Spark aggregations over the index: failure rate per target option set and
 nemesis, availability figures, verdicts that differ across seeds or repeats
 of one configuration (flaky), runs whose archived verdict the re-check
-contradicts, and the coverage cells of every run's faults added up per
+contradicts, Good–Turing's chance that one more run hits a new coverage
+cell (per option set), and the coverage cells of every run's faults added up per
 option set (what the archive never tried).
 
 A corrupt or partial entry is named and left out of the analysis, and the
@@ -184,6 +185,25 @@ def coverage(runs: DataFrame, by: list[str]) -> DataFrame:
     )
 
 
+def saturation(runs: DataFrame, by: list[str]) -> DataFrame:
+    """Per option set, Good–Turing's chance that one more run hits a coverage
+    cell none of its runs hit (checkers/coverage.py's `unseen_chance`, over
+    the archive): the cells hit by exactly one run, per run, at most 1."""
+    cells = runs.select(*by, "run_id", F.explode(F.from_json("coverage", COVERAGE_CELLS)).alias("cell"))
+    per_cell = cells.groupBy(*by, "cell.fault", "cell.role", "cell.with").agg(F.countDistinct("run_id").alias("hit_by"))
+    once = per_cell.groupBy(*by).agg(
+        F.count(F.lit(1)).alias("cells"), F.sum(F.when(F.col("hit_by") == 1, 1).otherwise(0)).alias("hit_once")
+    )
+    return (
+        runs.groupBy(*by)
+        .agg(F.count(F.lit(1)).alias("runs"))
+        .join(once, by, "left")
+        .fillna(0, ["cells", "hit_once"])
+        .withColumn("unseen_chance", F.least(F.lit(1.0), F.col("hit_once") / F.col("runs")))
+        .orderBy(*by)
+    )
+
+
 def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Failure rates, availability figures, flaky configurations and coverage,
     as Spark aggregations over the runs; disagreements with the archived verdicts."""
@@ -216,6 +236,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     )
     found = {
         "coverage": coverage(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
+        "saturation": saturation(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
         "failure_rate": by_options[options + rates],
         "availability": by_options[options + spread],
         "flaky": flaky.toPandas(),
@@ -294,7 +315,7 @@ def analyze(
     step = progress or (lambda *args: None)
     timings: dict[str, float] = {}
     rechecked = pd.DataFrame(columns=VERDICT_COLUMNS)
-    results = {name: pd.DataFrame() for name in ("coverage", "failure_rate", "availability", "flaky")}
+    results = {name: pd.DataFrame() for name in ("coverage", "saturation", "failure_rate", "availability", "flaky")}
     results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])
     if manifest["runs"]:  # else nothing to analyse: say so, without Spark
         with _stage("spark session", step, timings):

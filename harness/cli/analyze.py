@@ -67,6 +67,11 @@ def command(args: argparse.Namespace) -> int:
     )
     if len(found["failure_rate"]):
         print(found["failure_rate"].to_string(index=False))
+    for row in found["saturation"].itertuples(index=False):
+        print(
+            f"SATURATION {row[0] or '(no option set)'}: {row.runs} runs, {row.cells} cells, "
+            f"{row.hit_once} hit by one run only: chance the next run hits a new cell {row.unseen_chance:.0%}"
+        )
     for row in found["flaky"].itertuples(index=False):
         print(f"FLAKY {row.failed} of {row.runs} runs failed: {', '.join(row.run_ids)}")
     for row in found["disagreements"].itertuples(index=False):

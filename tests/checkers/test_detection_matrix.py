@@ -20,6 +20,7 @@ import sys
 
 import pytest
 
+from checkers.coverage import unseen_chance
 from harness.campaign import load
 from results.spark_pipeline import analyze
 
@@ -145,6 +146,12 @@ def test_archived_analysed_on_spark_and_gated(matrix):
     assert set(rates["option_set"]) == set(runs), rates  # each [targets.NAME], not just the target
     tried = found["coverage"]  # every run's coverage cells, added up per option set
     assert {"partition", "kill", "bounce"} <= set(tried["fault"]) and "leader-cut-off" in set(tried["role"]), tried
+    # Good–Turing per option set on Spark, as the campaign works it out after each run.
+    saturation = found["saturation"].set_index("option_set")["unseen_chance"].to_dict()
+    assert saturation.keys() == set(runs)
+    for name, dirs in runs.items():
+        cells = [json.loads((d / "verdict.json").read_text())["coverage"]["cells"] for d in dirs]
+        assert saturation[name] == pytest.approx(unseen_chance(cells)), name
     for bug, checkers in CAUGHT_BY.items():
         mine = rates[rates["bugs"] == bug]
         caught_by = {name for names in mine["caught_by"] for name in names.split(",")}
