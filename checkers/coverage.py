@@ -42,7 +42,7 @@ def role_of(state: object) -> str:
     return "other"
 
 
-def _states(events: pd.DataFrame) -> Latest:
+def node_states(events: pd.DataFrame) -> Latest:
     """Each node's last known state (status polls and transitions) at any moment."""
     known = events.loc[events["state"].notna() & events["node"].notna(), ["time_ns", "node", "state"]]
     return Latest(known, known["state"].tolist())
@@ -100,7 +100,7 @@ def coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
     windows = fault_windows(history)
     found = []
     spans = list(columns(windows, "f", "start_ns", "end_ns"))
-    states = _states(events)
+    states = node_states(events)
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
         touched = named_nodes(node)
         if not touched:  # confirmed, but it touched nothing (a partition that cut no link): no fault was made

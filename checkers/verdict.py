@@ -24,6 +24,7 @@ from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
 from .result import merge, run_checker
 from .schema import FINAL_COLUMNS, frame
+from .signatures import signatures
 
 DEFAULT_BUDGET_S = 30.0
 NO_FAULT = "no fault was made"
@@ -106,6 +107,7 @@ def check_tables(
         verdict = merge({name: future.result() for name, future in running.items()})
         # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.
         verdict["coverage"] = covered.result()
+    verdict["signatures"] = _signatures(history, events, verdict["checkers"])
     verdict["faults_made"] = verdict["coverage"].get("faults")  # None: coverage could not tell
     if verdict["faults_made"] == 0:  # `valid` then says nothing of how the target takes faults
         verdict["note"] = NO_FAULT
@@ -128,6 +130,16 @@ def check_prefix(
         for checker in CHECKERS
         if checker.name in SO_FAR and checker.applies(tables)
     }
+
+
+def _signatures(history: pd.DataFrame, events: pd.DataFrame, checkers: Mapping[str, Result]) -> list[dict[str, Any]]:
+    """What the run failed of, to group it with runs that failed alike (checkers/signatures.py)."""
+    try:
+        return signatures(history, events, checkers)
+    except Exception as error:  # as with coverage: a bug here must not lose the verdicts
+        return [
+            {"checker": "signatures", "kind": "error", "fault": f"{type(error).__name__}: {error}", "time_ns": None}
+        ]
 
 
 def _coverage(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:

@@ -11,11 +11,13 @@ import json
 import os
 from pathlib import Path
 
+from checkers.signatures import group
+
 from . import run_options
 from .history import PARTIAL, is_run
 
 # The fields a listing filters on: exact values, except `options`, matched as text.
-FILTERS = ("campaign", "option_set", "target", "workload", "bugs", "seed", "verdict", "options")
+FILTERS = ("campaign", "option_set", "target", "workload", "bugs", "seed", "verdict", "failure_group", "options")
 # How deep runs are looked for: runs/<id>, runs/campaigns/<name>/<id>, and a campaign's interrupted/<id>.
 MAX_DEPTH = 5
 CAMPAIGN_MARKS = ("campaign.json", "summary.html")
@@ -80,6 +82,8 @@ def describe(root: Path, run_dir: Path, campaign: str) -> dict:
         "options": options_of(meta),
         "verdict": _word(verdict),
         "failing": ", ".join(failing),
+        # What it failed of first (checkers/signatures.py), the group triage puts it in.
+        "failure_group": group(verdict) or "",
         "started": meta.get("start_time") or meta.get("imported_at", ""),
         "report": (run_dir / "report.html").exists(),
         "partial": run_dir.name.endswith(PARTIAL),
@@ -118,6 +122,21 @@ def scan(root: Path) -> tuple[list[dict], list[dict]]:
         mine = [r for r in runs if r["path"].startswith(listed["path"] + "/")]
         listed.update(runs=len(mine), failed=sum(r["verdict"] == "false" for r in mine))
     return runs, campaigns
+
+
+def failure_groups(runs: list[dict]) -> list[dict]:
+    """The failing runs grouped by what they failed of first (as `analyze`
+    groups an archive's): per group, its runs, the first and the last (by
+    start), most runs first."""
+    grouped: dict[str, list[dict]] = {}
+    for row in runs:
+        if row["failure_group"]:
+            grouped.setdefault(row["failure_group"], []).append(row)
+    found = []
+    for name, rows in grouped.items():
+        rows = sorted(rows, key=lambda row: (row["started"], row["path"]))
+        found.append({"failure_group": name, "runs": len(rows), "first": rows[0], "last": rows[-1]})
+    return sorted(found, key=lambda g: (-g["runs"], g["failure_group"]))
 
 
 def matches(row: dict, wanted: dict[str, str]) -> bool:

@@ -1,6 +1,7 @@
 """`splitbrain serve [DIR]`: the results folder as a local web page, like
-Jepsen's `serve`. `/` lists every run and campaign (newest first) and
-filters them by target, workload, bug set, seed, verdict and options;
+Jepsen's `serve`. `/` lists every run and campaign (newest first), the
+failing runs' groups (what they failed of first), and filters the runs by
+target, workload, bug set, seed, verdict, failure group and options;
 `/latest` is the newest run's report; `POST /recheck` checks a run again and
 rewrites its verdict and report; every other path is a file under DIR (the
 reports themselves). It binds 127.0.0.1 unless told otherwise: the runs of a
@@ -21,7 +22,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from .report import STYLE
-from .run_index import FILTERS, matches, scan
+from .run_index import FILTERS, failure_groups, matches, scan
 
 PAGE_STYLE = (
     STYLE
@@ -56,7 +57,7 @@ def _options(values: list[str], chosen: str) -> str:
 def filters_form(runs: list[dict], wanted: dict[str, str]) -> str:
     fields = []
     for name in FILTERS:
-        if name in ("seed", "options"):
+        if name in ("seed", "options", "failure_group"):
             control = f"<input name='{name}' value='{html.escape(wanted.get(name, ''))}'>"
         else:
             values = sorted({v for row in runs for v in (row[name].split(",") if name == "bugs" else [row[name]]) if v})
@@ -91,6 +92,26 @@ def _recheck_button(row: dict) -> str:
     )
 
 
+def groups_table(root: Path, runs: list[dict]) -> str:
+    """The failure groups (run_index.failure_groups): each a link to its
+    runs, its first and last run, and the command that shrinks the first."""
+    rows = "".join(
+        f"<tr class='group'><td><a href='/?{urlencode({'failure_group': g['failure_group']})}'>"
+        f"{html.escape(g['failure_group'])}</a></td><td>{g['runs']}</td>"
+        f"<td>{_cell(g['first'], 'id')}</td><td>{_cell(g['last'], 'id')}</td>"
+        f"<td><code>splitbrain shrink {html.escape(str(root / g['first']['path']))}</code></td></tr>"
+        for g in failure_groups(runs)
+    )
+    if not rows:
+        return ""
+    return (
+        "<h2>Failure groups</h2><p>Failing runs grouped by what they failed of first: the checker, the kind of "
+        "anomaly, and the fault in force when it happened (its kind and the role it hit).</p>"
+        "<table class='groups'><tr><th>group</th><th>runs</th><th>first</th><th>last</th><th>shrink the first</th></tr>"
+        f"{rows}</table>"
+    )
+
+
 def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
     runs, campaigns = scan(root)
     shown = [row for row in runs if matches(row, wanted)]
@@ -114,6 +135,7 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
         + (f"<p class='note'>{html.escape(note)}</p>" if note else "")
         + f"<p>{latest} · {len(runs)} runs, {sum(r['verdict'] == 'false' for r in runs)} failed</p>"
         + (f"<h2>Campaigns</h2><ul>{listed}</ul>" if campaigns else "")
+        + groups_table(root, runs)
         + f"<h2>Runs</h2>{filters_form(runs, wanted)}"
         + f"<p id='shown' data-shown='{len(shown)}'>{len(shown)} of {len(runs)} runs</p>"
         + f"<table><tr>{head}</tr>{body}</table></body></html>"

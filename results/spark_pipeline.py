@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import json
 import os
 import sys
 import time
@@ -37,6 +38,7 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from checkers.signatures import group
 from checkers.verdict import NAMES
 
 from . import archive as archive_
@@ -45,7 +47,9 @@ from .history import HistoryError
 
 SAFETY = tuple(name for name in NAMES if name != "availability")
 CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
-VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds"]
+# A run's rows each carry its failure group (checkers/signatures.py's `group`; None for a run that did not fail).
+VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds", "failure_group"]
+RECHECKED_SCHEMA = ", ".join(f"{name} string" for name in VERDICT_COLUMNS)
 
 
 @contextlib.contextmanager
@@ -118,6 +122,7 @@ def recheck(store: str, run_id: str, entry: dict, budget_s: float) -> tuple[list
             "checker": name,
             "valid": str(result["valid"]).lower(),
             "kinds": ",".join(sorted({a["kind"] for a in result.get("anomalies", []) if a.get("kind")})),
+            "failure_group": group(verdict),
         }
         for name, result in verdict["checkers"].items()
         if name in SAFETY
@@ -204,20 +209,34 @@ def saturation(runs: DataFrame, by: list[str]) -> DataFrame:
     )
 
 
+def failure_groups(runs: DataFrame, rechecked: DataFrame) -> DataFrame:
+    """Failing runs grouped by what they failed of first (checkers/signatures.py):
+    per group, how many runs, the option sets they came from, the first and
+    the last run (by start time); the first is the one to shrink."""
+    failing = rechecked.where(F.col("failure_group").isNotNull()).select("run_id", "failure_group").distinct()
+    return (
+        failing.join(runs.select("run_id", "start_time", "option_set"), "run_id")
+        .groupBy("failure_group")
+        .agg(
+            F.count(F.lit(1)).alias("runs"),
+            F.concat_ws(",", F.array_sort(F.collect_set("option_set"))).alias("option_sets"),
+            F.min_by("run_id", "start_time").alias("first_run"),
+            F.max_by("run_id", "start_time").alias("last_run"),
+        )
+        .orderBy(F.desc("runs"), "failure_group")
+    )
+
+
 def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Failure rates, availability figures, flaky configurations and coverage,
-    as Spark aggregations over the runs; disagreements with the archived verdicts."""
+    """Failure rates, availability figures, flaky configurations, coverage and
+    failure groups, as Spark aggregations over the runs; disagreements with
+    the archived verdicts."""
     figures = [c for c in ("leaderless_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
     runs = spark.createDataFrame(_typed(index, figures))
-    per_run = (
-        spark.createDataFrame(rechecked)
-        .groupBy("run_id")
-        .agg(
-            F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
-            F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias(
-                "failed_checkers"
-            ),
-        )
+    checked = spark.createDataFrame(rechecked, RECHECKED_SCHEMA)
+    per_run = checked.groupBy("run_id").agg(
+        F.max(F.when(F.col("valid") == "false", 1).otherwise(0)).alias("failed"),
+        F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
     )
     joined = runs.join(per_run, "run_id", "left").cache()
     options = [c for c in ("option_set", "target", "bugs", "options", "nemesis") if c in index]
@@ -237,6 +256,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     found = {
         "coverage": coverage(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
         "saturation": saturation(runs, options[:1]).toPandas() if "coverage" in index else pd.DataFrame(),
+        "groups": failure_groups(runs, checked).toPandas(),
         "failure_rate": by_options[options + rates],
         "availability": by_options[options + spread],
         "flaky": flaky.toPandas(),
@@ -315,7 +335,9 @@ def analyze(
     step = progress or (lambda *args: None)
     timings: dict[str, float] = {}
     rechecked = pd.DataFrame(columns=VERDICT_COLUMNS)
-    results = {name: pd.DataFrame() for name in ("coverage", "saturation", "failure_rate", "availability", "flaky")}
+    results = {
+        name: pd.DataFrame() for name in ("coverage", "saturation", "groups", "failure_rate", "availability", "flaky")
+    }
     results["disagreements"] = pd.DataFrame(columns=["run_id", "checker", "archived", "rechecked"])
     if manifest["runs"]:  # else nothing to analyse: say so, without Spark
         with _stage("spark session", step, timings):
@@ -328,10 +350,27 @@ def analyze(
         if len(index):
             with _stage("summaries", step, timings):
                 results = summaries(spark, index, rechecked)
+    results["groups"] = triaged(results["groups"], store, out / "groups.json")
     rechecked.to_parquet(out / "verdicts.parquet", index=False)
     for name, table in results.items():
         table.to_json(out / f"{name}.json", orient="records", indent=1, default_handler=str)
     return {"problems": problems, "verdicts": rechecked, **results, "out": out, "timings": timings}
+
+
+def triaged(groups: pd.DataFrame, store: Path, earlier: Path) -> pd.DataFrame:
+    """The failure groups with what a person does next: the command that
+    shrinks each group's first run, and whether the group is `new` (not
+    among those of the analysis before, written where this one goes)."""
+    try:
+        known = {row["failure_group"] for row in json.loads(earlier.read_text())}
+    except (OSError, ValueError, TypeError, KeyError):
+        known = None  # no analysis before: nothing to be new against
+    if groups.empty:
+        return pd.DataFrame(columns=["failure_group", "runs", "option_sets", "first_run", "last_run", "shrink", "new"])
+    return groups.assign(
+        shrink=[f"splitbrain shrink {store / archive_.RUNS / run}" for run in groups["first_run"]],
+        new=[known is not None and name not in known for name in groups["failure_group"]],
+    )
 
 
 @contextlib.contextmanager

@@ -72,6 +72,11 @@ def command(args: argparse.Namespace) -> int:
             f"SATURATION {row[0] or '(no option set)'}: {row.runs} runs, {row.cells} cells, "
             f"{row.hit_once} hit by one run only: chance the next run hits a new cell {row.unseen_chance:.0%}"
         )
+    for row in found["groups"].itertuples(index=False):
+        print(
+            f"GROUP{' NEW' if row.new else ''} {row.failure_group}: {row.runs} runs ({row.option_sets}), "
+            f"first {row.first_run}, last {row.last_run}; shrink the first: {row.shrink}"
+        )
     for row in found["flaky"].itertuples(index=False):
         print(f"FLAKY {row.failed} of {row.runs} runs failed: {', '.join(row.run_ids)}")
     for row in found["disagreements"].itertuples(index=False):

@@ -157,6 +157,12 @@ def test_archived_analysed_on_spark_and_gated(matrix):
         caught_by = {name for names in mine["caught_by"] for name in names.split(",")}
         assert mine["failed"].sum() >= 1 and caught_by & checkers, (bug, mine)
     assert rates[rates["bugs"] == ""]["failed"].sum() == 0
+    # Triage: failing runs grouped by what they failed of first; a group is one bug's, and every bug has one.
+    groups = found["groups"]
+    assert not groups["new"].any(), groups  # the first analysis: nothing to be new against
+    assert all(sets in CAUGHT_BY for sets in groups["option_sets"]), groups
+    assert set(groups["option_sets"]) == set(CAUGHT_BY), groups
+    assert all(command.startswith(f"splitbrain shrink {store}/runs/") for command in groups["shrink"])
 
     safety = workspace / "safety.toml"
     safety.write_text(SAFETY_POLICY)

@@ -1,7 +1,9 @@
 """`splitbrain serve`, as a user opens it: the real command on 127.0.0.1, read
 by headless Chromium. It lists 50 runs and a campaign, filters them by the
-query a user's choices make, sends `/latest` to the newest report, and
-re-checks a run whose verdict.json no longer says what its history shows."""
+query a user's choices make, groups the failing ones by what they failed of
+first (each group a link to its runs), sends `/latest` to the newest
+report, and re-checks a run whose verdict.json no longer says what its
+history shows."""
 
 from __future__ import annotations
 
@@ -56,10 +58,17 @@ def fake_run(folder: Path, number: int, option_set: str | None = None) -> Path:
     )
     valid = VERDICTS[number % 4]
     checkers = {"committed-data-loss": {"valid": valid, "anomalies": []}}
-    (run_dir / "verdict.json").write_text(json.dumps({"valid": valid, "checkers": checkers}))
+    signed = [{"checker": "committed-data-loss", "kind": "lost-acknowledged-append", "fault": fault(number)}]
+    verdict = {"valid": valid, "checkers": checkers, **({"signatures": signed} if valid is False else {})}
+    (run_dir / "verdict.json").write_text(json.dumps(verdict))
     (run_dir / "report.html").write_text(f"<html><body><h1 id='which'>report {number}</h1></body></html>")
     os.utime(run_dir / "run.json", (1_800_000_000 + number, 1_800_000_000 + number))
     return run_dir
+
+
+def fault(number: int) -> str:
+    """The fault in force when a failing fake run failed: it tells two groups apart."""
+    return "partition:leader-cut-off" if number % 3 == 1 else "kill:leader"
 
 
 @pytest.fixture
@@ -124,6 +133,20 @@ def test_lists_every_run_newest_first_and_filters_them(served):
         [n for n in range(50) if n % 7 == 0]
     )
     assert listed(served + "?target=etcd&bugs=none&verdict=unknown") == [run_id(35), run_id(15)]
+
+
+def test_failing_runs_are_grouped_and_a_group_is_a_link_to_its_runs(served):
+    page = chromium("--dump-dom", served).stdout
+    groups = re.findall(
+        r'<tr class="group"><td><a href="/\?failure_group=([^"]+)">([^<]+)</a></td><td>(\d+)</td>', page
+    )
+    failing = [n for n in range(50) if VERDICTS[n % 4] is False]
+    counts = {f: sum(fault(n) == f for n in failing) for f in ("partition:leader-cut-off", "kill:leader")}
+    expected = sorted(((-count, f"committed-data-loss/lost-acknowledged-append/{f}") for f, count in counts.items()))
+    assert [(-int(runs), name) for _, name, runs in groups] == expected, groups
+    link, name, runs = groups[0]
+    assert len(listed(served + "?failure_group=" + link)) == int(runs)
+    assert "splitbrain shrink " in page
 
 
 def test_latest_opens_the_newest_report_and_campaigns_link_their_summary(served):

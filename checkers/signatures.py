@@ -1,0 +1,94 @@
+"""What a failing run failed of, in a form that groups runs (triage across
+an archive, `splitbrain analyze` and `serve`): per checker that found a
+violation, its earliest anomaly's kind and the fault in force when it
+happened, as coverage names it (checkers/coverage.py: the fault's kind and
+the role of what it hit). Runs of one bug fail alike, so they share a
+signature; two bugs that one checker catches the same way (a lost
+acknowledged append) are told apart by the fault that was in force.
+
+The cell leaves out coverage's third part (the other faults in force): a
+guided nemesis varies that from run to run, so it would split one bug's runs
+into as many groups as there were combinations around it.
+
+Pure: a function of the run's tables and its checkers' results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .availability import fault_windows
+from .coverage import cell, node_states
+from .faults import COUNTED, INSTANT
+from .schema import columns, named_nodes, nemesis_done
+
+NO_FAULT = "no fault"
+# A fault over as soon as it is made (a power loss, a flicker) is put down as the one in force this long after.
+INSTANT_NS = 5_000_000_000
+
+
+def anomaly_time_ns(anomaly: Mapping[str, Any], row_times: Mapping[int, int]) -> int | None:
+    """When an anomaly happened: its own time, the time of the history row it
+    names (`index`), or the last of the times it names (when its evidence was
+    complete); None where it names none."""
+    if isinstance(anomaly.get("time_ns"), int):
+        return int(anomaly["time_ns"])
+    if isinstance(anomaly.get("index"), int) and anomaly["index"] in row_times:
+        return row_times[anomaly["index"]]
+    times = [t for t in anomaly.get("times_ns") or () if isinstance(t, int)]
+    return max(times) if times else None
+
+
+def fault_in_force(history: pd.DataFrame, events: pd.DataFrame, at_ns: int) -> str:
+    """`fault:role` of the latest fault begun by `at_ns` and still in force
+    then (an instant one, for INSTANT_NS after it), or NO_FAULT."""
+    nemesis = nemesis_done(history)
+    nemesis = nemesis[nemesis["f"].isin(COUNTED) & (nemesis["time_ns"] <= at_ns)]
+    open_until = {
+        (f, int(start)): int(end) for f, start, end in columns(fault_windows(history), "f", "start_ns", "end_ns")
+    }
+    states = node_states(events)
+    found = NO_FAULT
+    for f, t, node in columns(nemesis, "f", "time_ns", "node"):
+        touched = named_nodes(node)
+        until = int(t) + INSTANT_NS if f in INSTANT else open_until.get((f, int(t)), int(t))
+        if not touched or until < at_ns:
+            continue
+        made = cell(str(f), touched, states.at(int(t) - 1), [])
+        found = f"{made['fault']}:{made['role']}"
+    return found
+
+
+def signatures(history: pd.DataFrame, events: pd.DataFrame, checkers: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One per checker whose answer is false: its earliest anomaly's kind,
+    the fault in force then, and when (None where the anomaly names no
+    time); the earliest first, as the first thing that went wrong is the
+    one that groups the run (`group`)."""
+    failed = {name: r for name, r in checkers.items() if r.get("valid") is False and r.get("anomalies")}
+    named = {a["index"] for r in failed.values() for a in r["anomalies"] if isinstance(a.get("index"), int)}
+    rows = history.loc[history["index"].isin(named), ["index", "time_ns"]]
+    row_times = dict(zip(rows["index"].tolist(), rows["time_ns"].tolist(), strict=True))
+    found = []
+    for name, result in failed.items():
+        timed = [(anomaly_time_ns(a, row_times), a) for a in result["anomalies"]]
+        when, first = min(timed, key=lambda pair: (pair[0] is None, pair[0] or 0))
+        fault = fault_in_force(history, events, when) if when is not None else NO_FAULT
+        found.append({"checker": name, "kind": first.get("kind", "anomaly"), "fault": fault, "time_ns": when})
+    return sorted(found, key=lambda signed: (signed["time_ns"] is None, signed["time_ns"] or 0))
+
+
+def key(signature: Mapping[str, Any]) -> str:
+    """A signature as one string: checker/kind/fault."""
+    return f"{signature['checker']}/{signature['kind']}/{signature['fault']}"
+
+
+def group(verdict: Mapping[str, Any]) -> str | None:
+    """The group a failing run's verdict puts it in: its earliest signature's
+    key (a bug that several checkers catch, as a lost append that also
+    breaks linearizability, is first seen the same way in each of its
+    runs); None for a run that did not fail."""
+    signed = verdict.get("signatures") or []
+    return key(signed[0]) if verdict.get("valid") is False and signed else None
