@@ -15,6 +15,8 @@ import sys
 import pandas as pd
 import pytest
 
+from tests.harness.test_cli import splitbrain
+
 pytestmark = pytest.mark.slow
 
 
@@ -79,12 +81,7 @@ def test_a_disk_still_full_when_load_ends_is_given_room_and_its_node_started_bef
 ):
     config = tmp_path / "full.toml"
     config.write_text(FULL_AT_THE_END.format(results=tmp_path / "runs"))
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = splitbrain("campaign", "--quiet", str(config))
     assert done.returncode == 0, done.stdout + done.stderr
     [run] = [path for path in (tmp_path / "runs" / "full").iterdir() if path.is_dir()]
     verdict = json.loads((run / "verdict.json").read_text())
