@@ -24,7 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ISOLATION = 'nemeses = ["partition"]\ntopologies = ["isolate-leader"]\ntime_limit_s = 16\n'
 CHURN = 'nodes = 5\nnemeses = ["churn"]\ninterval_s = 3\ntime_limit_s = 30\npre_vote = false\n'
-FLIP_FLOP = 'nodes = 5\nnemeses = ["partition"]\ntopologies = ["flip-flop", "one-way"]\ntime_limit_s = 30\n'
+# A slow trickle of load, as the detection matrix has it: a pre-vote then comes while a follower still follows.
+FLIP_FLOP = (
+    'nodes = 5\nrate = 0.3\nconcurrency = 1\nnemeses = ["partition"]\ntopologies = ["flip-flop", "one-way"]\n'
+    "time_limit_s = 30\n"
+)
 # Each option set: its bug (None: the correct node) and its settings.
 OPTION_SETS = {
     "correct-append": (None, f'workloads = ["append"]\n{ISOLATION}'),

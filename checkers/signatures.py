@@ -1,7 +1,8 @@
 """What a failing run failed of, in a form that groups runs (triage across
 an archive, `splitbrain analyze` and `serve`): per checker that found a
 violation, its earliest anomaly's kind and the fault in force when it
-happened, as coverage names it (checkers/coverage.py: the fault's kind and
+happened (or, where none was, the next one made: what lost an append
+acknowledged just before it), as coverage names it (checkers/coverage.py: the fault's kind and
 the role of what it hit). Runs of one bug fail alike, so they share a
 signature; two bugs that one checker catches the same way (a lost
 acknowledged append) are told apart by the fault that was in force.
@@ -42,29 +43,38 @@ def anomaly_time_ns(anomaly: Mapping[str, Any], row_times: Mapping[int, int]) ->
     return max(times) if times else None
 
 
-def fault_in_force(history: pd.DataFrame, events: pd.DataFrame, at_ns: int) -> str:
-    """`fault:role` of the latest fault begun by `at_ns` and still in force
-    then (an instant one, for INSTANT_NS after it), or NO_FAULT."""
+def fault_at(history: pd.DataFrame, events: pd.DataFrame, at_ns: int) -> str:
+    """`fault:role` of the fault an anomaly at `at_ns` is put down to: the
+    latest begun by then and still in force (an instant one, for INSTANT_NS
+    after it); where none was, the first made after it (an append
+    acknowledged before a cut is lost by the cut), else the last made before
+    it; NO_FAULT in a run without faults."""
     nemesis = nemesis_done(history)
-    nemesis = nemesis[nemesis["f"].isin(COUNTED) & (nemesis["time_ns"] <= at_ns)]
+    nemesis = nemesis[nemesis["f"].isin(COUNTED)]
     open_until = {
         (f, int(start)): int(end) for f, start, end in columns(fault_windows(history), "f", "start_ns", "end_ns")
     }
     states = node_states(events)
-    found = NO_FAULT
+    in_force, after, before = None, None, None
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
         touched = named_nodes(node)
-        until = int(t) + INSTANT_NS if f in INSTANT else open_until.get((f, int(t)), int(t))
-        if not touched or until < at_ns:
+        if not touched:
             continue
         made = cell(str(f), touched, states.at(int(t) - 1), [])
-        found = f"{made['fault']}:{made['role']}"
-    return found
+        named = f"{made['fault']}:{made['role']}"
+        until = int(t) + INSTANT_NS if f in INSTANT else open_until.get((f, int(t)), int(t))
+        if int(t) > at_ns:
+            after = after or named
+        elif until >= at_ns:
+            in_force = named
+        else:
+            before = named
+    return in_force or after or before or NO_FAULT
 
 
 def signatures(history: pd.DataFrame, events: pd.DataFrame, checkers: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One per checker whose answer is false: its earliest anomaly's kind,
-    the fault in force then, and when (None where the anomaly names no
+    the fault it is put down to (`fault_at`), and when (None where the anomaly names no
     time); the earliest first, as the first thing that went wrong is the
     one that groups the run (`group`)."""
     failed = {name: r for name, r in checkers.items() if r.get("valid") is False and r.get("anomalies")}
@@ -75,7 +85,7 @@ def signatures(history: pd.DataFrame, events: pd.DataFrame, checkers: Mapping[st
     for name, result in failed.items():
         timed = [(anomaly_time_ns(a, row_times), a) for a in result["anomalies"]]
         when, first = min(timed, key=lambda pair: (pair[0] is None, pair[0] or 0))
-        fault = fault_in_force(history, events, when) if when is not None else NO_FAULT
+        fault = fault_at(history, events, when) if when is not None else NO_FAULT
         found.append({"checker": name, "kind": first.get("kind", "anomaly"), "fault": fault, "time_ns": when})
     return sorted(found, key=lambda signed: (signed["time_ns"] is None, signed["time_ns"] or 0))
 

@@ -1,13 +1,14 @@
 """Signatures, what groups failing runs: per checker that failed, its
-earliest anomaly's kind and the fault in force then (a fault's window, or
-an instant fault's moment and the few seconds after), on hand-made tables."""
+earliest anomaly's kind and the fault it is put down to (in force then: a
+fault's window, or an instant fault's moment and the few seconds after;
+else the next made, else the last), on hand-made tables."""
 
 from __future__ import annotations
 
 import json
 
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
-from checkers.signatures import INSTANT_NS, NO_FAULT, anomaly_time_ns, fault_in_force, group, key, signatures
+from checkers.signatures import INSTANT_NS, NO_FAULT, anomaly_time_ns, fault_at, group, key, signatures
 
 S = 1_000_000_000
 
@@ -27,19 +28,20 @@ EVENTS = frame(
 )
 
 
-def test_the_fault_in_force_is_the_latest_begun_and_not_yet_undone():
+def test_the_fault_is_the_one_in_force_else_the_next_made_else_the_last():
     history = nemesis([(1, "pause", ["n2"]), (3, "kill", ["n1"]), (5, "resume", ["n2"]), (6, "start", ["n1"])])
-    assert fault_in_force(history, EVENTS, int(0.5 * S)) == NO_FAULT
-    assert fault_in_force(history, EVENTS, 2 * S) == "pause:follower"
-    assert fault_in_force(history, EVENTS, 4 * S) == "kill:leader"
-    assert fault_in_force(history, EVENTS, int(5.5 * S)) == "kill:leader"  # the pause was undone, the kill not yet
-    assert fault_in_force(history, EVENTS, 7 * S) == NO_FAULT
+    assert fault_at(history, EVENTS, 2 * S) == "pause:follower"
+    assert fault_at(history, EVENTS, 4 * S) == "kill:leader"
+    assert fault_at(history, EVENTS, int(5.5 * S)) == "kill:leader"  # the pause was undone, the kill not yet
+    assert fault_at(history, EVENTS, int(0.5 * S)) == "pause:follower"  # before any fault: the first made after
+    assert fault_at(history, EVENTS, 7 * S) == "kill:leader"  # after every fault: the last made
+    assert fault_at(nemesis([]), EVENTS, S) == NO_FAULT
 
 
 def test_an_instant_fault_counts_for_a_few_seconds_after_it():
-    history = nemesis([(1, "lose-unfsynced", ["n2"])])
-    assert fault_in_force(history, EVENTS, 1 * S + INSTANT_NS - 1) == "lose-unfsynced:follower"
-    assert fault_in_force(history, EVENTS, 1 * S + INSTANT_NS + 1) == NO_FAULT
+    history = nemesis([(1, "lose-unfsynced", ["n2"]), (20, "pause", ["n1"])])
+    assert fault_at(history, EVENTS, 1 * S + INSTANT_NS - 1) == "lose-unfsynced:follower"
+    assert fault_at(history, EVENTS, 1 * S + INSTANT_NS + 1) == "pause:leader"
 
 
 def test_each_failed_checker_is_signed_by_its_earliest_anomaly():
