@@ -119,7 +119,8 @@ def scan(root: Path) -> tuple[list[dict], list[dict]]:
         names[:] = keep
     runs.sort(key=lambda row: row["mtime"], reverse=True)
     for listed in campaigns:
-        mine = [r for r in runs if r["path"].startswith(listed["path"] + "/")]
+        inside = "" if listed["path"] == "." else listed["path"] + "/"  # "." when the folder served is the campaign's
+        mine = [r for r in runs if r["path"].startswith(inside)]
         listed.update(runs=len(mine), failed=sum(r["verdict"] == "false" for r in mine))
     return runs, campaigns
 

@@ -106,7 +106,8 @@ def groups_table(root: Path, runs: list[dict]) -> str:
         return ""
     return (
         "<h2>Failure groups</h2><p>Failing runs grouped by what they failed of first: the checker, the kind of "
-        "anomaly, and the fault in force when it happened (its kind and the role it hit).</p>"
+        "anomaly, and the fault it is put down to: the one in force when it happened, else the next one made (its kind "
+        "and the role it hit).</p>"
         "<table class='groups'><tr><th>group</th><th>runs</th><th>first</th><th>last</th><th>shrink the first</th></tr>"
         f"{rows}</table>"
     )

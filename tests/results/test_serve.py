@@ -184,3 +184,11 @@ def test_a_folder_that_is_not_there_or_a_taken_port_is_one_line(tmp_path, served
     port = urllib.parse.urlsplit(served).port
     taken = splitbrain("serve", str(tmp_path), "--port", str(port))
     assert taken.returncode == 2 and f"127.0.0.1:{port}" in taken.stderr and len(taken.stderr.splitlines()) == 1
+
+
+def test_a_campaign_folder_served_itself_counts_its_runs(results):
+    from results.run_index import scan
+
+    runs, campaigns = scan(results / "campaigns" / "matrix")
+    failed = sum(VERDICTS[n % 4] is False for n in range(40, 50))
+    assert len(runs) == 10 and [(c["path"], c["runs"], c["failed"]) for c in campaigns] == [(".", 10, failed)]
