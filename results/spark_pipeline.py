@@ -214,14 +214,16 @@ def failure_groups(runs: DataFrame, rechecked: DataFrame) -> DataFrame:
     per group, how many runs, the option sets they came from, the first and
     the last run (by start time); the first is the one to shrink."""
     failing = rechecked.where(F.col("failure_group").isNotNull()).select("run_id", "failure_group").distinct()
+    # By start time, then id: a run without a start time (simulated, hand-made) still has a place.
+    started = F.struct(F.coalesce(F.col("start_time"), F.lit("")), F.col("run_id"))
     return (
         failing.join(runs.select("run_id", "start_time", "option_set"), "run_id")
         .groupBy("failure_group")
         .agg(
             F.count(F.lit(1)).alias("runs"),
             F.concat_ws(",", F.array_sort(F.collect_set("option_set"))).alias("option_sets"),
-            F.min_by("run_id", "start_time").alias("first_run"),
-            F.max_by("run_id", "start_time").alias("last_run"),
+            F.min_by("run_id", started).alias("first_run"),
+            F.max_by("run_id", started).alias("last_run"),
         )
         .orderBy(F.desc("runs"), "failure_group")
     )

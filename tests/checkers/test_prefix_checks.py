@@ -51,7 +51,7 @@ def first_part(history, events, cut: float):
     )
 
 
-@settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     case=st.sampled_from(CASES),
     seed=st.integers(0, 2**32 - 1),
