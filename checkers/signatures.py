@@ -43,27 +43,39 @@ def anomaly_time_ns(anomaly: Mapping[str, Any], row_times: Mapping[int, int]) ->
     return max(times) if times else None
 
 
-def fault_at(history: pd.DataFrame, events: pd.DataFrame, at_ns: int) -> str:
-    """`fault:role` of the fault an anomaly at `at_ns` is put down to: the
-    latest begun by then and still in force (an instant one, for INSTANT_NS
-    after it); where none was, the first made after it (an append
-    acknowledged before a cut is lost by the cut), else the last made before
-    it; NO_FAULT in a run without faults."""
+def faults_made(history: pd.DataFrame, events: pd.DataFrame) -> list[tuple[int, int, str]]:
+    """The run's faults in order: (made at, in force until, `fault:role`);
+    an instant one is put down as in force for INSTANT_NS after it."""
     nemesis = nemesis_done(history)
     nemesis = nemesis[nemesis["f"].isin(COUNTED)]
     open_until = {
         (f, int(start)): int(end) for f, start, end in columns(fault_windows(history), "f", "start_ns", "end_ns")
     }
     states = node_states(events)
-    in_force, after, before = None, None, None
+    made = []
     for f, t, node in columns(nemesis, "f", "time_ns", "node"):
         touched = named_nodes(node)
         if not touched:
             continue
-        made = cell(str(f), touched, states.at(int(t) - 1), [])
-        named = f"{made['fault']}:{made['role']}"
+        hit = cell(str(f), touched, states.at(int(t) - 1), [])
         until = int(t) + INSTANT_NS if f in INSTANT else open_until.get((f, int(t)), int(t))
-        if int(t) > at_ns:
+        made.append((int(t), until, f"{hit['fault']}:{hit['role']}"))
+    return made
+
+
+def fault_at(history: pd.DataFrame, events: pd.DataFrame, at_ns: int) -> str:
+    """`fault:role` of the fault an anomaly at `at_ns` is put down to (`put_down_to`)."""
+    return put_down_to(faults_made(history, events), at_ns)
+
+
+def put_down_to(made: list[tuple[int, int, str]], at_ns: int) -> str:
+    """Of the faults made (`faults_made`): the latest begun by `at_ns` and
+    still in force then; where none was, the first made after it (an append
+    acknowledged before a cut is lost by the cut), else the last made before
+    it; NO_FAULT in a run without faults."""
+    in_force, after, before = None, None, None
+    for t, until, named in made:
+        if t > at_ns:
             after = after or named
         elif until >= at_ns:
             in_force = named
@@ -81,11 +93,12 @@ def signatures(history: pd.DataFrame, events: pd.DataFrame, checkers: Mapping[st
     named = {a["index"] for r in failed.values() for a in r["anomalies"] if isinstance(a.get("index"), int)}
     rows = history.loc[history["index"].isin(named), ["index", "time_ns"]]
     row_times = dict(zip(rows["index"].tolist(), rows["time_ns"].tolist(), strict=True))
+    made = faults_made(history, events) if failed else []
     found = []
     for name, result in failed.items():
         timed = [(anomaly_time_ns(a, row_times), a) for a in result["anomalies"]]
         when, first = min(timed, key=lambda pair: (pair[0] is None, pair[0] or 0))
-        fault = fault_at(history, events, when) if when is not None else NO_FAULT
+        fault = put_down_to(made, when) if when is not None else NO_FAULT
         found.append({"checker": name, "kind": first.get("kind", "anomaly"), "fault": fault, "time_ns": when})
     return sorted(found, key=lambda signed: (signed["time_ns"] is None, signed["time_ns"] or 0))
 
