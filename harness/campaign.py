@@ -320,12 +320,14 @@ def _execute(
 
     matrix = len(planned)
     _describe(folder, config_path, planned)
+    hit: list[list[dict]] = []  # each finished run's cells, added as it finishes (not read again each time)
     with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:
         done = 0
         while done < len(planned):
             _run_once(folder, planned, planned[done])
             done += 1
-            chance = unseen_chance(cells_hit(folder, planned[:done]))
+            hit += cells_hit(folder, planned[done - 1 : done])
+            chance = unseen_chance(hit)
             finished_run(folder / planned[done - 1].run_id, chance)
             bar.update()
             wanted = rule.below is not None and (chance is None or chance >= rule.below)
