@@ -37,6 +37,7 @@ import re
 import shutil
 import time
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -44,10 +45,21 @@ from tqdm import tqdm
 
 import targets
 from checkers.errors import SettingError, UsageError
-from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, SATURATED, Range
+from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 
-MATRIX_KEYS = {"name", "results", "workloads", "nemeses", "seeds", "repeats", "until_saturated", "max_runs"}
+MATRIX_KEYS = {
+    "name",
+    "results",
+    "workloads",
+    "nemeses",
+    "seeds",
+    "repeats",
+    "until_saturated",
+    "max_runs",
+    "spark",
+    "runs_per_host",
+}
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
@@ -99,6 +111,35 @@ def stopping_rule(path: Path, below: float | None = None, max_runs: int | None =
         if problem:
             raise CampaignError(f"{path}: campaign.{key} {problem}")
     return StoppingRule(below, max_runs)
+
+
+def spark_runner(path: Path, master: str | None = None, per_host: int | None = None, say=print):
+    """Where the runs run: on the Spark master the command line or the
+    file's `spark` names (harness/spark_campaign.py), at most `runs_per_host`
+    on one host; None: here, one after another."""
+    campaign, _, _ = _read(path)
+    named = f"{path}: campaign.spark" if master is None else "--spark"
+    master = campaign.get("spark") if master is None else master
+    per_host = campaign.get("runs_per_host") if per_host is None else per_host
+    if master is None:
+        if per_host is not None:
+            raise CampaignError(f"{path}: runs_per_host: only for runs on Spark (spark = MASTER, or --spark)")
+        return None
+    from harness.spark_campaign import SparkRunner
+    from results.spark_session import master_problem
+
+    problem = master_problem(master) if isinstance(master, str) else "must be a Spark master URL"
+    if problem:
+        raise CampaignError(f"{named} {master!r}: {problem}")
+    problem = None if per_host is None else RUNS_PER_HOST.problem(per_host)
+    if problem:
+        raise CampaignError(f"{path}: campaign.runs_per_host {problem}")
+    for plan in load(path)[1]:
+        if plan.config.backend not in ("local", "docker"):
+            raise CampaignError(
+                f"{path}: targets.{plan.target}: backend {plan.config.backend}: runs on Spark are local or docker"
+            )
+    return SparkRunner(master, per_host, say)
 
 
 def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun]]:
@@ -278,20 +319,25 @@ def execute(
     results: Path | None = None,
     finished_run=None,
     rule: StoppingRule | None = None,
+    runner=None,
 ) -> tuple[Path, list[Path]]:
     """Run what is not finished yet, then, under a stopping rule, more runs
     until coverage saturates; returns the folder and every run directory.
     `finished_run(run_dir, chance)` is called as each run has its verdict
     (runs finished before, too, in their turn), with Good–Turing's chance
-    that the next run hits a new coverage cell."""
+    that the next run hits a new coverage cell. `runner`: where the runs
+    run (harness/spark_campaign.py's SparkRunner); None: here, one by one."""
     folder, planned = load(config_path, results)
     rule = rule or stopping_rule(config_path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise CampaignError(f"{folder}: cannot make the campaign folder: {error.strerror or error}") from None
+    runs = serially if runner is None else runner.runs
     with exclusive(folder):
-        return _execute(config_path, folder, planned, progress, finished_run or (lambda run_dir, chance: None), rule)
+        return _execute(
+            config_path, folder, planned, progress, finished_run or (lambda run_dir, chance: None), rule, runs
+        )
 
 
 @contextlib.contextmanager
@@ -313,7 +359,7 @@ def exclusive(folder: Path):
 
 
 def _execute(
-    config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run, rule: StoppingRule
+    config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run, rule: StoppingRule, runs
 ) -> tuple[Path, list[Path]]:
     from checkers.coverage import unseen_chance
     from results.campaign_page import write_summary
@@ -322,21 +368,34 @@ def _execute(
     _describe(folder, config_path, planned)
     hit: list[list[dict]] = []  # each finished run's cells, added as it finishes (not read again each time)
     with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:
-        done = 0
-        while done < len(planned):
-            _run_once(folder, planned, planned[done])
-            done += 1
-            hit += cells_hit(folder, planned[done - 1 : done])
+
+        def more() -> PlannedRun | None:
+            """Another run, while the stopping rule wants one; None once it does not."""
             chance = unseen_chance(hit)
-            finished_run(folder / planned[done - 1].run_id, chance)
-            bar.update()
             wanted = rule.below is not None and (chance is None or chance >= rule.below)
-            if done == len(planned) and wanted and done < rule.max_runs:
-                planned.append(another(planned, matrix))
-                _describe(folder, config_path, planned)
-                bar.total = len(planned)
+            if not wanted or len(planned) >= rule.max_runs:
+                return None
+            planned.append(another(planned, matrix))
+            _describe(folder, config_path, planned)
+            bar.total = len(planned)
+            return planned[-1]
+
+        for plan in runs(folder, planned, more):
+            hit += cells_hit(folder, [plan])
+            finished_run(folder / plan.run_id, unseen_chance(hit))
+            bar.update()
     write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
     return folder, [folder / plan.run_id for plan in planned]
+
+
+def serially(folder: Path, planned: list[PlannedRun], more) -> Iterator[PlannedRun]:
+    """The runs here, one after another, each plan yielded once its run has
+    its verdict; then `more()`'s, until it has none."""
+    done = 0
+    while done < len(planned) or more() is not None:
+        _run_once(folder, planned, planned[done])
+        done += 1
+        yield planned[done - 1]
 
 
 def _describe(folder: Path, config_path: Path, planned: list[PlannedRun]) -> None:
@@ -356,16 +415,11 @@ def _run_once(folder: Path, planned: list[PlannedRun], plan: PlannedRun) -> None
     """A run of the campaign, unless it has its verdict already (a resumed
     campaign); one cut short before is moved aside first."""
     from results.checking import check_and_record
-    from results.history import complete, partial
+    from results.history import complete
 
-    run_dir = folder / plan.run_id
-    if finished(run_dir):
+    if finished(folder / plan.run_id):
         return
-    for cut_short in (run_dir, partial(run_dir)):
-        if cut_short.exists():
-            aside = folder / "interrupted" / f"{plan.run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
-            aside.parent.mkdir(exist_ok=True)
-            shutil.move(cut_short, aside)
+    set_aside(folder, plan.run_id)
     config = plan.config
     if config.nemesis_strategy != "random":  # later runs go where earlier ones did not
         config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
@@ -375,3 +429,14 @@ def _run_once(folder: Path, planned: list[PlannedRun], plan: PlannedRun) -> None
     run.execute()
     check_and_record(run.dir)
     complete(run.dir)
+
+
+def set_aside(folder: Path, run_id: str) -> None:
+    """A run cut short before (its directory, or its partial one) moved to `interrupted/`, its history kept."""
+    from results.history import partial
+
+    for cut_short in (folder / run_id, partial(folder / run_id)):
+        if cut_short.exists():
+            aside = folder / "interrupted" / f"{run_id}-{time.strftime('%Y%m%dT%H%M%S')}"
+            aside.parent.mkdir(exist_ok=True)
+            shutil.move(cut_short, aside)

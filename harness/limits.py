@@ -63,6 +63,7 @@ class Range:
 # new coverage cell is below `until_saturated`, within `max_runs` in all.
 SATURATED = Range(float, above=0.0, most=1.0)
 MAX_RUNS = Range(int, least=1, most=100_000)
+RUNS_PER_HOST = Range(int, least=1, most=1_024)
 DEFAULT_MAX_RUNS = 200
 
 DAY_S = 86_400.0

@@ -86,6 +86,15 @@ class Memory:
     def write(self, path: Path) -> None:
         Path(path).write_text(json.dumps(self.to_json()) + "\n")
 
+    def add(self, before: Memory, after: Memory) -> None:
+        """What a run that started from `before` learned beyond it (`after`
+        is where it ended), added here: runs that learned side by side (a
+        campaign on Spark) each add their own."""
+        self.visits.update(after.visits - before.visits)
+        self.tries.update(after.tries - before.tries)
+        self.value.update({key: value for key, value in after.value.items() if before.value.get(key) != value})
+        self.moves |= after.moves
+
 
 def _key(*parts: str) -> str:
     return "\t".join(parts)

@@ -27,12 +27,9 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
-import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
@@ -44,66 +41,13 @@ from checkers.verdict import NAMES
 from . import archive as archive_
 from .checking import check_run
 from .history import HistoryError
+from .spark_session import session
 
 SAFETY = tuple(name for name in NAMES if name != "availability")
 CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
 # A run's rows each carry its failure group (checkers/signatures.py's `group`; None for a run that did not fail).
 VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds", "failure_group"]
 RECHECKED_SCHEMA = ", ".join(f"{name} string" for name in VERDICT_COLUMNS)
-
-
-@contextlib.contextmanager
-def jvm_output_to(log: Path | None):
-    """While the Spark JVM starts, its standard error (log4j's WARN lines, the
-    JVM's own notes) goes to `log` instead of the terminal, where it would
-    break into the progress bar: the JVM inherits file descriptor 2 at its
-    start and keeps it. Our own stderr is restored at once."""
-    if log is None:
-        yield
-        return
-    log.parent.mkdir(parents=True, exist_ok=True)
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(log, "ab") as target:
-        os.dup2(target.fileno(), 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-
-
-def session(master: str = "local[*]", log: Path | None = None) -> SparkSession:
-    """A Spark session; with `log`, the JVM's output goes there."""
-    with jvm_output_to(log):
-        return _session(master)
-
-
-def _session(master: str) -> SparkSession:
-    # Python workers run this interpreter, which has splitbrain and pandas.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.master(master)
-    if _on_loopback(master):  # nothing to reach from outside: the driver listens on loopback only
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = (
-        builder.appName("splitbrain-analyze")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def _on_loopback(master: str) -> bool:
-    """`local[...]`, or a cluster whose master is on this machine's loopback."""
-    if master.startswith("local"):
-        return True
-    host = urlsplit(master).hostname or ""
-    return host == "localhost" or host.startswith("127.") or host == "::1"
 
 
 def recheck(store: str, run_id: str, entry: dict, budget_s: float) -> tuple[list[dict], list[str]]:

@@ -31,6 +31,7 @@ from . import (
     mutate,
     replay,
     run,
+    run_settings,
     serve,
     shrink,
     simulate,
@@ -54,6 +55,7 @@ COMMANDS = (
     listing,
     cluster,
     mutate,
+    run_settings,
 )
 # Programs of their own, with their own arguments: the reference quorum's node, and our link proxy server.
 PASSED_ON = {

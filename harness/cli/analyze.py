@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 
 from tqdm import tqdm
 
@@ -27,26 +26,18 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-# The master URLs Spark takes (its "Master URLs"); anything else fails deep in Spark's start-up.
-SPARK_MASTER = re.compile(
-    r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|local-cluster\[[0-9]+,[0-9]+,[0-9]+\]"
-    r"|(spark|mesos|k8s)://\S+|yarn"
-)
-
-
 def command(args: argparse.Namespace) -> int:
     """The archive re-checked and summarised on Spark. Exit 2 when an entry is
     corrupt or the re-check contradicts an archived verdict (the archive
     cannot be trusted), else 1 when a run fails a safety checker."""
     from results.spark_pipeline import analyze
+    from results.spark_session import master_problem
 
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
-    if not SPARK_MASTER.fullmatch(args.master):
-        raise UsageError(
-            f"--master {args.master}: not a Spark master URL (local, local[N], local[*], spark://HOST:PORT, "
-            "yarn, k8s://URL, mesos://HOST:PORT)"
-        )
+    problem = master_problem(args.master)
+    if problem:
+        raise UsageError(f"--master {args.master}: {problem}")
     writable_folder(args.out or args.archive / "analysis", "--out")
     crash.write_here(args.out or args.archive / "analysis")
     with tqdm(desc="analyze", unit="run", disable=args.quiet) as bar:

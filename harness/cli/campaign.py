@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, SATURATED
+from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED
 from results.wording import counted
 
 from .arguments import path_arg
@@ -39,6 +39,18 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"with --until-saturated: at most N runs in all (the file's max_runs; default {DEFAULT_MAX_RUNS})",
     )
+    parser.add_argument(
+        "--spark",
+        metavar="MASTER",
+        help="run the runs as Spark tasks on this master (local[N], spark://HOST:PORT, ...; the file's spark), "
+        "as many at once as it has cores",
+    )
+    parser.add_argument(
+        "--runs-per-host",
+        type=RUNS_PER_HOST.parse,
+        metavar="N",
+        help="with --spark: at most N runs at once on one host (the file's runs_per_host; Docker runs are heavy)",
+    )
 
 
 def command(args: argparse.Namespace) -> int:
@@ -56,6 +68,7 @@ def command(args: argparse.Namespace) -> int:
         worst = max(worst, exit_code(verdict))
 
     rule = campaign.stopping_rule(args.config, args.until_saturated, args.max_runs)
-    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run, rule)
+    runner = campaign.spark_runner(args.config, args.spark, args.runs_per_host, tqdm.write)
+    folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run, rule, runner)
     print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
     return worst

@@ -51,6 +51,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="write each failing schedule as DIR/sim-SEED/, a run that `splitbrain replay` makes on a real cluster",
     )
+    parser.add_argument(
+        "--spark",
+        metavar="MASTER",
+        help="split the seeds across Spark tasks on this master (local[N], spark://HOST:PORT, ...); random search only",
+    )
     add_target_options(parser)
 
 
@@ -64,10 +69,46 @@ def command(args: argparse.Namespace) -> int:
 
     if not isinstance(target, Simulated):
         raise UsageError(f"--target: {target.name} has no simulator")
+    refuse_bad_combinations(args)
+    if args.spark is None:
+        verdict = target.simulate(
+            settings,
+            args.schedules,
+            args.steps,
+            args.seed,
+            args.membership,
+            args.keep_going,
+            bar,
+            args.search,
+            args.memory,
+        )
+    else:
+        verdict = on_spark(args, target.name, settings)
+    json.dump(verdict, sys.stdout, indent=2)
+    print()
+    print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
+    if args.write_schedules:
+        from harness import sim_schedules
+
+        for run_dir in sim_schedules.write(args.write_schedules, target, settings, given_options(args), verdict):
+            print(f"schedule: {run_dir} (splitbrain replay {run_dir})", file=sys.stderr)
+    return exit_code(verdict)
+
+
+def refuse_bad_combinations(args: argparse.Namespace) -> None:
+    """Options that cannot go together, and files that cannot be written, refused before any schedule runs."""
     if args.memory is not None and args.search != "novelty":
         raise UsageError("--memory: only the novelty search learns (--search novelty)")
     if args.search == "novelty" and args.membership:
         raise UsageError("--membership: the novelty search makes no voter changes in the simulation")
+    if args.spark is not None:
+        from results.spark_session import master_problem
+
+        problem = master_problem(args.spark)
+        if problem:
+            raise UsageError(f"--spark {args.spark}: {problem}")
+        if args.search != "random":
+            raise UsageError("--spark: the novelty search learns schedule by schedule, in order: it runs here")
     if args.write_schedules is not None:
         try:  # before the schedules run, not after
             args.write_schedules.mkdir(parents=True, exist_ok=True)
@@ -84,18 +125,6 @@ def command(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--memory {args.memory}: not a novelty memory file ({type(error).__name__}: {error})"
             ) from None
-    verdict = target.simulate(
-        settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar, args.search, args.memory
-    )
-    json.dump(verdict, sys.stdout, indent=2)
-    print()
-    print(simulation_summary(verdict), file=sys.stderr)  # stdout stays one JSON document
-    if args.write_schedules:
-        from harness import sim_schedules
-
-        for run_dir in sim_schedules.write(args.write_schedules, target, settings, given_options(args), verdict):
-            print(f"schedule: {run_dir} (splitbrain replay {run_dir})", file=sys.stderr)
-    return exit_code(verdict)
 
 
 def simulation_summary(verdict: dict) -> str:
@@ -105,3 +134,25 @@ def simulation_summary(verdict: dict) -> str:
     anomalies = result.get("anomalies") or []
     first = f"; first: {anomalies[0].get('violation')} (seed {anomalies[0].get('seed')})" if anomalies else ""
     return f"valid: {verdict['valid']}  ({schedules}, {counted(len(anomalies), 'violation')}{first})"
+
+
+def on_spark(args: argparse.Namespace, target: str, settings: dict) -> dict:
+    """The schedules on Spark (harness/spark_simulation.py), with a progress bar as here."""
+    from harness import spark_simulation
+
+    with tqdm(total=args.schedules, desc="schedules", unit="run", disable=args.quiet) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+
+        return spark_simulation.simulate(
+            args.spark,
+            target,
+            settings,
+            args.schedules,
+            args.steps,
+            args.seed,
+            args.membership,
+            args.keep_going,
+            progress,
+        )

@@ -1,0 +1,321 @@
+"""`splitbrain campaign FILE --spark MASTER`: the campaign's runs as Spark
+tasks, as many at once as the cluster has cores.
+
+Each run is a Spark job of one task. The task runs it on its executor's
+host, with the backend the file names, in a process of its own
+(`splitbrain run-settings`) that is told to stop (SIGTERM, as after Ctrl-C:
+it heals and tears down) the moment the task's process dies, whether Spark
+cancelled the task or its executor was lost; the run's reaper is the
+backstop. The run happens in a scratch folder inside Spark's own folder for
+the application, which Spark removes.
+
+How a run travels back: the task returns the finished run directory as a
+gzipped tar, in its result. The driver unpacks it beside the campaign's
+runs under a temporary name and renames it into place. So no shared
+filesystem is needed; a run lands whole or not at all; and an attempt that
+was lost (its executor killed) lands nothing: Spark runs the task again
+elsewhere (`spark.task.maxFailures`), and only the attempt that finishes
+lands, so every run is there exactly once.
+
+What guides later runs travels the same way: a guided run starts with the
+coverage of the runs finished so far, a novelty run with what the campaign
+has learned so far, and what each learned is added when it lands. Runs in
+flight together do not see each other's coverage, as they could not.
+
+`runs_per_host` caps the runs sharing one host (Docker runs are heavy): a
+task takes one of that many slots on its host first, an abstract Unix
+socket (host-wide, gone with the process that held it, no file left).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from checkers.errors import UsageError
+from harness.processes import command_lines, descendants
+
+if TYPE_CHECKING:
+    from harness.campaign import PlannedRun
+
+SLOT_WAIT_S = 0.5
+PR_SET_PDEATHSIG = 1
+# Until the cluster's executors stop registering: they come one by one after the session starts.
+REGISTERING_S = 30.0
+SETTLED_S = 3.0
+TASK_LOG = "task.log"
+RUN_COMMAND = "run-settings"
+# How long a cancelled run may take to heal and tear down before Spark, stopping, removes its folder.
+HEALING_S = 60.0
+
+
+class SparkCampaignError(UsageError):
+    """A run that could not be run on Spark; the message names the run."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """What an executor needs for one run: its settings (as run.json's
+    config), what guides it, and its host's slots."""
+
+    run_id: str
+    settings: dict
+    coverage: str | None
+    memory: str | None
+    slots: str
+    per_host: int | None
+
+
+def run_task(task: Task) -> dict:
+    """On the executor: the run in a scratch folder; its directory as a
+    gzipped tar, and what it learned. A run the command refused (its
+    settings, an error of ours) is returned as `error`, not retried; a run
+    whose process was killed raises, so that Spark runs it again."""
+    from pyspark import SparkFiles
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"{task.run_id}-", dir=SparkFiles.getRootDirectory())).resolve()
+    try:
+        settings = {**task.settings, "results": str(scratch), "progress": False}
+        for key, text in (("coverage_file", task.coverage), ("memory_file", task.memory)):
+            if settings.get(key) is not None:
+                settings[key] = str(scratch / Path(settings[key]).name)
+                if text:  # "": nothing learned yet
+                    Path(settings[key]).write_text(text)
+        (scratch / "settings.json").write_text(json.dumps(settings))
+        with host_slot(task.slots, task.per_host):
+            code = _run_beside(scratch)
+        run_dir = scratch / task.run_id
+        if not (run_dir / "verdict.json").exists():
+            last = _last_line(scratch / TASK_LOG)
+            if code < 0:
+                raise RuntimeError(f"{task.run_id}: its process was killed ({signal.Signals(-code).name}): {last}")
+            return {"run_id": task.run_id, "error": last}
+        memory = Path(settings["memory_file"]).read_text() if settings.get("memory_file") else None
+        return {"run_id": task.run_id, "tar": _tar(run_dir), "memory": memory, "host": socket.gethostname()}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_beside(scratch: Path) -> int:
+    """`splitbrain run-settings` in its own session, SIGTERMed when this process dies; its exit code."""
+    parent = os.getpid()
+
+    def die_with_parent() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    with open(scratch / TASK_LOG, "wb") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", RUN_COMMAND, str(scratch / "settings.json")],
+            cwd=scratch,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+        return child.wait()
+
+
+def _last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _tar(run_dir: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
+        tar.add(run_dir, arcname=run_dir.name)
+    return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def host_slot(name: str, per_host: int | None):
+    """One of `per_host` slots on this host (None: no limit), held until the block ends."""
+    if per_host is None:
+        yield
+        return
+    while True:
+        for index in range(per_host):
+            slot = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                slot.bind(f"\0{name}-{index}")
+            except OSError:
+                slot.close()
+                continue
+            with slot:
+                yield
+            return
+        time.sleep(SLOT_WAIT_S)
+
+
+def land(folder: Path, result: dict) -> Path:
+    """A task's run directory unpacked under the campaign folder: whole, under a temporary name first."""
+    final = folder / result["run_id"]
+    landing = Path(tempfile.mkdtemp(prefix=".landing-", dir=folder))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(result["tar"]), mode="r:gz") as tar:
+            tar.extractall(landing, filter="data")
+        (landing / result["run_id"]).rename(final)
+    finally:
+        shutil.rmtree(landing, ignore_errors=True)
+    return final
+
+
+class SparkRunner:
+    """The campaign's runs on a Spark cluster; `runs` yields each plan as its
+    run lands (campaign.py's loop does the rest, as for serial runs)."""
+
+    def __init__(self, master: str, per_host: int | None, progress: Callable[[str], None]) -> None:
+        self.master = master
+        self.per_host = per_host
+        self.say = progress
+
+    def runs(
+        self, folder: Path, planned: list[PlannedRun], more: Callable[[], PlannedRun | None]
+    ) -> Iterator[PlannedRun]:
+        from results.spark_session import session
+
+        spark = session(self.master, folder / "spark.log", app="campaign")
+        sc = spark.sparkContext
+        at_once = self._cores(sc)
+        pool = ThreadPoolExecutor(at_once)
+        try:
+            yield from self._keep_busy(sc, pool, at_once, folder, planned, more)
+        finally:  # cancelled first: the threads wait on their jobs
+            sc.cancelAllJobs()
+            pool.shutdown(cancel_futures=True)
+            healed_here()
+            spark.stop()
+
+    def _cores(self, sc) -> int:
+        """The cluster's cores once its executors have registered; said to the user."""
+        cores, steady_since, deadline = sc.defaultParallelism, time.monotonic(), time.monotonic() + REGISTERING_S
+        while not self.master.startswith("local") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            if sc.defaultParallelism != cores:
+                cores, steady_since = sc.defaultParallelism, time.monotonic()
+            elif time.monotonic() - steady_since > SETTLED_S:
+                break
+        self.say(f"spark: {self.master}: {cores} cores: up to {cores} runs at once")
+        if self.per_host is not None and cores < self.per_host:
+            self.say(f"spark: the cluster has {cores} cores, fewer than runs_per_host ({self.per_host})")
+        return cores
+
+    def _keep_busy(self, sc, pool, at_once: int, folder: Path, planned: list, more) -> Iterator:
+        from harness.campaign import MEMORY_FILE, finished, set_aside, tried_so_far
+
+        memory = Memory(folder / MEMORY_FILE)
+        running: dict[Future, tuple[PlannedRun, str | None]] = {}
+        index = 0
+        while True:
+            while len(running) < at_once:
+                if index == len(planned) and more() is None:
+                    break
+                plan = planned[index]
+                index += 1
+                if finished(folder / plan.run_id):
+                    yield plan
+                    continue
+                config = plan.config
+                coverage = tried_so_far(folder, planned).read_text() if config.nemesis_strategy != "random" else None
+                learned = memory.text() if config.nemesis_strategy.startswith("novelty") else None
+                task = Task(
+                    plan.run_id, _settings(config, coverage, learned), coverage, learned, _slots(folder), self.per_host
+                )
+                running[pool.submit(_one_job, sc, task)] = (plan, learned)
+            if not running:
+                return
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                plan, learned = running.pop(future)
+                result = _result(plan.run_id, future)
+                set_aside(folder, plan.run_id)
+                land(folder, result)
+                memory.add(learned, result.get("memory"))
+                yield plan
+
+
+def healed_here(timeout_s: float = HEALING_S) -> None:
+    """Until the runs this process's own executor started (`local[N]`) have
+    healed and ended, told to by their tasks' end: stopping Spark removes
+    the folder they heal in."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(
+        RUN_COMMAND.encode() in line for line in command_lines(descendants(os.getpid()))
+    ):
+        time.sleep(0.2)
+
+
+def _settings(config, coverage: str | None, memory: str | None) -> dict:
+    """The run's settings as run.json's config holds them; the files that guide it named, not yet written."""
+    from harness.campaign import COVERAGE_FILE, MEMORY_FILE
+
+    config = dataclasses.replace(
+        config,
+        coverage_file=Path(COVERAGE_FILE) if coverage is not None else None,
+        memory_file=Path(MEMORY_FILE) if memory is not None else None,
+    )
+    return {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()}
+
+
+def _slots(folder: Path) -> str:
+    """The name of this campaign's slots on any host."""
+    return f"splitbrain-campaign-{abs(hash(str(folder.resolve()))) % 10**12}"
+
+
+def _one_job(sc, task: Task) -> dict:
+    sc.setJobGroup(task.run_id, f"splitbrain campaign run {task.run_id}", interruptOnCancel=True)
+    return sc.parallelize([task], 1).map(run_task).collect()[0]
+
+
+def _result(run_id: str, future: Future) -> dict:
+    """A task's result, or one line naming the run and why it could not be run."""
+    try:
+        result = future.result()
+    except Exception as error:  # py4j's Py4JJavaError: every attempt failed; its last Python line says why
+        found = re.findall(r"^\w*(?:Error|Exception): .*$", str(error), re.MULTILINE)
+        raise SparkCampaignError(f"{run_id}: failed on Spark: {found[-1] if found else type(error).__name__}") from None
+    if "error" in result:
+        raise SparkCampaignError(f"{run_id}: {result['error']}")
+    return result
+
+
+class Memory:
+    """The campaign's novelty memory on the driver: each run starts from it
+    as it is, and what the run learned beyond that is added when it lands."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def text(self) -> str:
+        """What the campaign has learned, or "" for nothing yet."""
+        return self.path.read_text() if self.path.exists() else ""
+
+    def add(self, before: str | None, after: str | None) -> None:
+        from nemesis.novelty import Memory as Learned
+
+        if before is None or after is None:
+            return
+        campaign = Learned.read(self.path)
+        campaign.add(*(Learned.from_json(json.loads(text)) if text else Learned() for text in (before, after)))
+        campaign.write(self.path)
