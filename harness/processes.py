@@ -54,3 +54,14 @@ def command_lines(processes: set[tuple[int, str]]) -> list[bytes]:
         except OSError:
             pass
     return lines
+
+
+def names(processes: set[tuple[int, str]]) -> list[str]:
+    """Each process's name (/proc/PID/comm), for those still there."""
+    found = []
+    for pid, _ in processes:
+        try:
+            found.append(Path(f"/proc/{pid}/comm").read_text().strip())
+        except OSError:
+            pass
+    return found

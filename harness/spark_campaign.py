@@ -39,11 +39,11 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -51,18 +51,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from checkers.errors import UsageError
-from harness.processes import command_lines, descendants
+from harness.processes import descendants, names
 
 if TYPE_CHECKING:
     from harness.campaign import PlannedRun
 
 SLOT_WAIT_S = 0.5
 PR_SET_PDEATHSIG = 1
-# Until the cluster's executors stop registering: they come one by one after the session starts.
-REGISTERING_S = 30.0
-SETTLED_S = 3.0
+# Runs in flight at most, whatever the cluster's cores (a thread each waits on its job).
+MAX_AT_ONCE = 256
 TASK_LOG = "task.log"
 RUN_COMMAND = "run-settings"
+# A run's process as /proc/PID/comm names it (what waits for runs to end look for).
+RUN_NAME = "splitbrain-run"
+PR_SET_NAME = 15
 # How long a cancelled run may take to heal and tear down before Spark, stopping, removes its folder.
 HEALING_S = 60.0
 
@@ -115,25 +117,37 @@ def run_task(task: Task) -> dict:
 
 
 def _run_beside(scratch: Path) -> int:
-    """`splitbrain run-settings` in its own session, SIGTERMed when this process dies; its exit code."""
+    """`splitbrain run-settings` in a process of its own, forked from this
+    one (its modules already loaded: a new interpreter's imports cost a
+    second of CPU a run), in its own session, named RUN_NAME, and sent
+    SIGTERM when this process dies; its exit code."""
+    from harness import cli, run  # noqa: F401  (loaded before the fork, once per Python worker)
+    from results import checking, report  # noqa: F401
+
     parent = os.getpid()
-
-    def die_with_parent() -> None:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the parent died before prctl
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    with open(scratch / TASK_LOG, "wb") as log:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", RUN_COMMAND, str(scratch / "settings.json")],
-            cwd=scratch,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        )
-        return child.wait()
+    pid = os.fork()
+    if pid == 0:  # the run's process: never returns
+        code = 2
+        try:
+            os.setsid()
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_NAME, RUN_NAME.encode())
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent:  # the task died before prctl
+                os.kill(os.getpid(), signal.SIGTERM)
+            log = os.open(scratch / TASK_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            for fd in (1, 2):
+                os.dup2(log, fd)
+            sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
+            os.chdir(scratch)
+            code = cli.main([RUN_COMMAND, str(scratch / "settings.json")])
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def _last_line(path: Path) -> str:
@@ -189,6 +203,7 @@ class SparkRunner:
         self.master = master
         self.per_host = per_host
         self.say = progress
+        self.said = 0
 
     def runs(
         self, folder: Path, planned: list[PlannedRun], more: Callable[[], PlannedRun | None]
@@ -197,10 +212,9 @@ class SparkRunner:
 
         spark = session(self.master, folder / "spark.log", app="campaign")
         sc = spark.sparkContext
-        at_once = self._cores(sc)
-        pool = ThreadPoolExecutor(at_once)
+        pool = ThreadPoolExecutor(MAX_AT_ONCE)
         try:
-            yield from self._keep_busy(sc, pool, at_once, folder, planned, more)
+            yield from self._keep_busy(sc, pool, folder, planned, more)
         finally:  # cancelled first: the threads wait on their jobs
             sc.cancelAllJobs()
             pool.shutdown(cancel_futures=True)
@@ -208,27 +222,25 @@ class SparkRunner:
             spark.stop()
 
     def _cores(self, sc) -> int:
-        """The cluster's cores once its executors have registered; said to the user."""
-        cores, steady_since, deadline = sc.defaultParallelism, time.monotonic(), time.monotonic() + REGISTERING_S
-        while not self.master.startswith("local") and time.monotonic() < deadline:
-            time.sleep(0.5)
-            if sc.defaultParallelism != cores:
-                cores, steady_since = sc.defaultParallelism, time.monotonic()
-            elif time.monotonic() - steady_since > SETTLED_S:
-                break
-        self.say(f"spark: {self.master}: {cores} cores: up to {cores} runs at once")
-        if self.per_host is not None and cores < self.per_host:
-            self.say(f"spark: the cluster has {cores} cores, fewer than runs_per_host ({self.per_host})")
+        """The cluster's cores now: its executors register one by one after
+        the session starts, so this grows; each change is said."""
+        cores = sc.defaultParallelism
+        registered = self.master.startswith("local") or sc._jsc.sc().getExecutorMemoryStatus().size() > 1
+        if registered and cores != self.said:
+            self.said = cores
+            self.say(f"spark: {self.master}: {cores} cores: up to {cores} runs at once")
+            if self.per_host is not None and cores < self.per_host:
+                self.say(f"spark: the cluster has {cores} cores, fewer than runs_per_host ({self.per_host})")
         return cores
 
-    def _keep_busy(self, sc, pool, at_once: int, folder: Path, planned: list, more) -> Iterator:
+    def _keep_busy(self, sc, pool, folder: Path, planned: list, more) -> Iterator:
         from harness.campaign import MEMORY_FILE, finished, set_aside, tried_so_far
 
         memory = Memory(folder / MEMORY_FILE)
         running: dict[Future, tuple[PlannedRun, str | None]] = {}
         index = 0
         while True:
-            while len(running) < at_once:
+            while len(running) < min(self._cores(sc), MAX_AT_ONCE):
                 if index == len(planned) and more() is None:
                     break
                 plan = planned[index]
@@ -245,7 +257,7 @@ class SparkRunner:
                 running[pool.submit(_one_job, sc, task)] = (plan, learned)
             if not running:
                 return
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)  # and cores registered since
             for future in done:
                 plan, learned = running.pop(future)
                 result = _result(plan.run_id, future)
@@ -260,9 +272,7 @@ def healed_here(timeout_s: float = HEALING_S) -> None:
     healed and ended, told to by their tasks' end: stopping Spark removes
     the folder they heal in."""
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and any(
-        RUN_COMMAND.encode() in line for line in command_lines(descendants(os.getpid()))
-    ):
+    while time.monotonic() < deadline and RUN_NAME in names(descendants(os.getpid())):
         time.sleep(0.2)
 
 

@@ -132,7 +132,11 @@ def simulation_summary(verdict: dict) -> str:
     result = verdict["checkers"]["simulation-invariants"]
     schedules = counted(result["stats"].get("schedules", 0), "schedule")
     anomalies = result.get("anomalies") or []
-    first = f"; first: {anomalies[0].get('violation')} (seed {anomalies[0].get('seed')})" if anomalies else ""
+    first = ""
+    if anomalies:
+        found = anomalies[0]
+        steps = f", shrunk to {len(found['shrunk'])} of {len(found['steps'])} steps" if "shrunk" in found else ""
+        first = f"; first: {found.get('violation')} (seed {found.get('seed')}{steps})"
     return f"valid: {verdict['valid']}  ({schedules}, {counted(len(anomalies), 'violation')}{first})"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
@@ -194,6 +195,30 @@ def searched(nemesis: SimNemesis, memory: Memory, kinds: tuple[str, ...], limit_
     nemesis.sim.run(1000)
 
 
+def shrunk(settings: SimSettings, steps: list, violation: str) -> list:
+    """A failing schedule without each step, last first, that the same
+    kind of violation survives without, until none can go (the same seed:
+    the simulation is deterministic, so what is left fails when run again)."""
+    kept, dropped = list(steps), True
+    while dropped:  # until no one step can go: each one left is needed
+        dropped = False
+        for index in range(len(kept) - 1, -1, -1):
+            candidate = kept[:index] + kept[index + 1 :]
+            try:
+                run_schedule(settings, candidate)
+            except InvariantViolation as found:
+                if kind(str(found)) == kind(violation):
+                    kept, dropped = candidate, True
+    return kept
+
+
+def kind(violation: str) -> str:
+    """What broke, without when, where or which: `t=...ms: ` dropped, node
+    ids and numbers as `#`, up to the first `: `."""
+    what = re.sub(r"\b(n\d+|\d+)\b", "#", violation.split(": ", 1)[-1])
+    return what.split(": ", 1)[0]
+
+
 def one_schedule(
     settings: SimSettings, steps: int, membership: bool, memory: Memory | None
 ) -> tuple[dict[str, Any] | None, str]:
@@ -217,7 +242,7 @@ def one_schedule(
             sim = nemesis.sim
     except InvariantViolation as violation:
         made = (
-            {"steps": plan}
+            {"steps": plan, "shrunk": shrunk(settings, plan, str(violation))}
             if memory is None
             else {"ops": [{"at_s": round(op.at_s, 3), "f": op.f, "args": op.args} for op in nemesis.ops]}
         )

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from harness.campaign import CampaignError, spark_runner
-from harness.processes import alive, command_lines, descendants
-from harness.spark_campaign import host_slot
+from harness.processes import alive, command_lines, descendants, names
+from harness.spark_campaign import RUN_NAME, host_slot
 from harness.spark_simulation import merged
 from harness.spark_standalone import StandaloneSpark
 from nemesis.novelty import Memory
@@ -51,9 +51,9 @@ def runs_in(folder: Path) -> list[str]:
 
 
 def wait_for_runs(root: int, count: int, timeout_s: float = 120) -> None:
-    """Until `count` runs are under way below `root` (their `run-settings` processes)."""
+    """Until `count` runs are under way below `root` (their processes, named RUN_NAME)."""
     deadline = time.monotonic() + timeout_s
-    while sum(b"run-settings" in line for line in command_lines(descendants(root))) < count:
+    while names(descendants(root)).count(RUN_NAME) < count:
         assert time.monotonic() < deadline, "the runs did not start"
         time.sleep(0.5)
 
@@ -105,7 +105,7 @@ def test_a_killed_executor_s_run_is_run_again_elsewhere_and_nothing_of_it_is_lef
             wait_for_runs(cluster.workers[0].pid, 1)
             time.sleep(3)
             killed = cluster.kill_worker(0)
-            assert any(b"run-settings" in line for line in command_lines(killed))
+            assert RUN_NAME in names(killed)
             deadline = time.monotonic() + 30
             while alive(killed) and time.monotonic() < deadline:
                 time.sleep(0.5)

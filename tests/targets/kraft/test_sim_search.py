@@ -10,7 +10,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from nemesis.novelty import Memory
+from targets.kraft.invariants import InvariantViolation
+from targets.kraft.sim_search import kind
+from targets.kraft.simulation import SimSettings, run_schedule
 from targets.kraft.target import TARGET
 
 
@@ -66,3 +71,18 @@ def test_a_correct_cluster_passes_the_search_and_a_bad_memory_file_is_one_line(t
     )
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert str(unwritable) in done.stderr and not done.stdout
+
+
+def test_a_random_schedule_s_violation_comes_with_a_shrunk_schedule_that_still_breaks_it():
+    verdict = TARGET.simulate({"nodes": 3, "bugs": ["stale-read"]}, 30, 20, 0, False, False, lambda items: items)
+    found = verdict["checkers"]["simulation-invariants"]["anomalies"][0]
+    assert len(found["shrunk"]) < len(found["steps"])
+    settings = SimSettings(seed=found["seed"], nodes=3, bugs=frozenset(["stale-read"]))
+    with pytest.raises(InvariantViolation) as again:
+        run_schedule(settings, [tuple(step) for step in found["shrunk"]])
+    assert kind(str(again.value)) == kind(found["violation"]) == "stale read by #"
+    for index in range(len(found["shrunk"])):  # every step left is needed
+        try:
+            run_schedule(settings, [tuple(s) for k, s in enumerate(found["shrunk"]) if k != index])
+        except InvariantViolation as other:
+            assert kind(str(other)) != kind(found["violation"])
