@@ -9,6 +9,7 @@ started yet (binding port 0 to find a port had exactly that race).
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import socket
 
@@ -16,6 +17,16 @@ from checkers.errors import ClusterError
 
 LOW, HIGH = 10_000, 32_000
 _next = itertools.count(random.randrange(LOW, HIGH))
+
+
+def _walk_anew() -> None:
+    """A forked process walks from a start of its own: runs forked from one
+    process (a Spark campaign's) would otherwise all try the same ports."""
+    global _next
+    _next = itertools.count(random.randrange(LOW, HIGH))
+
+
+os.register_at_fork(after_in_child=_walk_anew)
 
 
 def free_port() -> int:

@@ -210,3 +210,21 @@ def test_runs_on_spark_are_local_or_docker(tmp_path):
 def test_a_simulation_on_spark_refuses_the_novelty_search():
     done = splitbrain("simulate", "--quiet", "--search", "novelty", "--spark", "local[2]")
     assert done.returncode == 2 and "--spark: the novelty search learns schedule by schedule" in done.stderr
+
+
+def test_processes_forked_from_one_walk_the_ports_from_starts_of_their_own():
+    from harness.ports import free_port
+
+    free_port()
+    starts = []
+    for _ in range(3):
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(writer, str(free_port()).encode())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        os.close(writer)
+        starts.append(int(os.read(reader, 16)))
+        os.close(reader)
+    assert len(set(starts)) == 3, starts
