@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -111,7 +112,7 @@ def run_task(task: Task) -> dict:
                 raise RuntimeError(f"{task.run_id}: its process was killed ({signal.Signals(-code).name}): {last}")
             return {"run_id": task.run_id, "error": last}
         memory = Path(settings["memory_file"]).read_text() if settings.get("memory_file") else None
-        return {"run_id": task.run_id, "tar": _tar(run_dir), "memory": memory, "host": socket.gethostname()}
+        return {"run_id": task.run_id, "tar": _tar(run_dir), "memory": memory}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -236,7 +237,7 @@ class SparkRunner:
     def _keep_busy(self, sc, pool, folder: Path, planned: list, more) -> Iterator:
         from harness.campaign import MEMORY_FILE, finished, set_aside, tried_so_far
 
-        memory = Memory(folder / MEMORY_FILE)
+        memory = CampaignMemory(folder / MEMORY_FILE)
         running: dict[Future, tuple[PlannedRun, str | None]] = {}
         index = 0
         while True:
@@ -290,7 +291,7 @@ def _settings(config, coverage: str | None, memory: str | None) -> dict:
 
 def _slots(folder: Path) -> str:
     """The name of this campaign's slots on any host."""
-    return f"splitbrain-campaign-{abs(hash(str(folder.resolve()))) % 10**12}"
+    return f"splitbrain-campaign-{hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]}"
 
 
 def _one_job(sc, task: Task) -> dict:
@@ -310,7 +311,7 @@ def _result(run_id: str, future: Future) -> dict:
     return result
 
 
-class Memory:
+class CampaignMemory:
     """The campaign's novelty memory on the driver: each run starts from it
     as it is, and what the run learned beyond that is added when it lands."""
 

@@ -1,0 +1,112 @@
+"""Live and batch verdicts on real runs (issue 40): one campaign with
+`check_live = true` of 20 local runs of `--time-limit` s, valid and
+failing, on the reference quorum and on etcd 3.4 (Debian's), its runs on
+Spark (`--spark`, default `local[4]`; `--spark ""`: serially):
+
+- kraft, correct node: append and register, seeds 1 to 3 (6 runs);
+- kraft, planted bugs: ack-before-commit, stale-read (register, no
+  check-quorum), prevote-always, forget-vote; seeds 1 and 2 (8 runs);
+- etcd: append and register, seeds 1 to 3 (6 runs).
+
+For every run, each checker the live verdict's last look judged (live.json's
+`last`) is compared with the batch verdict's (verdict.json). Printed: each
+run that differs, with the checkers and both answers, and the count of
+runs where they are equal. Goal: all 20.
+
+    .venv/bin/python benchmarks/live_equals_batch.py [--time-limit 15] [--spark local[4]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CAMPAIGN = """
+[campaign]
+name = "live"
+results = "{results}"
+backend = "local"
+time_limit_s = {seconds}
+check_live = true
+{spark}
+[targets.kraft-correct]
+workloads = ["append", "register"]
+seeds = [1, 2, 3]
+[targets.kraft-ack-before-commit]
+bugs = ["ack-before-commit"]
+seeds = [1, 2]
+[targets.kraft-stale-read]
+bugs = ["stale-read"]
+check_quorum = false
+workloads = ["register"]
+seeds = [1, 2]
+[targets.kraft-prevote-always]
+bugs = ["prevote-always"]
+seeds = [1, 2]
+[targets.kraft-forget-vote]
+bugs = ["forget-vote"]
+seeds = [1, 2]
+[targets.etcd]
+target = "etcd"
+workloads = ["append", "register"]
+seeds = [1, 2, 3]
+"""
+
+
+def compared(run_dir: Path) -> tuple[dict, dict]:
+    """(checker: (live, batch)) for every checker both judged; and the run's batch verdict."""
+    live = json.loads((run_dir / "live.json").read_text())
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    pairs = {
+        name: (valid, verdict["checkers"][name]["valid"])
+        for name, valid in live["last"].items()
+        if name in verdict["checkers"]
+    }
+    return pairs, verdict
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--time-limit", type=float, default=15)
+    parser.add_argument("--spark", default="local[4]")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="live-batch-"))
+    try:
+        config = work / "c.toml"
+        spark = f'spark = "{args.spark}"' if args.spark else ""
+        config.write_text(CAMPAIGN.format(results=work, seconds=args.time_limit, spark=spark))
+        start = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode not in (0, 1):
+            sys.exit(f"campaign failed: {done.stderr.strip()[-800:]}")
+        runs = sorted(p for p in (work / "live").iterdir() if (p / "verdict.json").exists())
+        equal, failing = 0, 0
+        for run_dir in runs:
+            pairs, verdict = compared(run_dir)
+            failing += verdict["valid"] is False
+            differs = {name: pair for name, pair in pairs.items() if pair[0] != pair[1]}
+            equal += not differs and bool(pairs)
+            state = "equal" if not differs and pairs else f"DIFFERS {differs}" if pairs else "nothing judged live"
+            print(f"{run_dir.name}: batch {verdict['valid']}; {len(pairs)} checkers: {state}")
+        print(f"runs: {len(runs)} ({failing} failing) in {time.monotonic() - start:.0f} s")
+        print(f"LIVE equal to batch on {equal} of {len(runs)} runs (goal: all, 20)")
+        return 0 if equal == len(runs) == 20 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
