@@ -8,10 +8,11 @@ Spark (`--spark`, default `local[4]`; `--spark ""`: serially):
   check-quorum), prevote-always, forget-vote; seeds 1 and 2 (8 runs);
 - etcd: append and register, seeds 1 to 3 (6 runs).
 
-For every run, each checker the live verdict's last look judged (live.json's
-`last`) is compared with the batch verdict's (verdict.json). Printed: each
-run that differs, with the checkers and both answers, and the count of
-runs where they are equal. Goal: all 20.
+For every run, the live verdict (live.json's `valid`) is compared with the
+batch one (verdict.json's), and so is each checker the live verdict's last
+look judged (live.json's `last`). Printed: each run, with the checkers that
+differ and both answers; the runs whose verdicts are equal (goal: all 20),
+and those equal checker by checker.
 
     .venv/bin/python benchmarks/live_equals_batch.py [--time-limit 15] [--spark local[4]]
 """
@@ -61,8 +62,8 @@ seeds = [1, 2, 3]
 """
 
 
-def compared(run_dir: Path) -> tuple[dict, dict]:
-    """(checker: (live, batch)) for every checker both judged; and the run's batch verdict."""
+def compared(run_dir: Path) -> tuple[dict, dict, dict]:
+    """(checker: (live, batch)) for every checker both judged; the live and the batch verdicts."""
     live = json.loads((run_dir / "live.json").read_text())
     verdict = json.loads((run_dir / "verdict.json").read_text())
     pairs = {
@@ -70,7 +71,7 @@ def compared(run_dir: Path) -> tuple[dict, dict]:
         for name, valid in live["last"].items()
         if name in verdict["checkers"]
     }
-    return pairs, verdict
+    return pairs, live, verdict
 
 
 def main() -> int:
@@ -93,16 +94,18 @@ def main() -> int:
         if done.returncode not in (0, 1):
             sys.exit(f"campaign failed: {done.stderr.strip()[-800:]}")
         runs = sorted(p for p in (work / "live").iterdir() if (p / "verdict.json").exists())
-        equal, failing = 0, 0
+        equal, checker_by_checker, failing = 0, 0, 0
         for run_dir in runs:
-            pairs, verdict = compared(run_dir)
+            pairs, live, verdict = compared(run_dir)
             failing += verdict["valid"] is False
+            equal += live["valid"] == verdict["valid"]
             differs = {name: pair for name, pair in pairs.items() if pair[0] != pair[1]}
-            equal += not differs and bool(pairs)
+            checker_by_checker += not differs and bool(pairs)
             state = "equal" if not differs and pairs else f"DIFFERS {differs}" if pairs else "nothing judged live"
-            print(f"{run_dir.name}: batch {verdict['valid']}; {len(pairs)} checkers: {state}")
+            print(f"{run_dir.name}: live {live['valid']}, batch {verdict['valid']}; {len(pairs)} checkers: {state}")
         print(f"runs: {len(runs)} ({failing} failing) in {time.monotonic() - start:.0f} s")
-        print(f"LIVE equal to batch on {equal} of {len(runs)} runs (goal: all, 20)")
+        print(f"LIVE verdict equal to the batch one on {equal} of {len(runs)} runs (goal: all, 20)")
+        print(f"LIVE equal checker by checker on {checker_by_checker} of {len(runs)} runs")
         return 0 if equal == len(runs) == 20 else 1
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -76,10 +76,12 @@ def test_a_campaign_on_local_spark_heals_on_sigint_resumes_and_skips_what_is_don
         time.sleep(0.5)
     assert not alive(tree), command_lines(alive(tree))
     assert runs_in(folder) == []  # nothing half done lands
-    config.write_text(CAMPAIGN.format(results=tmp_path / "runs", seconds=4, extra='spark = "local[2]"'))
+    extra = 'spark = "local[2]"\nruns_per_host = 3'
+    config.write_text(CAMPAIGN.format(results=tmp_path / "runs", seconds=4, extra=extra))
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "spark: local[2]: 2 cores: up to 2 runs at once" in done.stdout
+    assert "spark: the cluster has 2 cores, fewer than runs_per_host (3)" in done.stdout
     expected = ["guided-append-kill+pause-s1-r0", "guided-append-kill+pause-s2-r0", "novel-append-kill+pause-s3-r0"]
     assert runs_in(folder) == expected
     assert len(re.findall(r"^true +\S+/sparked/", done.stdout, re.MULTILINE)) == 3, done.stdout
