@@ -14,7 +14,7 @@ look judged (live.json's `last`). Printed: each run, with the checkers that
 differ and both answers; the runs whose verdicts are equal (goal: all 20),
 and those equal checker by checker.
 
-    .venv/bin/python benchmarks/live_equals_batch.py [--time-limit 15] [--spark local[4]]
+    .venv/bin/python benchmarks/live_equals_batch.py [--time-limit 15] [--spark local[4]] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -78,8 +78,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--time-limit", type=float, default=15)
     parser.add_argument("--spark", default="local[4]")
+    parser.add_argument("--keep", type=Path, help="keep the campaign's runs in this new folder (default: removed)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="live-batch-"))
+    work = Path(tempfile.mkdtemp(prefix="live-batch-")) if args.keep is None else args.keep.resolve()
+    work.mkdir(parents=True, exist_ok=True)
     try:
         config = work / "c.toml"
         spark = f'spark = "{args.spark}"' if args.spark else ""
@@ -108,7 +110,8 @@ def main() -> int:
         print(f"LIVE equal checker by checker on {checker_by_checker} of {len(runs)} runs")
         return 0 if equal == len(runs) == 20 else 1
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
