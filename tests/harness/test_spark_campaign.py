@@ -123,12 +123,12 @@ def test_a_killed_executor_s_run_is_run_again_elsewhere_and_nothing_of_it_is_lef
 
 
 def test_the_simulation_on_spark_gives_the_serial_verdict():
-    args = ["simulate", "--quiet", "--schedules", "120", "--bug", "ack-before-commit", "--keep-going"]
+    args = ["simulate", "--quiet", "--schedules", "60", "--bug", "prevote-always", "--keep-going"]
     serial, spark = splitbrain(*args), splitbrain(*args, "--spark", "local[2]")
     assert serial.returncode == spark.returncode == 1, spark.stdout + spark.stderr
     here, there = (json.loads(done.stdout)["checkers"]["simulation-invariants"] for done in (serial, spark))
     assert there["anomalies"] == here["anomalies"] and here["anomalies"]
-    assert there["stats"]["schedules"] == 120 and there["stats"]["tasks"] == 3
+    assert there["stats"]["schedules"] == 60 and there["stats"]["tasks"] == 2
     assert serial.stderr.splitlines()[-1] == spark.stderr.splitlines()[-1]  # the same summary line
 
 
