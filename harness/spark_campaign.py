@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checkers.errors import UsageError
+from checkers.errors import ClusterError, UsageError
 from harness.processes import descendants, names
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def run_task(task: Task) -> dict:
         if not (run_dir / "verdict.json").exists():
             last = _last_line(scratch / TASK_LOG)
             if code < 0:
-                raise RuntimeError(f"{task.run_id}: its process was killed ({signal.Signals(-code).name}): {last}")
+                raise ClusterError(f"{task.run_id}: its process was killed ({signal.Signals(-code).name}): {last}")
             return {"run_id": task.run_id, "error": last}
         memory = Path(settings["memory_file"]).read_text() if settings.get("memory_file") else None
         return {"run_id": task.run_id, "tar": _tar(run_dir), "memory": memory}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyspark
 
+from checkers.errors import ClusterError
 from harness.ports import free_port
 from harness.processes import descendants
 
@@ -91,7 +92,7 @@ class StandaloneSpark:
         deadline = time.monotonic() + START_TIMEOUT_S
         while REGISTERED not in log.read_bytes():
             if self.workers[index].poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Spark worker {index} did not register: {log}")
+                raise ClusterError(f"Spark worker {index} did not register: {log}")
             time.sleep(0.5)
 
     def worker_processes(self, index: int) -> set[tuple[int, str]]:

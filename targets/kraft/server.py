@@ -128,7 +128,7 @@ class NodeServer:
             directory_id=self.data.directory_id,
             generation=self.data.generation,
             unclean_start=self.data.unclean,
-            truncated_log=self.data.truncated is not None,
+            truncated_log=self.data.must_catch_up,
         )
         self.generation = self.data.generation
         rng = random.Random(options.seed)
@@ -230,6 +230,8 @@ class NodeServer:
                     return
                 for event in ready.events:
                     self._write_event(event)
+                    if event.get("event") == "caught-up":
+                        self.data.caught_up()
                 self.events.flush()
                 for msg in ready.messages:
                     self._send(msg)

@@ -12,6 +12,8 @@ Files:
                        (with a flush interval, a follower's writes on a timer)
     clean-shutdown     there while the node is stopped after a clean shutdown; a start
                        without it, on a disk that held a life before, is unclean
+    catching-up        there from a start that cut the log back until the node has
+                       caught up with a leader's high watermark (what was cut, as JSON)
 
 A formatted directory may start its log with the bootstrap voters record
 (KIP-853's bootstrap checkpoint): the initial voter set, or this node alone
@@ -24,7 +26,10 @@ does not match, a record that is not an entry) is truncated on start to the
 last valid record before the damage, as Kafka's log recovery does, and
 `DataDir.truncated` says what went: the node then may lack records it
 reported, so it neither votes nor campaigns until it has caught up
-(`RaftConfig.truncated_log`). Anything else unreadable on start raises
+(`RaftConfig.truncated_log`). That holds across restarts (`catching-up`,
+`must_catch_up`): a node cut back, then restarted before it caught up,
+starts on a valid log that still lacks those records (a novelty run of the
+correct node lost a commit so: cut back, power lost, then elected). Anything else unreadable on start raises
 `StorageError` naming the file and the byte offset: a node never silently
 starts from a reset state.
 """
@@ -150,6 +155,11 @@ class DataDir:
         # byte position of every record, for truncation; what a damaged tail lost.
         self.truncated: dict | None = None
         self.entries, self._positions = self._load_log()
+        # Cut back now, or in a life that ended before it caught up: the log may lack records it reported.
+        self.catching_up_path = self.path / "catching-up"
+        if self.truncated is not None:
+            _write_atomically(self.catching_up_path, json.dumps(self.truncated) + "\n")
+        self.must_catch_up = self.catching_up_path.exists()
         previous = self._load_generation()
         self.generation = previous + 1
         clean_path = self.path / "clean-shutdown"
@@ -161,6 +171,13 @@ class DataDir:
         # What was read is what a power loss would leave from now on.
         os.fsync(self._log.fileno())
         self.unsynced = False
+
+    def caught_up(self) -> None:
+        """The log reached a leader's high watermark: later starts need not wait for one."""
+        if self.must_catch_up:
+            self.catching_up_path.unlink(missing_ok=True)
+            _fsync_dir(self.path)
+            self.must_catch_up = False
 
     def close(self, clean: bool = False) -> None:
         """Close the log; after a clean shutdown, fsynced and marked so."""

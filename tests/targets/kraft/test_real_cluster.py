@@ -131,6 +131,7 @@ def test_a_damaged_log_is_cut_back_and_a_corrupt_quorum_state_refused(tmp_path):
         [cut] = [e for e in events if e["event"] == "log-truncated"]
         assert cut["reason"] == "checksum mismatch" and cut["bytes"] > 0
         assert any(e["event"] == "caught-up" and e["generation"] == cut["generation"] for e in events)
+        assert not (cluster.data_dir(victim) / "catching-up").exists()  # a restart now need not wait again
         cluster.kill(victim)
         state = cluster.data_dir(victim) / "quorum-state.json"
         state.write_text('{"epoch": 3, "vot')

@@ -65,10 +65,16 @@ def _cut_back(tmp_path, damaged: bytes, half: int, what: str) -> None:
         "reason": data.truncated["reason"],
     }
     assert what in data.truncated["reason"]
+    assert data.must_catch_up
     data.write_log(1, [Entry(2, {"value": 3})])  # appends after the last valid record
     data.close()
     again = DataDir(tmp_path)
     assert again.entries == [Entry(1, {"value": 1}), Entry(2, {"value": 3})] and again.truncated is None
+    # Restarted before it caught up: the log reads as valid, but still may lack records it reported.
+    assert again.must_catch_up
+    again.caught_up()
+    again.close()
+    assert not DataDir(tmp_path).must_catch_up
 
 
 def test_a_flipped_byte_cuts_the_log_back_to_the_record_before(tmp_path):
