@@ -114,7 +114,7 @@ class Reaper:
             self.process.wait()
 
 
-def _stat(pid: int) -> list[str] | None:
+def proc_stat(pid: int | str) -> list[str] | None:
     """/proc/PID/stat from field 3 on (the command name, field 2, is in
     parentheses and may hold spaces)."""
     try:
@@ -126,14 +126,14 @@ def _stat(pid: int) -> list[str] | None:
 def start_time(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (field 22): with the
     pid, it names one process for good."""
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     return int(fields[19]) if fields else None
 
 
 def alive(pid: int, started: int | None) -> bool:
     """The process that started at `started` still runs (a zombie, dead but
     not yet reaped by its parent, does not)."""
-    fields = _stat(pid)
+    fields = proc_stat(pid)
     return fields is not None and fields[0] != "Z" and int(fields[19]) == started
 
 

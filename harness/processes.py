@@ -7,27 +7,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
-def _stat(pid: int | str) -> list[str] | None:
-    """/proc/PID/stat's fields after the command's name (state, parent, ...), or None when it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
+from harness.ownership import alive as still_running
+from harness.ownership import proc_stat, start_time
 
 
-def descendants(root: int) -> set[tuple[int, str]]:
+def descendants(root: int) -> set[tuple[int, int]]:
     """`root` and every process below it, from /proc's parent links, each
     as (pid, start time): a pid reused later is not mistaken for it."""
-    children: dict[int, list[tuple[int, str]]] = {}
+    children: dict[int, list[tuple[int, int]]] = {}
     for entry in Path("/proc").iterdir():
-        fields = _stat(entry.name) if entry.name.isdigit() else None
+        fields = proc_stat(entry.name) if entry.name.isdigit() else None
         if fields:
-            children.setdefault(int(fields[1]), []).append((int(entry.name), fields[19]))
-    root_fields = _stat(root)
-    if root_fields is None:
+            children.setdefault(int(fields[1]), []).append((int(entry.name), int(fields[19])))
+    started = start_time(root)
+    if started is None:
         return set()
-    found, todo = set(), [(root, root_fields[19])]
+    found, todo = set(), [(root, started)]
     while todo:
         process = todo.pop()
         found.add(process)
@@ -35,17 +30,12 @@ def descendants(root: int) -> set[tuple[int, str]]:
     return found
 
 
-def alive(processes: set[tuple[int, str]]) -> set[tuple[int, str]]:
-    """Those of `processes` still running (a zombie counts as gone)."""
-    running = set()
-    for pid, started in processes:
-        fields = _stat(pid)
-        if fields and fields[19] == started and fields[0] != "Z":
-            running.add((pid, started))
-    return running
+def alive(processes: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Those of `processes` still running (a zombie counts as gone: harness.ownership's `alive`)."""
+    return {process for process in processes if still_running(*process)}
 
 
-def command_lines(processes: set[tuple[int, str]]) -> list[bytes]:
+def command_lines(processes: set[tuple[int, int]]) -> list[bytes]:
     """Each process's command line (NUL-separated), for those still there."""
     lines = []
     for pid, _ in processes:
@@ -56,7 +46,7 @@ def command_lines(processes: set[tuple[int, str]]) -> list[bytes]:
     return lines
 
 
-def names(processes: set[tuple[int, str]]) -> list[str]:
+def names(processes: set[tuple[int, int]]) -> list[str]:
     """Each process's name (/proc/PID/comm), for those still there."""
     found = []
     for pid, _ in processes:

@@ -95,12 +95,12 @@ class StandaloneSpark:
                 raise ClusterError(f"Spark worker {index} did not register: {log}")
             time.sleep(0.5)
 
-    def worker_processes(self, index: int) -> set[tuple[int, str]]:
+    def worker_processes(self, index: int) -> set[tuple[int, int]]:
         """The pids of worker `index`'s JVM and everything it started (its
         executor, the Python daemon and workers, and what they ran)."""
         return descendants(self.workers[index].pid)
 
-    def kill_worker(self, index: int) -> set[tuple[int, str]]:
+    def kill_worker(self, index: int) -> set[tuple[int, int]]:
         """SIGKILL worker `index`'s JVM alone, as a machine's crash would
         end it; returns the pids that were its process tree before."""
         tree = self.worker_processes(index)
