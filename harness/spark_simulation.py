@@ -13,11 +13,9 @@ digests made the same way).
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 CHUNK = 50
-POLL_S = 0.5
 
 
 def simulate(
@@ -33,7 +31,7 @@ def simulate(
 ) -> dict:
     """The verdict `simulate` gives, from the seeds' share run on Spark's
     executors; `progress(done, total)` hears as tasks end."""
-    from results.spark_session import session
+    from results.spark_session import collected, session
 
     spark = session(master, Path("/dev/null"), app="simulate")
     try:
@@ -53,11 +51,7 @@ def simulate(
             return first, verdict
 
         job = sc.parallelize(shares, len(shares)).map(share)
-        with ThreadPoolExecutor(1) as pool:
-            collected = pool.submit(job.collect)
-            while not wait([collected], timeout=POLL_S).done:
-                progress(done.value, schedules)
-            found = sorted(collected.result(), key=lambda item: item[0])
+        found = sorted(collected(job, lambda: progress(done.value, schedules)), key=lambda item: item[0])
         progress(schedules, schedules)
     finally:
         spark.stop()

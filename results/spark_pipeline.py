@@ -28,7 +28,6 @@ import contextlib
 import heapq
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pandas as pd
@@ -41,7 +40,7 @@ from checkers.verdict import NAMES
 from . import archive as archive_
 from .checking import check_run
 from .history import HistoryError
-from .spark_session import session
+from .spark_session import collected, session
 
 SAFETY = tuple(name for name in NAMES if name != "availability")
 CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
@@ -90,11 +89,7 @@ def verdicts(
 
     job = spark.sparkContext.parallelize(batches, len(batches)).flatMap(batch)
     step = progress or (lambda *args: None)
-    with ThreadPoolExecutor(1) as pool:
-        collected = pool.submit(job.collect)
-        while not wait([collected], timeout=0.5).done:
-            step("re-check", done.value, len(entries))
-        found = collected.result()
+    found = collected(job, lambda: step("re-check", done.value, len(entries)))
     step("re-check", len(entries), len(entries))
     rows = sorted((row for rows, _ in found for row in rows), key=lambda r: (r["run_id"], SAFETY.index(r["checker"])))
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS), [p for _, problems in found for p in problems]

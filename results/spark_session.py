@@ -9,6 +9,8 @@ import contextlib
 import os
 import re
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -79,3 +81,16 @@ def _on_loopback(master: str) -> bool:
         return True
     host = urlsplit(master).hostname or ""
     return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
+POLL_S = 0.5
+
+
+def collected(job, report: Callable[[], None]) -> list:
+    """`job.collect()`, with `report()` called every POLL_S while it runs
+    (tasks count what they did in an accumulator, which the driver reads)."""
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(job.collect)
+        while not wait([result], timeout=POLL_S).done:
+            report()
+        return result.result()
