@@ -116,7 +116,10 @@ def down_run(run_id: str) -> list[str]:
 def everything() -> list[str]:
     """What `down --all` would remove: one line per object, with its run."""
     found = ownership.everything()
-    lines = [f"container {c.name} (run {c.labels.get(ownership.RUN_LABEL)})" for c in found["containers"]]
+    lines = [
+        f"container {ownership.container_name(c)} (run {c.attrs['Labels'].get(ownership.RUN_LABEL)})"
+        for c in found["containers"]
+    ]
     lines += [f"network {n.name} (run {n.attrs.get('Labels', {}).get(ownership.RUN_LABEL)})" for n in found["networks"]]
     lines += [f"process {pid}" for pid in found["processes"]]
     return lines

@@ -244,14 +244,14 @@ def remove_docker_objects(selector: dict) -> list[str]:
 
     try:
         client = docker.from_env()
-        containers = client.containers.list(all=True, filters=selector)
+        containers = listed_containers(client, selector)
     except DockerException:  # no engine: nothing of ours can be there
         return []
     removed = []
     for container in containers:
         try:
             container.remove(force=True)
-            removed.append(f"container {container.name}")
+            removed.append(f"container {container_name(container)}")
         except NotFound:
             pass
     for network in client.networks.list(filters=selector):
@@ -265,6 +265,18 @@ def remove_docker_objects(selector: dict) -> list[str]:
             except APIError:  # endpoints still detaching
                 time.sleep(0.2 * (attempt + 1))
     return removed
+
+
+def listed_containers(client, selector: dict) -> list:
+    """The containers that match a Docker filter, listed without inspecting
+    each: one removed between the listing and its inspection (by a reaper,
+    or the run's own teardown) would otherwise fail the whole listing."""
+    return client.containers.list(all=True, filters=selector, sparse=True)
+
+
+def container_name(container) -> str:
+    """A listed container's name (a sparse listing has `Names`, not `Name`)."""
+    return container.attrs["Names"][0].lstrip("/")
 
 
 def find_ledgers(directory: Path) -> list[Path]:
@@ -282,7 +294,7 @@ def everything() -> dict[str, list]:
     found: dict[str, list] = {"containers": [], "networks": [], "processes": marked_processes(RUN_ENV, None)}
     try:
         client = docker.from_env()
-        found["containers"] = client.containers.list(all=True, filters={"label": RUN_LABEL})
+        found["containers"] = listed_containers(client, {"label": RUN_LABEL})
         found["networks"] = client.networks.list(filters={"label": RUN_LABEL})
     except DockerException:
         pass

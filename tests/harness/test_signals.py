@@ -14,7 +14,16 @@ import time
 import docker
 import pytest
 
-from harness.ownership import LEDGER, RUN_ENV, RUN_LABEL, alive, marked_processes, read_ledger
+from harness.ownership import (
+    LEDGER,
+    RUN_ENV,
+    RUN_LABEL,
+    alive,
+    container_name,
+    listed_containers,
+    marked_processes,
+    read_ledger,
+)
 from results.history import PARTIAL, load_history
 from tests.harness.test_run import fault_in_force, run_command
 
@@ -31,7 +40,7 @@ def leftovers(run_dir) -> list[str]:
     left += [f"marked process {pid}" for pid in marked_processes(RUN_ENV, run_id)]
     client = docker.from_env()
     selector = {"label": f"{RUN_LABEL}={run_id}"}
-    left += [f"container {c.name}" for c in client.containers.list(all=True, filters=selector)]
+    left += [f"container {container_name(c)}" for c in listed_containers(client, selector)]
     left += [f"network {n.name}" for n in client.networks.list(filters=selector)]
     mounted = {line.split()[1] for line in open("/proc/mounts", encoding="utf-8")}
     left += [f"mount {e['mount']}" for e in entries if "mount" in e and e["mount"] in mounted]
