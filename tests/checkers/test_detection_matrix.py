@@ -9,7 +9,9 @@ isolated leader, a forgotten vote a restart inside an election. Those bugs
 get three seeds, and at least one of their runs must be caught. The faults
 are picked by hand here, so the schedules are drawn at random among them
 (`nemesis_strategy = "random"`; churn and flip-flop are not aimed by the guided
-strategy, whose own find rate is benchmarks/guided_find_rate.py's).
+strategy, whose own find rate is benchmarks/guided_find_rate.py's). A run
+whose bug is found live stops its load there (`stop_on_violation`), as a
+user's campaign would; the batch verdict still decides it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ results = "{{results}}"
 backend = "local"
 interval_s = 2
 nemesis_strategy = "random"
+stop_on_violation = true
 
 [targets.correct-append]
 workloads = ["append"]

@@ -137,12 +137,20 @@ def test_register_campaign_and_jepsens_process_rule(tmp_path):
     assert json.loads((run_dir / "verdict.json").read_text())["checkers"]["linearizable"]["valid"] is True
 
 
+def in_the_foreground() -> None:
+    """Ctrl-C as a terminal's foreground command takes it: pytest itself may
+    have been started in the background by a script, whose `&` left SIGINT
+    ignored for it and everything it starts (the run would then not stop)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_heals_tears_down_and_keeps_the_history(tmp_path, leftovers):
     process = subprocess.Popen(
         run_command(tmp_path, "--time-limit", "60", "--nemesis", "partition,pause"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=in_the_foreground,
     )
     fault_in_force(tmp_path)
     process.send_signal(signal.SIGINT)
