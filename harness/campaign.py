@@ -169,12 +169,9 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
 def _read(path: Path) -> tuple[dict, dict, dict]:
     """The file's [campaign] table, its option sets ([targets.NAME]) and the
     settings common to every run, each key checked to be one a run takes."""
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise CampaignError(f"{path}: {error}") from None
-    for table in set(raw) - {"campaign", "targets"}:
-        raise CampaignError(f"{path}: unknown table [{table}]; known: [campaign], [targets.NAME]")
+    raw = _toml(path)
+    for table in set(raw) - {"campaign", "targets", "mutation"}:
+        raise CampaignError(f"{path}: unknown table [{table}]; known: [campaign], [targets.NAME], [mutation]")
     if not raw:
         raise CampaignError(f"{path}: empty: a campaign file has a [campaign] table, [targets.NAME] tables, or both")
     campaign = dict(raw.get("campaign", {}))
@@ -190,6 +187,20 @@ def _read(path: Path) -> tuple[dict, dict, dict]:
             if key not in allowed:
                 raise CampaignError(f"{path}: {where}.{key}: not a run option; known: {', '.join(sorted(allowed))}")
     return campaign, targets, common
+
+
+def _toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise CampaignError(f"{path}: {error}") from None
+
+
+def mutation_settings(path: Path):
+    """The file's `[mutation]` table, checked (harness/campaign_mutation.py); None without one."""
+    from harness.campaign_mutation import settings_of
+
+    return settings_of(path, _toml(path).get("mutation"))
 
 
 def _target_runs(path: Path, folder: Path, campaign: dict, common: dict, target: str, table: dict) -> list[PlannedRun]:

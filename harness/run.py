@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ MEMORY_FILE = "novelty.json"
 
 # How often the probe looks for nodes that exited on their own (a poll of every process or container).
 EXIT_CHECK_S = 1.0
+# Threads for the probes, the nemesis and the live checks, beside one per client.
+THREADS_BESIDE_CLIENTS = 4
+# While load runs, history rows are flushed together at most this long after they are recorded.
+HISTORY_FLUSH_S = 0.01
 # A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
 BACKSTOP_REQUESTS = 3
 
@@ -567,6 +572,10 @@ class Run:
         `stop_on_violation`, until a checker judging the run live is certain
         it is violated); then the live verdict, where the run checks live."""
         config = self.config
+        # Every client may wait in a thread at once (a target whose client blocks, as etcd's gateway
+        # does), beside the probes and the nemesis: asyncio's own pool has only min(32, cores + 4).
+        pool = ThreadPoolExecutor(max_workers=config.concurrency + THREADS_BESIDE_CLIENTS, thread_name_prefix="load")
+        asyncio.get_running_loop().set_default_executor(pool)
         load_start_ns = self.recorder.now_ns()
         deadline = (self.recorder.start_ns + load_start_ns) / 1e9 + config.time_limit_s
         self.clock_schedule(load_start_ns / 1e9)
@@ -574,6 +583,7 @@ class Run:
         tasks.append(asyncio.create_task(self.probe(deadline)))
         tasks.append(asyncio.create_task(self.run_schedule(deadline)))
         progress = asyncio.create_task(self.show_progress(deadline))
+        flushing = asyncio.create_task(self.recorder.flushing(HISTORY_FLUSH_S))
         load = asyncio.gather(*tasks)
         watching = asyncio.create_task(self.live.watch()) if self.live is not None else None
         stopped_at_s = None
@@ -589,6 +599,8 @@ class Run:
                 load.result()
         finally:
             progress.cancel()
+            flushing.cancel()
+            self.recorder.flush_each_row()
             for task in [*tasks, *([watching] if watching else [])]:
                 task.cancel()
         if self.live is not None:
@@ -713,9 +725,9 @@ class Run:
                     process, "fail", op.f, key=op.key, value=op.value, node=node, error=f"connect: {exc}"
                 )
         try:
-            fields = await asyncio.wait_for(
-                client.invoke(op.f, op.key, op.value, self.config.op_timeout_s), self.backstop_s()
-            )
+            # asyncio.timeout, not wait_for: no task per operation (wait_for wraps the call in one).
+            async with asyncio.timeout(self.backstop_s()):
+                fields = await client.invoke(op.f, op.key, op.value, self.config.op_timeout_s)
         except (TimeoutError, OSError, ConnectionError) as exc:
             fields = {
                 "type": "info",

@@ -17,11 +17,18 @@ A policy (TOML):
     min_ok_rate = 0.9                         # (quiet, or a fault: partition, ...)
     max_latency_p99_ms = 500
 
+    [mutation]                                # the harness's own power (splitbrain mutate,
+    min_score = 0.6                           # or a campaign's [mutation] table): the share
+    strategies = ["guided"]                   # of mutants caught, per strategy (default: all)
+
 `max_X` holds when the figure X is at most the value, `min_X` when at least;
 X is one of `checkers.availability.FIGURES` (in a `clients.<window>` table,
 of `CLIENT_FIGURES`), and any other name is refused with the policy.
 A required checker missing from a verdict fails (unless `may_be_absent`);
-a run without a readable verdict fails by name; nothing is skipped.
+a run without a readable verdict fails by name; nothing is skipped. With
+`[mutation]`, each RESULTS folder's `mutation.json` (or `mutation/mutation.json`,
+where a campaign writes it) must show every strategy's score at least
+`min_score`, and a gate that finds none fails by name.
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ from checkers.availability import CLIENT_FIGURES, FIGURES
 from checkers.errors import UsageError
 from checkers.verdict import NAMES, NO_FAULT
 
-POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults"}
+POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults", "mutation"}
+MUTATION_KEYS = {"min_score", "strategies"}
+MUTATION_REPORT = "mutation.json"
 
 
 class PolicyError(UsageError):
@@ -57,6 +66,7 @@ class Policy:
     allow_unknown: list[str] = field(default_factory=list)
     availability: dict = field(default_factory=dict)
     min_faults: int = 0
+    mutation: dict = field(default_factory=dict)  # min_score, and the strategies it holds for (None: all)
 
 
 def load_policy(path: Path) -> Policy:
@@ -87,6 +97,7 @@ def load_policy(path: Path) -> Policy:
         raw.get("allow_unknown", []),
         raw.get("availability", {}),
         min_faults,
+        _mutation_policy(path, raw.get("mutation")),
     )
     for key, bound in _thresholds(policy.availability):
         *path_in, last = key.split(".")
@@ -101,6 +112,85 @@ def load_policy(path: Path) -> Policy:
         if last[4:] not in known:
             raise PolicyError(f"{path}: availability.{key}: unknown figure {last[4:]!r}; known: {', '.join(known)}")
     return policy
+
+
+def _mutation_policy(path: Path, table) -> dict:
+    """The `[mutation]` table checked: `min_score` a share, `strategies` names."""
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise PolicyError(f"{path}: 'mutation' must be a table: min_score, and strategies if not all")
+    unknown = set(table) - MUTATION_KEYS
+    if unknown:
+        raise PolicyError(
+            f"{path}: mutation: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(MUTATION_KEYS))}"
+        )
+    score = table.get("min_score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        raise PolicyError(f"{path}: mutation.min_score: a share of the mutants, from 0 to 1, not {score!r}")
+    strategies = table.get("strategies")
+    if strategies is not None and (
+        not isinstance(strategies, list) or not strategies or not all(isinstance(s, str) for s in strategies)
+    ):
+        raise PolicyError(f"{path}: mutation.strategies: a list of strategy names, not {strategies!r}")
+    return {"min_score": float(score), "strategies": strategies}
+
+
+def mutation_reports(paths: list[Path]) -> list[Path]:
+    """The mutation reports in the folders a gate is given: a folder's own
+    `mutation.json`, or its `mutation/` folder's (a campaign's)."""
+    found = []
+    for path in map(Path, paths):
+        found += [p for p in (path / MUTATION_REPORT, path / "mutation" / MUTATION_REPORT) if p.is_file()]
+    return found
+
+
+def judge_mutation(reports: list[Path], policy: Policy) -> list[Check]:
+    """Each report's score for each strategy the policy names (all, where it
+    names none) against `min_score`; no report at all fails by name."""
+    if not policy.mutation:
+        return []
+    if not reports:
+        return [Check("mutation", "mutation", f"no {MUTATION_REPORT} among the results (splitbrain mutate writes it)")]
+    checks = []
+    for path in reports:
+        try:
+            report = json.loads(path.read_text())
+            if not isinstance(report["caught"], dict) or not isinstance(report["counted"], int):
+                raise TypeError("caught must map each strategy to a count, counted be a count")
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            checks.append(Check(str(path), "mutation", f"{MUTATION_REPORT} unreadable: {error}"))
+            continue
+        for strategy in policy.mutation["strategies"] or sorted(report["caught"]):
+            checks.append(Check(str(path), f"mutation.{strategy}", _score_failure(report, strategy, policy)))
+    return checks
+
+
+def _score_failure(report: dict, strategy: str, policy: Policy) -> str | None:
+    least = policy.mutation["min_score"]
+    if strategy not in report["caught"]:
+        return f"{strategy} was not measured (strategies measured: {', '.join(sorted(report['caught']))})"
+    caught, counted = report["caught"][strategy], report["counted"]
+    if not counted:
+        return "no mutant counted (every one equivalent or stillborn)"
+    if caught / counted >= least:
+        return None
+    simulation_counts = not report.get("settings", {}).get("real_for_all")
+    survivors = [o["change"] for o in report.get("outcomes", []) if _survived(o, strategy, simulation_counts)]
+    return f"caught {caught} of {counted} ({caught / counted:.0%}), below {least:.0%}" + (
+        f"; survived: {survivors[0]}" + (f" and {len(survivors) - 1} more" if len(survivors) > 1 else "")
+        if survivors
+        else ""
+    )
+
+
+def _survived(outcome: dict, strategy: str, simulation_counts: bool) -> bool:
+    """A mutant that counts and that neither the strategy's runs nor (where
+    it counts for the score) the simulation caught: mutation.py's rule."""
+    counted = not outcome.get("equivalent") and not outcome.get("stillborn")
+    simulation = str(outcome.get("simulation", ""))
+    by_simulation = simulation_counts and (simulation == "caught" or simulation.startswith("crashed"))
+    return counted and strategy not in outcome.get("caught_by", []) and not by_simulation
 
 
 def _thresholds(availability: dict, prefix: str = ""):

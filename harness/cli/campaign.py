@@ -12,6 +12,7 @@ from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED
 from results.wording import counted
 
 from .arguments import path_arg
+from .mutate import scores
 from .outcome import EXIT_VALID, exit_code, verdict_line
 
 NAME = "campaign"
@@ -69,6 +70,14 @@ def command(args: argparse.Namespace) -> int:
 
     rule = campaign.stopping_rule(args.config, args.until_saturated, args.max_runs)
     runner = campaign.spark_runner(args.config, args.spark, args.runs_per_host, tqdm.write)
+    mutation = campaign.mutation_settings(args.config)  # checked before any run
     folder, run_dirs = campaign.execute(args.config, not args.quiet, args.results, finished_run, rule, runner)
     print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
+    if mutation is not None:
+        from harness.campaign_mutation import FOLDER, measured
+
+        report = measured(
+            folder, mutation, lambda items: tqdm(items, desc="mutants", unit="mutant", disable=args.quiet)
+        )
+        print(f"mutation: {scores(report)}; report: {folder / FOLDER / 'mutation.json'}")
     return worst

@@ -24,14 +24,17 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Exit 0 only when every run meets the policy; JUnit XML either way."""
-    from results.gate import judge, junit, load_policy
+    from results.gate import judge, judge_mutation, junit, load_policy, mutation_reports
     from results.history import find_run_dirs
 
     policy = load_policy(args.policy)
-    runs = find_run_dirs(args.results)
+    reports = mutation_reports(args.results) if policy.mutation else []
+    # A folder that holds only a mutation report is judged on that alone.
+    with_runs = [path for path in args.results if not (mutation_reports([path]) and not _has_runs(path))]
+    runs = find_run_dirs(with_runs) if with_runs or not reports else []
     if args.junit.is_dir():
         raise UsageError(f"--junit {args.junit}: a folder; name the XML file to write")
-    checks = [check for run_dir in runs for check in judge(run_dir, policy)]
+    checks = [check for run_dir in runs for check in judge(run_dir, policy)] + judge_mutation(reports, policy)
     writable_folder(args.junit.parent, "--junit")
     junit(checks, args.junit)
     failed = [c for c in checks if c.failure]
@@ -44,3 +47,9 @@ def command(args: argparse.Namespace) -> int:
         f"JUnit XML: {args.junit})"
     )
     return EXIT_INVALID if failed else EXIT_VALID
+
+
+def _has_runs(path: Path) -> bool:
+    from results.history import is_run
+
+    return is_run(path) or (path.is_dir() and any(p.is_dir() and is_run(p) for p in path.iterdir()))

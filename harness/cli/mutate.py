@@ -55,15 +55,19 @@ def command(args: argparse.Namespace) -> int:
     )
     for outcome in report["outcomes"]:
         print(one(outcome))
-    scores = ", ".join(f"{s} {report['caught'][s]} of {report['counted']}" for s in strategies)
-    print(
-        f"mutate: {report['mutants']} mutants, {report['equivalent']} equivalent, {report['stillborn']} stillborn; "
-        f"caught: {scores} (the simulation alone {report['caught_by_simulation']}); "
-        f"report: {args.results / 'mutation.json'}"
-    )
+    print(f"mutate: {scores(report)}; report: {args.results / 'mutation.json'}")
     json.dump(report["score"], sys.stderr)
     print(file=sys.stderr)
     return EXIT_VALID
+
+
+def scores(report: dict) -> str:
+    """The mutants, those set apart, and each strategy's catch."""
+    caught = ", ".join(f"{s} {n} of {report['counted']}" for s, n in report["caught"].items())
+    return (
+        f"{report['mutants']} mutants, {report['equivalent']} equivalent, {report['stillborn']} stillborn; "
+        f"caught: {caught} (the simulation alone {report['caught_by_simulation']})"
+    )
 
 
 def one(outcome: dict) -> str:

@@ -4,11 +4,13 @@ the correct node and a planted bug that resumes after a cut and is gated."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from harness.campaign import CampaignError, load
+from checkers.errors import UsageError
+from harness.campaign import CampaignError, load, mutation_settings
 from results.history import partial
 from tests.harness.test_cli import splitbrain
 from tests.harness.test_run import schedule_offsets
@@ -59,11 +61,16 @@ def test_the_matrix_names_every_run(tmp_path):
         ("[targets.x]\nbug = 1\n", "targets.x.bug: not a run option"),
         ("[other]\n", "unknown table [other]"),
         ("[targets.y\n", "campaign.toml"),
+        ("[mutation]\nmutant = 2\n", "mutation.mutant: not a setting"),
+        ('[mutation]\nstrategies = ["smart"]\n', "mutation.strategies ['smart']: must list strategies"),
+        ("[mutation]\ntime_limit_s = 1\n", "mutation.time_limit_s 1"),
     ],
 )
 def test_bad_campaign_files_are_named(tmp_path, extra, message):
-    with pytest.raises(CampaignError, match=message.replace("[", r"\[")):
-        load(campaign_file(tmp_path, extra=extra))
+    with pytest.raises(UsageError, match=re.escape(message)):
+        path = campaign_file(tmp_path, extra=extra)
+        load(path)
+        mutation_settings(path)
 
 
 @pytest.mark.parametrize("name", ['"../../evil"', '"two\\nlines"', '".hidden"', '"a/b"', '""', '"-flag"'])
@@ -97,12 +104,22 @@ def test_every_example_campaign_goes_under_runs_where_serve_looks():
         assert folder.parts[0] == "runs" and folder.parent == Path("runs/campaigns"), (example, folder)
 
 
+# After its runs the campaign measures the harness on one mutant (a campaign's [mutation] table):
+# seed 3 draws one the simulation catches (a candidate that follows a voter's
+# answer naming no leader, and counts the votes of those naming one), so no
+# real run is needed.
+MUTATION = '\n[mutation]\nmutants = 1\nseed = 3\nschedules = 2\nstrategies = ["random"]\ntime_limit_s = 5\n'
+
+
 @pytest.mark.slow
 def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path):
-    path = campaign_file(tmp_path)
+    path = campaign_file(tmp_path, extra=MUTATION)
     first = splitbrain("campaign", "--quiet", str(path))
     assert first.returncode == 1, first.stdout + first.stderr
     folder = tmp_path / "runs" / "c"
+    report = folder / "mutation" / "mutation.json"
+    assert "mutation: 1 mutants" in first.stdout and f"report: {report}" in first.stdout, first.stdout
+    measured = report.stat().st_mtime_ns
     correct, buggy = folder / "correct-append-partition-s0-r0", folder / "ack-before-commit-append-partition-s0-r0"
     assert json.loads((correct / "verdict.json").read_text())["valid"] is True
     assert json.loads((buggy / "verdict.json").read_text())["checkers"]["committed-data-loss"]["valid"] is False
@@ -114,6 +131,7 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     second = splitbrain("campaign", "--quiet", str(path))
     assert second.returncode == 1, second.stdout + second.stderr
     assert (correct / "verdict.json").stat().st_mtime_ns == kept
+    assert report.stat().st_mtime_ns == measured  # made with the same settings: kept
     assert (buggy / "verdict.json").exists()
     summary = (folder / "summary.html").read_text()
     assert f"href='{buggy.name}/report.html'" in summary and "committed-data-loss" in summary
@@ -123,10 +141,12 @@ def test_a_campaign_resumes_after_a_cut_and_the_gate_fails_only_the_bug(tmp_path
     assert aside.name.startswith(buggy.name) and (aside / "history.jsonl").exists()
     policy = tmp_path / "policy.toml"
     policy.write_text(
-        'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]'
+        'required = ["election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable"]\n'
+        "[mutation]\nmin_score = 1\n"
     )
     gated = splitbrain("gate", str(folder), "--policy", str(policy), "--junit", str(tmp_path / "gate.xml"))
     assert gated.returncode == 1
+    assert "mutation.random" in (tmp_path / "gate.xml").read_text()
     failures = [line for line in gated.stdout.splitlines() if line.startswith("FAIL")]
     assert failures and all(
         line.startswith(f"FAIL {buggy}: committed-data-loss") or line.startswith(f"FAIL {buggy}: linearizable")

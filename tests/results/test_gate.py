@@ -104,6 +104,9 @@ def test_unreadable_runs_fail_by_name(tmp_path):
         ),
         ('required = ["linearizable"]\nmin_faults = -1', "min_faults: must be a whole number"),
         ('required = ["linearizable"]\nmin_faults = true', "min_faults: must be a whole number"),
+        ('required = ["linearizable"]\n[mutation]\nmin_score = 60', "mutation.min_score: a share"),
+        ('required = ["linearizable"]\n[mutation]\nmin_score = 0.6\nstrategy = "guided"', "unknown key 'strategy'"),
+        ('required = ["linearizable"]\n[mutation]\nmin_score = 0.6\nstrategies = "guided"', "mutation.strategies"),
     ],
 )
 def test_bad_policies_are_named(tmp_path, text, message):
@@ -138,6 +141,56 @@ def test_a_policy_can_require_that_faults_were_made(tmp_path):
     assert [c.failure for c in judge(quiet, rules)] == [None, "no fault was made"]
     assert [c.failure for c in judge(faulted, rules)] == [None, None]
     assert judge(old, rules)[1].failure.startswith("the verdict does not count")
+
+
+def mutation_report(folder: Path, caught: dict[str, int], counted: int = 4) -> Path:
+    """A mutation.json as `splitbrain mutate` writes it: `counted` mutants
+    that count, each strategy's catch, one survivor named, one caught by the
+    simulation (which counts for every strategy: real_for_all is false)."""
+    outcomes = [
+        {"change": "core.py:9:off-by-one: < -> <=", "simulation": "missed", "equivalent": False, "stillborn": False,
+         "caught_by": [s for s, n in caught.items() if n == counted]},
+        {"change": "core.py:12:drop-guard", "simulation": "caught", "equivalent": False, "stillborn": False,
+         "caught_by": []},
+        {"change": "core.py:20:negate-condition", "simulation": "equivalent", "equivalent": True, "stillborn": False,
+         "caught_by": []},
+    ]  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    report = {"settings": {"real_for_all": False}, "mutants": 5, "equivalent": 1, "stillborn": 0}
+    report |= {"counted": counted, "caught": caught, "caught_by_simulation": 1, "outcomes": outcomes}
+    (folder / "mutation.json").write_text(json.dumps(report))
+    return folder / "mutation.json"
+
+
+def test_a_policy_can_hold_a_release_to_a_mutation_score(tmp_path):
+    """`[mutation] min_score`: each strategy's share of the mutants caught, from
+    a campaign folder's mutation/mutation.json or a folder of its own; below
+    it, the gate fails naming the score and a survivor; no report fails by name."""
+    text = 'required = ["linearizable"]\n[mutation]\nmin_score = 0.6\n'
+    campaign = tmp_path / "campaign"
+    run(campaign, "good", {"linearizable": {"valid": True}})
+    report = mutation_report(campaign / "mutation", {"guided": 2, "novelty": 3})
+    failures = {}
+    for name, rules in (("all", text), ("novelty", text + 'strategies = ["novelty"]\n')):
+        done = splitbrain("gate", str(campaign / "runs"), str(campaign), "--policy", str(policy(tmp_path, rules)),
+                          "--junit", str(tmp_path / f"{name}.xml"))  # fmt: skip
+        failures[name] = done
+    assert failures["novelty"].returncode == 0, failures["novelty"].stdout + failures["novelty"].stderr
+    done = failures["all"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"FAIL {report}: mutation.guided: caught 2 of 4 (50%), below 60%; survived: core.py:9:off-by-one: < -> <="
+    )
+    cases = ElementTree.parse(tmp_path / "all.xml").getroot().findall("testcase")
+    assert {c.get("name") for c in cases} == {"linearizable", "mutation.guided", "mutation.novelty"}
+    # A folder of only a mutation report is gated on it; no report at all fails by name.
+    alone = mutation_report(tmp_path / "measured", {"guided": 3})
+    done = splitbrain("gate", str(alone.parent), "--policy", str(policy(tmp_path, text)),
+                      "--junit", str(tmp_path / "alone.xml"))  # fmt: skip
+    assert done.returncode == 0 and "1 checks, 0 failed" in done.stdout, done.stdout + done.stderr
+    done = splitbrain("gate", str(campaign / "runs"), "--policy", str(policy(tmp_path, text)),
+                      "--junit", str(tmp_path / "none.xml"))  # fmt: skip
+    assert done.returncode == 1 and "FAIL mutation: mutation: no mutation.json among the results" in done.stdout
 
 
 def test_the_gate_on_real_verdicts_passes_good_histories_and_fails_a_bad_one(tmp_path):

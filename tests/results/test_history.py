@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from checkers.errors import Defect
@@ -21,6 +23,29 @@ def test_rows_are_flushed_live_and_typed(tmp_path):
     assert history["value"].tolist() == ["7", "7", '{"target": "leader"}']
     assert history["offset"].tolist()[1] == 5 and history["offset"].isna().tolist() == [True, False, True]
     assert history["time_ns"].is_monotonic_increasing
+
+
+def lines_on_disk(recorder: HistoryRecorder) -> int:
+    """The rows another process (or a crash) would find in the file now."""
+    return recorder.path.read_bytes().count(b"\n")
+
+
+def test_under_load_rows_are_flushed_together_within_the_interval(tmp_path):
+    recorder = HistoryRecorder(tmp_path)
+
+    async def load() -> list[int]:
+        flushing = asyncio.create_task(recorder.flushing(0.05))
+        await asyncio.sleep(0)  # batching from here on
+        recorder.record(0, "invoke", "append", value=1, node="n1")
+        recorder.record(0, "ok", "append", value=1, node="n1", offset=0)
+        await asyncio.sleep(0.2)  # the flusher's turn came
+        seen = [lines_on_disk(recorder)]
+        flushing.cancel()
+        recorder.flush_each_row()
+        recorder.record(1, "invoke", "append", value=2, node="n1")
+        return [*seen, lines_on_disk(recorder)]
+
+    assert asyncio.run(load()) == [2, 3]
 
 
 def test_recovery_leaves_out_a_torn_last_line_and_says_so(tmp_path):
