@@ -8,7 +8,7 @@ cut of the protocol too.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -176,8 +176,12 @@ _TYPES: dict[str, type] = {
 
 
 def encode(msg: Message) -> dict[str, Any]:
-    """The message as a JSON-ready dict with a `type` field."""
-    out = asdict(msg)
+    """The message as a JSON-ready dict with a `type` field. Shallow: a
+    record's data is the message's own, not a copy (dataclasses.asdict's
+    deep copy was a sixth of a leader's time under load)."""
+    out = dict(vars(msg))
+    if isinstance(msg, FetchResponse):
+        out["entries"] = [{"epoch": entry.epoch, "data": entry.data} for entry in msg.entries]
     out["type"] = type(msg).__name__
     return out
 
