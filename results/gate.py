@@ -156,10 +156,12 @@ def judge_mutation(reports: list[Path], policy: Policy) -> list[Check]:
     for path in reports:
         try:
             report = json.loads(path.read_text())
-            if not isinstance(report["caught"], dict) or not isinstance(report["counted"], int):
-                raise TypeError("caught must map each strategy to a count, counted be a count")
+            readable = isinstance(report["caught"], dict) and isinstance(report["counted"], int)
         except (OSError, ValueError, KeyError, TypeError) as error:
             checks.append(Check(str(path), "mutation", f"{MUTATION_REPORT} unreadable: {error}"))
+            continue
+        if not readable:
+            checks.append(Check(str(path), "mutation", f"{MUTATION_REPORT} unreadable: no caught and counted"))
             continue
         for strategy in policy.mutation["strategies"] or sorted(report["caught"]):
             checks.append(Check(str(path), f"mutation.{strategy}", _score_failure(report, strategy, policy)))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checkers.models import cas_register
-from results.gate import PolicyError, judge, load_policy
+from results.gate import PolicyError, judge, judge_mutation, load_policy, mutation_reports
 from results.history import find_run_dirs
 from results.importer import import_file
 from tests.harness.test_cli import splitbrain
@@ -191,6 +191,15 @@ def test_a_policy_can_hold_a_release_to_a_mutation_score(tmp_path):
     done = splitbrain("gate", str(campaign / "runs"), "--policy", str(policy(tmp_path, text)),
                       "--junit", str(tmp_path / "none.xml"))  # fmt: skip
     assert done.returncode == 1 and "FAIL mutation: mutation: no mutation.json among the results" in done.stdout
+
+
+def test_an_unreadable_mutation_report_fails_by_name(tmp_path):
+    rules = load_policy(policy(tmp_path, 'required = ["linearizable"]\n[mutation]\nmin_score = 0.5\n'))
+    for name, text in (("torn", '{"caught": {'), ("odd", '{"caught": [], "counted": 2}')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mutation.json").write_text(text)
+        [check] = judge_mutation(mutation_reports([tmp_path / name]), rules)
+        assert check.name == "mutation" and check.failure.startswith("mutation.json unreadable"), check
 
 
 def test_the_gate_on_real_verdicts_passes_good_histories_and_fails_a_bad_one(tmp_path):
