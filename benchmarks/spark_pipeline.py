@@ -1,14 +1,17 @@
 """`splitbrain analyze` on Spark against the in-process engine, on one generated archive.
 
-Run: .venv/bin/python benchmarks/spark_pipeline.py [--rows 100000000] [--ops 25000] [--master local[*]]
+Run: .venv/bin/python benchmarks/spark_pipeline.py [--rows 100000000] [--ops 25000] [--master local[*]] [--spark-only]
 
 Each generated run is a valid append history of `--ops` acknowledged appends
 from 64 clients, 5 nodes' final logs and status/vote/transition events (the
 generators of benchmarks/checker_speed.py), written as a run directory, as many runs as make `--rows` rows. Timed:
 (1) the in-process engine, `check_run` per run in a loop, as `splitbrain
 check` does; (2) `splitbrain analyze` on the archive of the same runs, each
-stage, and in all. Both must find every run valid. The issue's goal for
-(2) at 10^8 rows on 2 cores: at most 120 s; 60 s is the aim.
+stage, and in all. Both must find every run valid. The goal for (2) at
+10^8 rows on 2 cores: at most 120 s, 60 s the aim; at 10^9 rows, at most
+15 minutes. `--spark-only` leaves (1) out (at 10^9 rows it takes longer
+than the goal it is compared with); every run's tables are the same, so
+the first run's verdict, made once, is every run's before they are packed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000_000)
     parser.add_argument("--ops", type=int, default=25_000)
     parser.add_argument("--master", default="local[*]")
+    parser.add_argument("--spark-only", action="store_true", help="leave the in-process engine's timing out")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "generated"
@@ -53,13 +57,18 @@ def main() -> None:
             f"{len(runs)} runs, {rows:,} rows ({len(history):,} history, {len(final):,} final, {len(events):,} events each)"
         )
 
-        start = time.perf_counter()
-        for run_dir in runs:
-            verdict = check_run(run_dir)
-            assert verdict["valid"] is True, verdict
-            (run_dir / "verdict.json").write_text(json.dumps(verdict, default=str))
-        pandas_s = time.perf_counter() - start
-        print(f"in-process engine, run by run: {pandas_s:7.1f} s  {rows / pandas_s:>12,.0f} rows/s")
+        if args.spark_only:
+            verdict = json.dumps(check_run(runs[0]), default=str)
+            for run_dir in runs:
+                (run_dir / "verdict.json").write_text(verdict)
+        else:
+            start = time.perf_counter()
+            for run_dir in runs:
+                verdict = check_run(run_dir)
+                assert verdict["valid"] is True, verdict
+                (run_dir / "verdict.json").write_text(json.dumps(verdict, default=str))
+            pandas_s = time.perf_counter() - start
+            print(f"in-process engine, run by run: {pandas_s:7.1f} s  {rows / pandas_s:>12,.0f} rows/s")
 
         store = Path(scratch) / "archive"
         start = time.perf_counter()
@@ -74,7 +83,7 @@ def main() -> None:
             print(f"  {stage + ':':29}{seconds:7.1f} s")
         print(
             f"splitbrain analyze ({args.master}): {spark_s:7.1f} s  {rows / spark_s:>12,.0f} rows/s  "
-            f"(goal at 10^8 rows: 120 s, aim 60 s)"
+            f"(goal at 10^8 rows: 120 s, aim 60 s; at 10^9 rows: 900 s)"
         )
 
 
