@@ -59,6 +59,7 @@ MATRIX_KEYS = {
     "max_runs",
     "spark",
     "runs_per_host",
+    "learn_from",
 }
 TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
 # Options a campaign sets itself, per run.
@@ -201,6 +202,43 @@ def mutation_settings(path: Path):
     from harness.campaign_mutation import settings_of
 
     return settings_of(path, _toml(path).get("mutation"))
+
+
+def learn_from(path: Path, folder: Path) -> str | None:
+    """`learn_from`: a novelty campaign's memory, before its first run,
+    starts as what earlier campaigns learned: every `novelty.json` in the
+    archives, campaign folders and run directories it lists (nemesis/novelty.py's
+    `merged`). Nothing where the campaign has a memory already (a resumed
+    one's) or the file does not say; what was read, as a line to print."""
+    from nemesis.novelty import Memory, merged
+
+    sources = _read(path)[0].get("learn_from")
+    if sources is None or (folder / MEMORY_FILE).exists():
+        return None
+    if not isinstance(sources, list) or not all(isinstance(source, str) for source in sources):
+        raise CampaignError(f"{path}: campaign.learn_from must list archives, campaign folders or run directories")
+    files = []
+    for source in map(Path, sources):
+        found = sorted(
+            {*source.glob(MEMORY_FILE), *source.glob(f"*/{MEMORY_FILE}"), *source.glob(f"runs/*/{MEMORY_FILE}")}
+        )
+        if not found:
+            raise CampaignError(
+                f"{path}: campaign.learn_from: {source}: no {MEMORY_FILE} there (novelty runs write it)"
+            )
+        files += found
+    memories = []
+    for file in files:
+        try:
+            memories.append(Memory.read(file))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise CampaignError(f"{path}: campaign.learn_from: {file}: unreadable: {error}") from None
+    memory = merged(memories)
+    memory.write(folder / MEMORY_FILE)
+    return (
+        f"campaign: learning from {len(files)} {MEMORY_FILE} files of {', '.join(sources)}: "
+        f"{len(memory.visits)} states, {len(memory.moves)} moves"
+    )
 
 
 def _target_runs(path: Path, folder: Path, campaign: dict, common: dict, target: str, table: dict) -> list[PlannedRun]:
@@ -376,6 +414,9 @@ def _execute(
     from results.campaign_page import write_summary
 
     matrix = len(planned)
+    learned = learn_from(config_path, folder)
+    if learned:
+        tqdm.write(learned)
     _describe(folder, config_path, planned)
     hit: list[list[dict]] = []  # each finished run's cells, added as it finishes (not read again each time)
     with tqdm(total=len(planned), desc="campaign", unit="run", disable=not progress) as bar:

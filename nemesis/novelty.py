@@ -96,6 +96,25 @@ class Memory:
         self.moves |= after.moves
 
 
+def merged(memories: list[Memory]) -> Memory:
+    """What several memories learned, as one: per state and per (state,
+    action), the most any of them saw (`value` from the memory that tried
+    it most), and every move. Most, not the sum: a campaign's runs each
+    keep the memory as it stood when they ended, so one campaign's files
+    are snapshots of one growing memory, and the last of them is the most
+    of them all; memories of different campaigns are under-counted so,
+    never counted twice."""
+    out = Memory()
+    for memory in memories:
+        out.visits |= memory.visits
+        for key, tries in memory.tries.items():
+            if tries >= out.tries.get(key, 0) and key in memory.value:
+                out.value[key] = memory.value[key]
+        out.tries |= memory.tries
+        out.moves |= memory.moves
+    return out
+
+
 def _key(*parts: str) -> str:
     return "\t".join(parts)
 

@@ -3,7 +3,8 @@ two short runs of the reference quorum (local backend) under
 `nemesis_strategy = "novelty"`. Each run decides its faults as it goes and
 writes them down (run.json's schedule), keeps what it learned
 (novelty.json), and its coverage names the abstract states it reached; the
-second run starts from what the first learned, the campaign's memory."""
+second run starts from what the first learned, the campaign's memory; and
+a later campaign (`learn_from`) starts from what the archived one learned."""
 
 from __future__ import annotations
 
@@ -56,3 +57,29 @@ def test_a_novelty_campaign_decides_as_it_goes_and_learns_across_its_runs(tmp_pa
     assert sum(second["visits"].values()) > sum(first["visits"].values())
     assert set(first["moves"]) < set(second["moves"])
     assert json.loads((folder / "novelty.json").read_text()) == second
+    # Across campaigns, through the archive: the later campaign starts where this one ended.
+    archived = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "archive", "--to", str(tmp_path / "archive"), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert archived.returncode == 0, archived.stdout + archived.stderr
+    later = tmp_path / "later.toml"
+    later.write_text(
+        CAMPAIGN.format(results=tmp_path / "runs")
+        .replace('name = "novelty"', f'name = "later"\nlearn_from = ["{tmp_path / "archive"}"]')
+        .replace("seeds = [1, 2]", "seeds = [3]")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(later)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "campaign: learning from 2 novelty.json files" in done.stderr + done.stdout
+    later_folder, [plan] = load(later)
+    grown = json.loads((later_folder / plan.run_id / "novelty.json").read_text())
+    assert all(grown["visits"].get(state, 0) >= visits for state, visits in second["visits"].items())
+    assert set(second["moves"]) <= set(grown["moves"])

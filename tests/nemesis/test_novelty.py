@@ -9,10 +9,11 @@ planted bugs' recipes."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from checkers.abstract_state import abstract
 from nemesis.guided import Guide
-from nemesis.novelty import MAX_DEPTH, Memory, Search, search_turns
+from nemesis.novelty import MAX_DEPTH, Memory, Search, merged, search_turns
 from nemesis.turns import turns
 from targets.kraft.sim_search import SimNemesis, play
 
@@ -92,3 +93,22 @@ def test_faults_pile_up_into_sequences_and_no_recipe_is_made_without_priors():
         deepest = max(deepest, max(state.split(" | ")[1].count(",") + 1 for state in search.path if "| -" not in state))
         assert not any("clients" in made for made in nemesis.made)
     assert deepest == MAX_DEPTH
+
+
+def test_memories_merge_as_the_most_any_of_them_learned():
+    """A campaign's runs keep snapshots of one growing memory: merged, they
+    are the last one; memories of different campaigns give each key the
+    most either saw, the value of the one that tried it most, every move."""
+    early = Memory(Counter({"s1": 2}), Counter({"s1\ta": 1}), {"s1\ta": 0.5}, {"s1\ta\ts2"})
+    late = Memory(
+        Counter({"s1": 5, "s2": 1}),
+        Counter({"s1\ta": 3, "s2\tb": 1}),
+        {"s1\ta": 0.9, "s2\tb": 0.1},
+        {"s1\ta\ts2", "s2\tb\ts1"},
+    )
+    assert merged([early, late]) == late == merged([late, early])
+    other = Memory(Counter({"s1": 4, "s3": 2}), Counter({"s1\ta": 7}), {"s1\ta": -0.2}, {"s3\tc\ts3"})
+    both = merged([late, other])
+    assert both.visits == Counter({"s1": 5, "s2": 1, "s3": 2})
+    assert both.tries == Counter({"s1\ta": 7, "s2\tb": 1}) and both.value == {"s1\ta": -0.2, "s2\tb": 0.1}
+    assert both.moves == late.moves | other.moves
