@@ -37,7 +37,7 @@ import re
 import shutil
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -326,24 +326,33 @@ def to_toml(comment: str, campaign: dict, targets: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tried_so_far(folder: Path, planned: list[PlannedRun]) -> Path:
-    """The coverage cells of the campaign's finished runs added up, written to
-    the campaign folder for the next guided run."""
-    from checkers.coverage import add_up
+@dataclass(frozen=True)
+class Steer:
+    """What a runner asks the campaign's loop as it goes: `more()`, another
+    run while the stopping rule wants one (None once it does not); `tried()`,
+    the coverage file of the runs landed so far, for the next guided run."""
 
-    path = folder / COVERAGE_FILE
-    path.write_text(json.dumps(add_up(cells_hit(folder, planned)), indent=1) + "\n")
-    return path
+    more: Callable[[], PlannedRun | None]
+    tried: Callable[[], Path]
 
 
-def cells_hit(folder: Path, planned: list[PlannedRun]) -> list[list[dict]]:
-    """Each finished run's coverage cells (its verdict's)."""
-    found = []
-    for plan in planned:
-        with contextlib.suppress(OSError, ValueError):
-            verdict = json.loads((folder / plan.run_id / "verdict.json").read_text())
-            found.append((verdict.get("coverage") or {}).get("cells", []))
-    return found
+def aims(config: RunConfig) -> bool:
+    """Whether a run's strategy aims at what earlier runs did not try (every strategy but random)."""
+    return config.nemesis_strategy != "random"
+
+
+def learns(config: RunConfig) -> bool:
+    """Whether a run's strategy learns from earlier runs (the novelty search's)."""
+    return config.nemesis_strategy.startswith("novelty")
+
+
+def cells_of(run_dir: Path) -> list[list[dict]]:
+    """A finished run's coverage cells (its verdict's), as a list of one; an
+    empty list where it has no verdict to read (it counts as no run)."""
+    with contextlib.suppress(OSError, ValueError):
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+        return [(verdict.get("coverage") or {}).get("cells", [])]
+    return []
 
 
 def another(planned: list[PlannedRun], matrix: int) -> PlannedRun:
@@ -410,7 +419,7 @@ def exclusive(folder: Path):
 def _execute(
     config_path: Path, folder: Path, planned: list[PlannedRun], progress: bool, finished_run, rule: StoppingRule, runs
 ) -> tuple[Path, list[Path]]:
-    from checkers.coverage import unseen_chance
+    from checkers.coverage import add_up, unseen_chance
     from results.campaign_page import write_summary
 
     matrix = len(planned)
@@ -432,20 +441,26 @@ def _execute(
             bar.total = len(planned)
             return planned[-1]
 
-        for plan in runs(folder, planned, more):
-            hit += cells_hit(folder, [plan])
+        def tried() -> Path:
+            """The landed runs' cells added up, from `hit` (each verdict read once, as it lands)."""
+            path = folder / COVERAGE_FILE
+            path.write_text(json.dumps(add_up(hit), indent=1) + "\n")
+            return path
+
+        for plan in runs(folder, planned, Steer(more, tried)):
+            hit += cells_of(folder / plan.run_id)
             finished_run(folder / plan.run_id, unseen_chance(hit))
             bar.update()
     write_summary(folder, [(plan.target, folder / plan.run_id) for plan in planned])
     return folder, [folder / plan.run_id for plan in planned]
 
 
-def serially(folder: Path, planned: list[PlannedRun], more) -> Iterator[PlannedRun]:
+def serially(folder: Path, planned: list[PlannedRun], steer: Steer) -> Iterator[PlannedRun]:
     """The runs here, one after another, each plan yielded once its run has
-    its verdict; then `more()`'s, until it has none."""
+    its verdict; then `steer.more()`'s, until it has none."""
     done = 0
-    while done < len(planned) or more() is not None:
-        _run_once(folder, planned, planned[done])
+    while done < len(planned) or steer.more() is not None:
+        _run_once(folder, planned[done], steer)
         done += 1
         yield planned[done - 1]
 
@@ -463,7 +478,7 @@ def _describe(folder: Path, config_path: Path, planned: list[PlannedRun]) -> Non
     )
 
 
-def _run_once(folder: Path, planned: list[PlannedRun], plan: PlannedRun) -> None:
+def _run_once(folder: Path, plan: PlannedRun, steer: Steer) -> None:
     """A run of the campaign, unless it has its verdict already (a resumed
     campaign); one cut short before is moved aside first."""
     from results.checking import check_and_record
@@ -473,9 +488,9 @@ def _run_once(folder: Path, planned: list[PlannedRun], plan: PlannedRun) -> None
         return
     set_aside(folder, plan.run_id)
     config = plan.config
-    if config.nemesis_strategy != "random":  # later runs go where earlier ones did not
-        config = dataclasses.replace(config, coverage_file=tried_so_far(folder, planned))
-    if config.nemesis_strategy.startswith("novelty"):  # and learn from them
+    if aims(config):  # later runs go where earlier ones did not
+        config = dataclasses.replace(config, coverage_file=steer.tried())
+    if learns(config):  # and learn from them
         config = dataclasses.replace(config, memory_file=folder / MEMORY_FILE)
     run = Run(config)
     run.execute()

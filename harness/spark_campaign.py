@@ -55,7 +55,7 @@ from checkers.errors import ClusterError, UsageError
 from harness.processes import descendants, names
 
 if TYPE_CHECKING:
-    from harness.campaign import PlannedRun
+    from harness.campaign import PlannedRun, Steer
 
 SLOT_WAIT_S = 0.5
 PR_SET_PDEATHSIG = 1
@@ -206,16 +206,14 @@ class SparkRunner:
         self.say = progress
         self.said = 0
 
-    def runs(
-        self, folder: Path, planned: list[PlannedRun], more: Callable[[], PlannedRun | None]
-    ) -> Iterator[PlannedRun]:
+    def runs(self, folder: Path, planned: list[PlannedRun], steer: Steer) -> Iterator[PlannedRun]:
         from results.spark_session import session
 
         spark = session(self.master, folder / "spark.log", app="campaign")
         sc = spark.sparkContext
         pool = ThreadPoolExecutor(MAX_AT_ONCE)
         try:
-            yield from self._keep_busy(sc, pool, folder, planned, more)
+            yield from self._keep_busy(sc, pool, folder, planned, steer)
         finally:  # cancelled first: the threads wait on their jobs
             sc.cancelAllJobs()
             pool.shutdown(cancel_futures=True)
@@ -234,15 +232,15 @@ class SparkRunner:
                 self.say(f"spark: the cluster has {cores} cores, fewer than runs_per_host ({self.per_host})")
         return cores
 
-    def _keep_busy(self, sc, pool, folder: Path, planned: list, more) -> Iterator:
-        from harness.campaign import MEMORY_FILE, finished, set_aside, tried_so_far
+    def _keep_busy(self, sc, pool, folder: Path, planned: list, steer: Steer) -> Iterator:
+        from harness.campaign import MEMORY_FILE, aims, finished, learns, set_aside
 
         memory = CampaignMemory(folder / MEMORY_FILE)
         running: dict[Future, tuple[PlannedRun, str | None]] = {}
         index = 0
         while True:
             while len(running) < min(self._cores(sc), MAX_AT_ONCE):
-                if index == len(planned) and more() is None:
+                if index == len(planned) and steer.more() is None:
                     break
                 plan = planned[index]
                 index += 1
@@ -250,8 +248,8 @@ class SparkRunner:
                     yield plan
                     continue
                 config = plan.config
-                coverage = tried_so_far(folder, planned).read_text() if config.nemesis_strategy != "random" else None
-                learned = memory.text() if config.nemesis_strategy.startswith("novelty") else None
+                coverage = steer.tried().read_text() if aims(config) else None
+                learned = memory.text() if learns(config) else None
                 task = Task(
                     plan.run_id, _settings(config, coverage, learned), coverage, learned, _slots(folder), self.per_host
                 )
