@@ -91,16 +91,19 @@ class Live:
             if await asyncio.to_thread(self.look) and self.stop:
                 return
 
-    def ended(self, run_dir: Path, stopped_at_s: float | None) -> None:
-        """The last look, once load has ended: the live verdict, said and kept."""
+    def ended(self, run_dir: Path, stopped_at_s: float | None, load_ended: float) -> None:
+        """The last look, once load has ended (at `load_ended`, on the
+        monotonic clock): the live verdict, said and kept, with how long
+        after the end of load it came."""
         self.look()
+        after_load_s = round(time.monotonic() - load_ended, 3)
         decided = {name: valid for name, valid in self.last.items() if name not in ("rows", "events", "took_s")}
         verdict = False if False in decided.values() else ("unknown" if "unknown" in decided.values() else True)
         stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
         print(
             f"splitbrain: live verdict: valid={json.dumps(verdict)} over {self.last['rows']} rows "
             f"({', '.join(f'{name} {json.dumps(valid)}' for name, valid in decided.items()) or 'no checker applies'}; "
-            f"{self.last['took_s']} s){stopped}",
+            f"{self.last['took_s']} s; {after_load_s} s after load ended){stopped}",
             file=sys.stderr,
         )
         (run_dir / LIVE_FILE).write_text(
@@ -112,6 +115,7 @@ class Live:
                     "undecided": self.undecided,
                     "looks": self.looks,
                     "stopped_load_at_s": stopped_at_s,
+                    "verdict_after_load_s": after_load_s,
                 },
                 indent=2,
             )

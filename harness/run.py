@@ -603,10 +603,11 @@ class Run:
             self.recorder.flush_each_row()
             for task in [*tasks, *([watching] if watching else [])]:
                 task.cancel()
+        load_ended = time.monotonic()
         if self.live is not None:
             self.meta["stopped_load_at_s"] = stopped_at_s
             self.write_meta()
-            await asyncio.to_thread(self.live.ended, self.dir, stopped_at_s)
+            await asyncio.to_thread(self.live.ended, self.dir, stopped_at_s, load_ended)
 
     async def show_progress(self, deadline: float) -> None:
         total = self.config.time_limit_s
