@@ -21,6 +21,7 @@ Pure: functions of rows and of the history and events tables.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -95,30 +96,99 @@ def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
     where it has them: status polls, and the transitions of a log that
     names states its polls leave out) and the faults in force.
 
-    A row that changes nothing of what its node said, within the same
-    faults, cannot change the state, and is passed over: the loop is Python,
-    and a run's events can number in the hundreds of thousands."""
-    said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable")
-    fields = ("state", "epoch", "offset", "hwm", "leader")
-    columns = [said[name].astype(object).where(said[name].notna(), None).tolist() for name in fields]
-    times = said["time_ns"].to_numpy(dtype="int64")
-    faults = _faults_in_force(history, times)
-    latest: dict[str, dict[str, Any]] = {}
+    A run's events can number in the hundreds of thousands, and under load
+    nearly every poll says another offset. So each row's state is first
+    told apart by what decides it, computed for all rows at once (`_keys`:
+    per node, whether it was heard of, its role and bucketed gaps, and the
+    stretch of faults), and `abstract` is called only where that changes."""
+    said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable").reset_index(drop=True)
+    if said.empty:
+        return []
+    faults = _faults_in_force(history, said["time_ns"].to_numpy(dtype="int64"))
+    latest = _latest(said)
+    keys = _keys(latest, faults)
+    changes = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
     reached: list[str] = []
-    last_faults = None
-    for at, node, *values in zip(range(len(times)), said["node"].tolist(), *columns):
-        first = str(node) not in latest  # a node heard of for the first time is part of the state from then
-        known = latest.setdefault(str(node), dict.fromkeys(fields))
-        changed = {name: value for name, value in zip(fields, values) if value is not None and known[name] != value}
-        if not first and not changed and faults[at] is last_faults:
-            continue
-        known.update(changed)
-        last_faults = faults[at]
-        in_force, gone = last_faults
-        state = abstract({n: r for n, r in latest.items() if n not in gone}, in_force, gone)
+    for at in changes.tolist():
+        in_force, gone = faults[at]
+        rows = {node: said.row(at) for node, said in latest.items() if said.heard[at] and node not in gone}
+        state = abstract(rows, in_force, gone)
         if not reached or reached[-1] != state:
             reached.append(state)
     return reached
+
+
+FIELDS = ("state", "epoch", "offset", "hwm", "leader")
+GAPS = ("epoch", "offset", "hwm")
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What one node had said by each row: whether it was heard of, the
+    latest value of each field (missing where it never said one), and the
+    gaps' fields as floats (NaN for missing)."""
+
+    heard: np.ndarray
+    fields: dict[str, pd.Series]
+    numbers: dict[str, np.ndarray]
+
+    def row(self, at: int) -> dict[str, Any]:
+        """Its latest status at row `at`, as `abstract` takes it (None for missing)."""
+        return {name: None if pd.isna(value := column.iat[at]) else value for name, column in self.fields.items()}
+
+
+def _latest(said: pd.DataFrame) -> dict[str, _Said]:
+    latest = {}
+    for node in sorted(set(said["node"].astype(str))):
+        mine = (said["node"] == node).to_numpy(dtype=bool)
+        filled = {name: said[name].where(mine).ffill() for name in FIELDS}
+        numbers = {name: filled[name].to_numpy(dtype="float64", na_value=np.nan) for name in GAPS}
+        latest[node] = _Said(np.cumsum(mine) > 0, filled, numbers)
+    return latest
+
+
+def _keys(latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]]]) -> np.ndarray:
+    """Per row, integers that differ wherever the abstract state may: the
+    stretch of faults, and per node whether it counts (heard of, not held
+    down), its role, and its gaps as `abstract` buckets them."""
+    stretch = pd.factorize(np.array([id(f) for f in faults]))[0]
+    _, first_rows = np.unique(stretch, return_index=True)
+    held_down = [faults[row][1] for row in first_rows.tolist()]  # each stretch's nodes held down
+    counted = np.array(
+        [said.heard & ~np.array([node in gone for gone in held_down])[stretch] for node, said in latest.items()]
+    )
+    numbers = {name: np.array([said.numbers[name] for said in latest.values()]) for name in GAPS}
+
+    def top(values: np.ndarray) -> np.ndarray:
+        held = np.where(counted, values, np.nan)
+        found = ~np.isnan(held).all(axis=0)
+        return np.where(found, np.max(np.where(np.isnan(held), -np.inf, held), axis=0), np.nan)
+
+    behind = top(numbers["epoch"]) - numbers["epoch"]
+    lag = top(numbers["offset"]) - numbers["offset"]
+    tail = numbers["offset"] - numbers["hwm"]
+    per_node = [
+        counted,
+        np.array([_roles(node, said) for node, said in latest.items()]),
+        np.where(np.isnan(behind), -1, np.clip(np.nan_to_num(behind), 0, 2)),
+        np.where(np.isnan(lag), -1, np.nan_to_num(lag) > NEAR_ENTRIES),
+        np.where(np.isnan(tail), -1, np.nan_to_num(tail) > NEAR_ENTRIES),
+    ]
+    return np.column_stack([stretch, *(part.T.astype("int64") for part in per_node)])
+
+
+def _roles(node: str, said: _Said) -> np.ndarray:
+    """The node's role at each row as codes: `_role`, worked out once per
+    distinct (state, leader) it said."""
+    states, state_names = pd.factorize(said.fields["state"])
+    leaders, leader_names = pd.factorize(said.fields["leader"])
+    pairs, distinct = pd.factorize(states * (len(leader_names) + 1) + leaders + 1)
+    roles = [
+        _role(node, {"state": None if s < 0 else state_names[s], "leader": None if ld < 0 else leader_names[ld]})
+        for s, ld in ((int(p) // (len(leader_names) + 1), int(p) % (len(leader_names) + 1) - 1) for p in distinct)
+    ]
+    codes: np.ndarray = pd.factorize(pd.Series(roles, dtype=object))[0][pairs]
+    return codes
 
 
 def _faults_in_force(history: pd.DataFrame, times: np.ndarray) -> list[tuple[list[str], dict[str, str]]]:

@@ -5,10 +5,19 @@ names no state, and a run's states and moves from its tables."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import pandas as pd
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.abstract_state import NEAR_ENTRIES, abstract, state_coverage, states_reached, transitions
+from checkers.abstract_state import (
+    FIELDS,
+    NEAR_ENTRIES,
+    _faults_in_force,
+    abstract,
+    state_coverage,
+    states_reached,
+    transitions,
+)
 from checkers.schema import EVENTS_COLUMNS, frame
 
 from .test_coverage import MS, nemesis
@@ -90,3 +99,49 @@ def test_a_runs_states_and_moves_come_from_what_the_nodes_said_and_its_faults():
     assert len(transitions(reached)) == 4
     covered = state_coverage(history, events)
     assert covered["states"]["follower:000 leader:000 | -"] == 2 and len(covered["transitions"]) == 4
+
+
+def states_reached_row_by_row(history, events) -> list[str]:
+    """The definition, row by row: each node's latest status (what it said
+    of each field, the last time it said it) and the faults in force at
+    each events row, made abstract; a state kept where it changed. The
+    checker computes the same while calling `abstract` only where what
+    decides the state changed."""
+    said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable")
+    faults = _faults_in_force(history, said["time_ns"].to_numpy(dtype="int64"))
+    latest: dict[str, dict] = {}
+    reached: list[str] = []
+    for at, (_, event) in enumerate(said.iterrows()):
+        known = latest.setdefault(str(event["node"]), dict.fromkeys(FIELDS))
+        known.update({name: event[name] for name in FIELDS if not pd.isna(event[name])})
+        in_force, gone = faults[at]
+        state = abstract({n: r for n, r in latest.items() if n not in gone}, in_force, gone)
+        if not reached or reached[-1] != state:
+            reached.append(state)
+    return reached
+
+
+MAYBE = lambda values: st.one_of(st.none(), values)  # noqa: E731
+STATUS = st.tuples(
+    st.integers(0, 100),
+    st.sampled_from(["n1", "n2", "n3"]),
+    MAYBE(st.sampled_from(["leader", "follower", "candidate", "prospective"])),
+    MAYBE(st.integers(1, 4)),
+    MAYBE(st.integers(0, 120)),
+    MAYBE(st.integers(0, 120)),
+    MAYBE(st.sampled_from(["n1", "n2", "n3"])),
+)
+FAULT = st.tuples(st.integers(0, 100), st.sampled_from(["kill", "start", "partition", "heal", "pause", "resume"]),
+                  st.lists(st.sampled_from(["n1", "n2", "n3"]), min_size=1, max_size=2, unique=True))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(STATUS, max_size=40), st.lists(FAULT, max_size=6))
+def test_the_states_reached_are_those_of_each_row_made_abstract(statuses, faults):
+    names = ("time_ns", "node", "state", "epoch", "offset", "hwm", "leader")
+    events = frame(
+        [{**dict(zip(names, s)), "time_ns": s[0] * MS, "event": "status", "source": "poll"} for s in statuses],
+        EVENTS_COLUMNS,
+    )
+    history = nemesis(sorted(faults, key=lambda fault: fault[0]))
+    assert states_reached(history, events) == states_reached_row_by_row(history, events)
