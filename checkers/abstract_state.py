@@ -106,12 +106,16 @@ def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
         return []
     faults = _faults_in_force(history, said["time_ns"].to_numpy(dtype="int64"))
     latest = _latest(said)
-    keys = _keys(latest, faults)
+    keys = _keys(said, latest, faults)
     changes = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
     reached: list[str] = []
     for at in changes.tolist():
         in_force, gone = faults[at]
-        rows = {node: said.row(at) for node, said in latest.items() if said.heard[at] and node not in gone}
+        rows = {
+            node: node_said.row(said, at)
+            for node, node_said in latest.items()
+            if node_said.heard[at] and node not in gone
+        }
         state = abstract(rows, in_force, gone)
         if not reached or reached[-1] != state:
             reached.append(state)
@@ -124,30 +128,36 @@ GAPS = ("epoch", "offset", "hwm")
 
 @dataclass(frozen=True)
 class _Said:
-    """What one node had said by each row: whether it was heard of, the
-    latest value of each field (missing where it never said one), and the
-    gaps' fields as floats (NaN for missing)."""
+    """What one node had said by each row: whether it was heard of, and per
+    field the row where it last said a value (-1: none yet)."""
 
     heard: np.ndarray
-    fields: dict[str, pd.Series]
-    numbers: dict[str, np.ndarray]
+    index: dict[str, np.ndarray]
 
-    def row(self, at: int) -> dict[str, Any]:
-        """Its latest status at row `at`, as `abstract` takes it (None for missing)."""
-        return {name: None if pd.isna(value := column.iat[at]) else value for name, column in self.fields.items()}
+    def row(self, said: pd.DataFrame, at: int) -> dict[str, Any]:
+        """Its latest status at row `at`, as `abstract` takes it (None where it said none)."""
+        return {name: None if (where := int(self.index[name][at])) < 0 else said[name].iat[where] for name in FIELDS}
+
+    def latest(self, values: np.ndarray, name: str, missing: Any) -> np.ndarray:
+        """`values` (one per row of the table) at the row of this node's latest `name`, `missing` before any."""
+        index = self.index[name]
+        found: np.ndarray = np.where(index >= 0, values[index], missing)
+        return found
 
 
 def _latest(said: pd.DataFrame) -> dict[str, _Said]:
+    nodes = said["node"].astype(str).to_numpy()
+    rows = np.arange(len(said))
+    present = {name: said[name].notna().to_numpy(dtype=bool) for name in FIELDS}
     latest = {}
-    for node in sorted(set(said["node"].astype(str))):
-        mine = (said["node"] == node).to_numpy(dtype=bool)
-        filled = {name: said[name].where(mine).ffill() for name in FIELDS}
-        numbers = {name: filled[name].to_numpy(dtype="float64", na_value=np.nan) for name in GAPS}
-        latest[node] = _Said(np.cumsum(mine) > 0, filled, numbers)
+    for node in sorted(set(nodes.tolist())):
+        mine = nodes == node
+        index = {name: np.maximum.accumulate(np.where(mine & present[name], rows, -1)) for name in FIELDS}
+        latest[node] = _Said(np.cumsum(mine) > 0, index)
     return latest
 
 
-def _keys(latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]]]) -> np.ndarray:
+def _keys(said: pd.DataFrame, latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]]]) -> np.ndarray:
     """Per row, integers that differ wherever the abstract state may: the
     stretch of faults, and per node whether it counts (heard of, not held
     down), its role, and its gaps as `abstract` buckets them."""
@@ -155,12 +165,16 @@ def _keys(latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]
     _, first_rows = np.unique(stretch, return_index=True)
     held_down = [faults[row][1] for row in first_rows.tolist()]  # each stretch's nodes held down
     counted = np.array(
-        [said.heard & ~np.array([node in gone for gone in held_down])[stretch] for node, said in latest.items()]
+        [
+            node_said.heard & ~np.array([node in gone for gone in held_down])[stretch]
+            for node, node_said in latest.items()
+        ]
     )
-    numbers = {name: np.array([said.numbers[name] for said in latest.values()]) for name in GAPS}
+    values = {name: said[name].to_numpy(dtype="float64", na_value=np.nan) for name in GAPS}
+    numbers = {name: np.array([s.latest(values[name], name, np.nan) for s in latest.values()]) for name in GAPS}
 
-    def top(values: np.ndarray) -> np.ndarray:
-        held = np.where(counted, values, np.nan)
+    def top(gaps: np.ndarray) -> np.ndarray:
+        held = np.where(counted, gaps, np.nan)
         found = ~np.isnan(held).all(axis=0)
         return np.where(found, np.max(np.where(np.isnan(held), -np.inf, held), axis=0), np.nan)
 
@@ -169,7 +183,7 @@ def _keys(latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]
     tail = numbers["offset"] - numbers["hwm"]
     per_node = [
         counted,
-        np.array([_roles(node, said) for node, said in latest.items()]),
+        np.array(_roles(said, latest)),
         np.where(np.isnan(behind), -1, np.clip(np.nan_to_num(behind), 0, 2)),
         np.where(np.isnan(lag), -1, np.nan_to_num(lag) > NEAR_ENTRIES),
         np.where(np.isnan(tail), -1, np.nan_to_num(tail) > NEAR_ENTRIES),
@@ -177,18 +191,22 @@ def _keys(latest: dict[str, _Said], faults: list[tuple[list[str], dict[str, str]
     return np.column_stack([stretch, *(part.T.astype("int64") for part in per_node)])
 
 
-def _roles(node: str, said: _Said) -> np.ndarray:
-    """The node's role at each row as codes: `_role`, worked out once per
+def _roles(said: pd.DataFrame, latest: dict[str, _Said]) -> list[np.ndarray]:
+    """Each node's role at each row as codes: `_role`, worked out once per
     distinct (state, leader) it said."""
-    states, state_names = pd.factorize(said.fields["state"])
-    leaders, leader_names = pd.factorize(said.fields["leader"])
-    pairs, distinct = pd.factorize(states * (len(leader_names) + 1) + leaders + 1)
-    roles = [
-        _role(node, {"state": None if s < 0 else state_names[s], "leader": None if ld < 0 else leader_names[ld]})
-        for s, ld in ((int(p) // (len(leader_names) + 1), int(p) % (len(leader_names) + 1) - 1) for p in distinct)
-    ]
-    codes: np.ndarray = pd.factorize(pd.Series(roles, dtype=object))[0][pairs]
-    return codes
+    states, state_names = pd.factorize(said["state"])
+    leaders, leader_names = pd.factorize(said["leader"])
+    width = len(leader_names) + 1
+    found = []
+    for node, node_said in latest.items():
+        pair = node_said.latest(states, "state", -1) * width + node_said.latest(leaders, "leader", -1) + 1
+        codes, distinct = pd.factorize(pair)
+        roles = [
+            _role(node, {"state": None if s < 0 else state_names[s], "leader": None if ld < 0 else leader_names[ld]})
+            for s, ld in ((int(p) // width, int(p) % width - 1) for p in distinct)
+        ]
+        found.append(pd.factorize(pd.Series(roles, dtype=object))[0][codes])
+    return found
 
 
 def _faults_in_force(history: pd.DataFrame, times: np.ndarray) -> list[tuple[list[str], dict[str, str]]]:
