@@ -49,7 +49,9 @@ def main() -> int:
     last = live["last"]
     print(
         f"reference quorum, append, local, 3 nodes, {args.concurrency} clients, --rate {args.rate}, "
-        f"{args.seconds} s, no faults, --check-live: {last['rows']:,} history rows at the last look"
+        f"{args.seconds} s, no faults, --check-live: {last['rows']:,} history rows at the last look "
+        f"(about {last['rows'] / 2 / args.seconds:,.0f} operations a second recorded; the looks share the "
+        "harness's process with the clients)"
     )
     print(
         f"live verdict {json.dumps(live['valid'])}, {live['verdict_after_load_s']:.2f} s after load ended "

@@ -33,9 +33,7 @@ seeds = [1, 2]
 """
 
 
-def test_a_novelty_campaign_decides_as_it_goes_and_learns_across_its_runs(tmp_path):
-    config = tmp_path / "novelty.toml"
-    config.write_text(CAMPAIGN.format(results=tmp_path / "runs"))
+def campaign(config) -> subprocess.CompletedProcess:
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(config)],
         capture_output=True,
@@ -43,6 +41,13 @@ def test_a_novelty_campaign_decides_as_it_goes_and_learns_across_its_runs(tmp_pa
         timeout=600,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_a_novelty_campaign_decides_as_it_goes_and_learns_across_its_runs(tmp_path):
+    config = tmp_path / "novelty.toml"
+    config.write_text(CAMPAIGN.format(results=tmp_path / "runs"))
+    campaign(config)
     folder, planned = load(config)
     learned = []
     for plan in planned:
@@ -71,13 +76,7 @@ def test_a_novelty_campaign_decides_as_it_goes_and_learns_across_its_runs(tmp_pa
         .replace('name = "novelty"', f'name = "later"\nlearn_from = ["{tmp_path / "archive"}"]')
         .replace("seeds = [1, 2]", "seeds = [3]")
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "campaign", "--quiet", str(later)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = campaign(later)
     assert "campaign: learning from 2 novelty.json files" in done.stderr + done.stdout
     later_folder, [plan] = load(later)
     grown = json.loads((later_folder / plan.run_id / "novelty.json").read_text())
