@@ -22,10 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
@@ -54,22 +57,41 @@ class Live:
         self.logged = logged
         self.capabilities = capabilities
         self.stop = stop
+        # The history so far as a table, and how many of the recorder's rows it holds: each look
+        # makes a table of the rows recorded since the last one only (a table of all of them was
+        # 4.6 s of a look's 4.9 s at 1.7M rows, and grew with the run).
+        self.table = frame([], HISTORY_COLUMNS)
+        self.tabled = 0
+        self.tabling = threading.Lock()
         self.found: dict[str, dict[str, Any]] = {}
         self.looks = 0
         self.last: dict[str, Any] = {}
         # Why a checker could not decide at the last look (its time budget, a bug of ours).
         self.undecided: dict[str, str] = {}
 
+    def history(self) -> pd.DataFrame:
+        """The history recorded so far, as a table: the last look's, and the rows since."""
+        with self.tabling:  # the last look (`ended`) may run while a watcher's look is still going
+            kept = self.recorder.kept
+            upto = len(kept)
+            if upto > self.tabled:
+                new = frame(kept[self.tabled : upto], HISTORY_COLUMNS)
+                self.table = pd.concat([self.table, new], ignore_index=True)
+                self.tabled = upto
+            return self.table
+
     def look(self) -> list[str]:
         """Judge everything recorded so far; the checkers newly found violated."""
-        rows, events = list(self.recorder.kept), list(self.events) + self.logged()
+        events = list(self.events) + self.logged()
         began = time.monotonic()
+        history = self.history()
+        rows = len(history)
         # In time order, as the run directory's events table is written (checkers rely on it).
         ordered = frame(events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").reset_index(drop=True)
-        results = check_prefix(frame(rows, HISTORY_COLUMNS), ordered, LIVE_BUDGET_S, self.capabilities)
+        results = check_prefix(history, ordered, LIVE_BUDGET_S, self.capabilities)
         took_s = time.monotonic() - began
         self.looks += 1
-        self.last = {"rows": len(rows), "events": len(events), "took_s": round(took_s, 3)} | {
+        self.last = {"rows": rows, "events": len(events), "took_s": round(took_s, 3)} | {
             name: result["valid"] for name, result in results.items()
         }
         self.undecided = {name: result["error"] for name, result in results.items() if result.get("error")}
@@ -77,7 +99,7 @@ class Live:
         for name in new:
             self.found[name] = {
                 "found_at_s": round(self.recorder.now_ns() / 1e9, 3),
-                "rows": len(rows),
+                "rows": rows,
                 "first": results[name]["anomalies"][:1],
             }
             print(f"splitbrain: live: {name}: {describe(self.found[name])}", file=sys.stderr)
