@@ -176,6 +176,9 @@ def _read(path: Path) -> tuple[dict, dict, dict]:
     if not raw:
         raise CampaignError(f"{path}: empty: a campaign file has a [campaign] table, [targets.NAME] tables, or both")
     campaign = dict(raw.get("campaign", {}))
+    sources = campaign.get("learn_from", [])
+    if not isinstance(sources, list) or not all(isinstance(source, str) for source in sources):
+        raise CampaignError(f"{path}: campaign.learn_from must list archives, campaign folders or run directories")
     targets = raw.get("targets") or {"default": {}}
     # A run's own settings, and any target's options (each run refuses those its target does not declare).
     options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS - {"options"} | target_option_names()
@@ -215,8 +218,6 @@ def learn_from(path: Path, folder: Path) -> str | None:
     sources = _read(path)[0].get("learn_from")
     if sources is None or (folder / MEMORY_FILE).exists():
         return None
-    if not isinstance(sources, list) or not all(isinstance(source, str) for source in sources):
-        raise CampaignError(f"{path}: campaign.learn_from must list archives, campaign folders or run directories")
     files = []
     for source in map(Path, sources):
         found = sorted(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +70,8 @@ def measured(folder: Path, settings: Settings, progress: Callable[[Iterable], It
     report_path = folder / FOLDER / MUTATION_REPORT
     try:
         report: dict[str, Any] = json.loads(report_path.read_text())
-        if report.get("settings") == json.loads(json.dumps(_as_json(settings))):
+        if report.get("settings") == json.loads(json.dumps(asdict(settings))):  # as mutate wrote them
             return report
     except (OSError, ValueError):
         pass
     return mutate(settings, folder / FOLDER, progress)
-
-
-def _as_json(settings: Settings) -> dict[str, Any]:
-    return {f.name: getattr(settings, f.name) for f in fields(Settings)}

@@ -195,10 +195,12 @@ def mutate(
 def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
     """The score per strategy (and the simulation's), over the mutants that count."""
     counted = [o for o in outcomes if not o.equivalent and not o.stillborn]
-    scores = {
-        strategy: sum(o.caught_by(strategy) or (not settings.real_for_all and o.caught_by_simulation) for o in counted)
-        for strategy in settings.strategies
-    }
+
+    def scored(outcome: Outcome, strategy: str) -> bool:
+        """Caught, for the strategy's score: by its runs, or by the simulation unless every mutant ran for real."""
+        return outcome.caught_by(strategy) or (not settings.real_for_all and outcome.caught_by_simulation)
+
+    scores = {strategy: sum(scored(o, strategy) for o in counted) for strategy in settings.strategies}
     return {
         "settings": asdict(settings),
         "mutants": len(outcomes),
@@ -208,11 +210,14 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         "caught_by_simulation": sum(o.caught_by_simulation for o in counted),
         "caught": scores,
         "score": {s: round(c / len(counted), 3) if counted else None for s, c in scores.items()},
+        # Per strategy, the changes of the counted mutants its score misses (what a gate names).
+        "survived": {s: [o.change for o in counted if not scored(o, s)] for s in settings.strategies},
         "outcomes": [
             {
                 **asdict(o),
                 "equivalent": o.equivalent,
                 "stillborn": o.stillborn,
+                "caught_by_simulation": o.caught_by_simulation,
                 "caught_by": [name for name in settings.strategies if o.caught_by(name)],
             }
             for o in outcomes

@@ -177,22 +177,12 @@ def _score_failure(report: dict, strategy: str, policy: Policy) -> str | None:
         return "no mutant counted (every one equivalent or stillborn)"
     if caught / counted >= least:
         return None
-    simulation_counts = not report.get("settings", {}).get("real_for_all")
-    survivors = [o["change"] for o in report.get("outcomes", []) if _survived(o, strategy, simulation_counts)]
+    survivors = report.get("survived", {}).get(strategy, [])
     return f"caught {caught} of {counted} ({caught / counted:.0%}), below {least:.0%}" + (
         f"; survived: {survivors[0]}" + (f" and {len(survivors) - 1} more" if len(survivors) > 1 else "")
         if survivors
         else ""
     )
-
-
-def _survived(outcome: dict, strategy: str, simulation_counts: bool) -> bool:
-    """A mutant that counts and that neither the strategy's runs nor (where
-    it counts for the score) the simulation caught: mutation.py's rule."""
-    counted = not outcome.get("equivalent") and not outcome.get("stillborn")
-    simulation = str(outcome.get("simulation", ""))
-    by_simulation = simulation_counts and (simulation == "caught" or simulation.startswith("crashed"))
-    return counted and strategy not in outcome.get("caught_by", []) and not by_simulation
 
 
 def _thresholds(availability: dict, prefix: str = ""):

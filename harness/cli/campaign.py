@@ -75,9 +75,10 @@ def command(args: argparse.Namespace) -> int:
     print(f"campaign: {counted(len(run_dirs), 'run')} in {folder}; summary: {folder / 'summary.html'}")
     if mutation is not None:
         from harness.campaign_mutation import FOLDER, measured
+        from results.gate import MUTATION_REPORT
 
         report = measured(
             folder, mutation, lambda items: tqdm(items, desc="mutants", unit="mutant", disable=args.quiet)
         )
-        print(f"mutation: {scores(report)}; report: {folder / FOLDER / 'mutation.json'}")
+        print(f"mutation: {scores(report)}; report: {folder / FOLDER / MUTATION_REPORT}")
     return worst

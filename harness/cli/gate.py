@@ -50,6 +50,10 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _has_runs(path: Path) -> bool:
-    from results.history import is_run
+    """Whether `find_run_dirs` finds run directories at `path` (itself one, or a folder of them)."""
+    from results.history import HistoryError, find_run_dirs
 
-    return is_run(path) or (path.is_dir() and any(p.is_dir() and is_run(p) for p in path.iterdir()))
+    try:
+        return bool(find_run_dirs([path]))
+    except HistoryError:
+        return False

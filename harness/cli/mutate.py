@@ -77,7 +77,7 @@ def one(outcome: dict) -> str:
     elif outcome["stillborn"]:
         verdict = "stillborn"
     else:
-        by = ["simulation"] if outcome["simulation"] == "caught" or outcome["simulation"].startswith("crashed") else []
+        by = ["simulation"] if outcome["caught_by_simulation"] else []
         by += outcome["caught_by"]
         verdict = f"caught by {', '.join(by)}" if by else "SURVIVED"
     return f"{verdict:<32} {outcome['change'][:160]}"

@@ -73,6 +73,13 @@ def test_bad_campaign_files_are_named(tmp_path, extra, message):
         mutation_settings(path)
 
 
+def test_learn_from_must_list_places_and_is_refused_before_any_run(tmp_path):
+    path = campaign_file(tmp_path)
+    path.write_text(path.read_text().replace("seeds = [0]", 'seeds = [0]\nlearn_from = "archive"'))
+    with pytest.raises(CampaignError, match="campaign.learn_from must list"):
+        load(path)
+
+
 @pytest.mark.parametrize("name", ['"../../evil"', '"two\\nlines"', '".hidden"', '"a/b"', '""', '"-flag"'])
 def test_an_option_set_name_that_is_no_folder_name_is_refused(tmp_path, name):
     """It starts each run's folder name: `../../evil` wrote a run outside the

@@ -113,6 +113,7 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     assert report["mutants"] == 2 and len(report["outcomes"]) == 2
     assert report["counted"] == 2 - report["equivalent"] - report["stillborn"]
     assert set(report["score"]) == {"random"}
+    assert len(report["survived"]["random"]) == report["counted"] - report["caught"]["random"]
     for outcome in report["outcomes"]:
         assert (
             outcome["simulation"] in ("caught", "missed", "equivalent", "hung")

@@ -145,8 +145,9 @@ def test_a_policy_can_require_that_faults_were_made(tmp_path):
 
 def mutation_report(folder: Path, caught: dict[str, int], counted: int = 4) -> Path:
     """A mutation.json as `splitbrain mutate` writes it: `counted` mutants
-    that count, each strategy's catch, one survivor named, one caught by the
-    simulation (which counts for every strategy: real_for_all is false)."""
+    that count, each strategy's catch, and the survivor of a strategy that
+    missed one named (one is caught by the simulation, which counts for
+    every strategy: real_for_all is false)."""
     outcomes = [
         {"change": "core.py:9:off-by-one: < -> <=", "simulation": "missed", "equivalent": False, "stillborn": False,
          "caught_by": [s for s, n in caught.items() if n == counted]},
@@ -157,7 +158,9 @@ def mutation_report(folder: Path, caught: dict[str, int], counted: int = 4) -> P
     ]  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
     report = {"settings": {"real_for_all": False}, "mutants": 5, "equivalent": 1, "stillborn": 0}
+    survived = {s: [] if n == counted else [outcomes[0]["change"]] for s, n in caught.items()}
     report |= {"counted": counted, "caught": caught, "caught_by_simulation": 1, "outcomes": outcomes}
+    report |= {"survived": survived}
     (folder / "mutation.json").write_text(json.dumps(report))
     return folder / "mutation.json"
 
