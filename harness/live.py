@@ -8,8 +8,11 @@ machine can read them as they are written, the nodes' own logs'. The first
 violation each finds is said at once, with when it was found. With `stop_on_violation` the load
 ends there: its faults are healed and the cluster settles as after any
 load, so a campaign spends no more time on a run whose answer is known.
-When load ends, one last look at all of it gives the live verdict within
-moments; then the batch checkers decide the run as ever. They are the
+A look reads the history rows recorded since the last look and those the
+last look left for it (checkers/carried.py), which stand for all the rows
+before: its work grows with the load's rate and concurrency, not with the
+run's length, and the rows are not kept once judged. When load ends, one
+last look gives the live verdict within moments; then the batch checkers decide the run as ever. They are the
 reference: what is found live is in their verdict too, as they read the
 same rows and more (the nodes' own logs, the final copies).
 
@@ -30,6 +33,7 @@ from typing import Any
 
 import pandas as pd
 
+from checkers.carried import events_left_for_later, left_for_later
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
 
@@ -40,9 +44,9 @@ LIVE_BUDGET_S = 5.0
 
 
 class Live:
-    """The run's rows so far (`recorder.kept`, the `events` list the probes
-    fill, and what `logged` reads of the nodes' logs now), judged on demand;
-    `found` holds each checker's first violation."""
+    """The run's rows so far (those the recorder has `taken` for it, the
+    `events` list the probes fill, and what `logged` reads of the nodes'
+    logs since its last call), judged on demand; `found` holds each checker's first violation."""
 
     def __init__(
         self,
@@ -57,12 +61,16 @@ class Live:
         self.logged = logged
         self.capabilities = capabilities
         self.stop = stop
-        # The history so far as a table, and how many of the recorder's rows it holds: each look
-        # makes a table of the rows recorded since the last one only (a table of all of them was
-        # 4.6 s of a look's 4.9 s at 1.7M rows, and grew with the run).
-        self.table = frame([], HISTORY_COLUMNS)
-        self.tabled = 0
-        self.tabling = threading.Lock()
+        # What the last look left for the next (checkers/carried.py), and how many rows were recorded
+        # in all: a look judges these and the rows recorded since, so its work does not grow with the run.
+        self.left = frame([], HISTORY_COLUMNS)
+        self.rows = 0
+        # So too the events: what the last look left, how many of the probes' it has seen, and how many in all.
+        self.left_events = frame([], EVENTS_COLUMNS)
+        self.probed = 0
+        self.event_count = 0
+        # The last look (`ended`) may be called while a watcher's look is still going.
+        self.looking = threading.Lock()
         self.found: dict[str, dict[str, Any]] = {}
         self.looks = 0
         self.last: dict[str, Any] = {}
@@ -70,28 +78,36 @@ class Live:
         self.undecided: dict[str, str] = {}
 
     def history(self) -> pd.DataFrame:
-        """The history recorded so far, as a table: the last look's, and the rows since."""
-        with self.tabling:  # the last look (`ended`) may run while a watcher's look is still going
-            kept = self.recorder.kept
-            upto = len(kept)
-            if upto > self.tabled:
-                new = frame(kept[self.tabled : upto], HISTORY_COLUMNS)
-                self.table = pd.concat([self.table, new], ignore_index=True)
-                self.tabled = upto
-            return self.table
+        """What the last look left and the rows recorded since, as a table."""
+        new = self.recorder.taken()
+        self.rows += len(new)
+        return pd.concat([self.left, frame(new, HISTORY_COLUMNS)], ignore_index=True) if new else self.left
+
+    def events_now(self) -> pd.DataFrame:
+        """What the last look left of the events and those seen since, in time
+        order, as the run directory's events table is written (checkers rely on it)."""
+        probed = self.events[self.probed :]  # (the probes append to the list as it is read)
+        self.probed += len(probed)
+        new = probed + self.logged()
+        self.event_count += len(new)
+        if not new:
+            return self.left_events
+        table = pd.concat([self.left_events, frame(new, EVENTS_COLUMNS)], ignore_index=True)
+        return table.sort_values("time_ns", kind="stable").reset_index(drop=True)
 
     def look(self) -> list[str]:
         """Judge everything recorded so far; the checkers newly found violated."""
-        events = list(self.events) + self.logged()
+        with self.looking:
+            return self._look()
+
+    def _look(self) -> list[str]:
         began = time.monotonic()
-        history = self.history()
-        rows = len(history)
-        # In time order, as the run directory's events table is written (checkers rely on it).
-        ordered = frame(events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").reset_index(drop=True)
-        results = check_prefix(history, ordered, LIVE_BUDGET_S, self.capabilities)
+        history, events = self.history(), self.events_now()
+        results = check_prefix(history, events, LIVE_BUDGET_S, self.capabilities)
+        self.left, self.left_events = left_for_later(history), events_left_for_later(events)
         took_s = time.monotonic() - began
         self.looks += 1
-        self.last = {"rows": rows, "events": len(events), "took_s": round(took_s, 3)} | {
+        self.last = {"rows": self.rows, "events": self.event_count, "took_s": round(took_s, 3)} | {
             name: result["valid"] for name, result in results.items()
         }
         self.undecided = {name: result["error"] for name, result in results.items() if result.get("error")}
@@ -99,7 +115,7 @@ class Live:
         for name in new:
             self.found[name] = {
                 "found_at_s": round(self.recorder.now_ns() / 1e9, 3),
-                "rows": rows,
+                "rows": self.rows,
                 "first": results[name]["anomalies"][:1],
             }
             print(f"splitbrain: live: {name}: {describe(self.found[name])}", file=sys.stderr)

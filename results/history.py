@@ -26,11 +26,11 @@ from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_T
 class HistoryRecorder:
     """Appends history rows to `history.jsonl`, flushed as it goes. Times are
     nanoseconds since the recorder started, on the harness's monotonic clock.
-    With `keep`, the rows are kept in `kept` too, for the checkers that
+    With `keep`, the rows are also kept until `taken`, for the checkers that
     judge the run while it goes (harness/live.py)."""
 
     def __init__(self, run_dir: Path, keep: bool = False) -> None:
-        self.kept: list[dict] | None = [] if keep else None
+        self.kept: list[dict] | None = [] if keep else None  # the rows recorded since the last `taken`
         self.path = Path(run_dir) / "history.jsonl"
         self.file = open(self.path, "a", encoding="utf-8")
         self.start_ns = time.monotonic_ns()
@@ -72,6 +72,15 @@ class HistoryRecorder:
         if self.kept is not None:
             self.kept.append(row)
         return row
+
+    def taken(self) -> list[dict]:
+        """The rows recorded since the last call (with `keep`), and no longer
+        kept: a run's memory does not grow with its history."""
+        with self.lock:
+            rows = self.kept or []
+            if self.kept is not None:
+                self.kept = []
+        return rows
 
     def _flush(self, now_ns: int) -> None:
         self.file.flush()

@@ -14,6 +14,7 @@ declarations to learn what to install.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -217,6 +218,22 @@ class Target(ABC):
     def log_events(self, path: Path, to_run_ns) -> list[dict]:
         """A node's log, collected into the run directory, as events rows
         (`to_run_ns` turns the log's wall-clock nanoseconds into the run's clock)."""
+
+    def log_reader(self, path: Path, to_run_ns) -> Callable[[], list[dict]]:
+        """What reads a node's log as it is written (`run --check-live`): each
+        call, the events rows logged since the last. Here the whole log is
+        read again each time, as `log_events` reads it, and the rows past
+        those already given are given (a log of elections only stays short);
+        a target whose log grows with the load reads only its new lines."""
+        given = 0
+
+        def read() -> list[dict]:
+            nonlocal given
+            rows = self.log_events(path, to_run_ns)
+            new, given = rows[given:], len(rows)
+            return new
+
+        return read
 
     def line_wall_ns(self, line: str) -> int | None:
         """When a line of the node's log (`log_file`) was written, in

@@ -5,6 +5,8 @@ and a torn last line, cut short by a kill, is none."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 
@@ -16,3 +18,25 @@ def json_field(line: str, name: str) -> Any:
     except ValueError:
         return None
     return record.get(name) if isinstance(record, dict) else None
+
+
+class NewLines:
+    """The whole lines written to a log since the last call: a live reader
+    of a node's log reads each line once, however long the log grows. A log
+    replaced (a wiped node's new file) or cut shorter is read from its start;
+    a last line not yet ended waits for the next call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.at = Path(path), 0
+        self.inode: int | None = None
+
+    def __call__(self) -> list[str]:
+        with open(self.path, "rb") as log:
+            stat = os.fstat(log.fileno())
+            if stat.st_ino != self.inode or stat.st_size < self.at:
+                self.at, self.inode = 0, stat.st_ino
+            log.seek(self.at)
+            text = log.read()
+        whole = text.rfind(b"\n") + 1
+        self.at += whole
+        return text[:whole].decode("utf-8", errors="replace").splitlines()

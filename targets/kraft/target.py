@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from targets.interface import (
     TargetClient,
     VoterChanges,
 )
-from targets.log_lines import json_field
+from targets.log_lines import NewLines, json_field
 from targets.options import Option
 from targets.options import defaults as option_defaults
 
@@ -248,6 +249,23 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
                 raise HistoryError(f"{path}: line {number}: not JSON") from None
             rows.append(log_event(record, to_run_ns(record["ts_ns"])))
         return rows
+
+    def log_reader(self, path: Path, to_run_ns) -> Callable[[], list[dict]]:
+        """events.jsonl's new lines only: it logs every commit, so read whole
+        at each live look it was most of the look's time within a minute."""
+        lines = NewLines(path)
+
+        def read() -> list[dict]:
+            rows = []
+            for line in lines():
+                try:
+                    record = json.loads(line)
+                except ValueError:  # damaged in the writing: the batch check, reading the whole log, names it
+                    continue
+                rows.append(log_event(record, to_run_ns(record["ts_ns"])))
+            return rows
+
+        return read
 
     def line_wall_ns(self, line: str) -> int | None:
         """An events.jsonl record's `ts_ns`."""
