@@ -73,6 +73,9 @@ def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     for name, dtype in columns.items():
         if dtype == TEXT:
             df[name] = df[name].map(_as_text)
+        elif dtype == "Int64" and df[name].dtype == np.float64 and df[name].abs().max() >= 2**53:
+            # Integers and nulls came as floats, which hold integers exactly only below 2^53: from the rows again.
+            df[name] = pd.array([row.get(name) for row in rows], dtype=dtype)
         df[name] = df[name].astype(dtype)
     return df
 

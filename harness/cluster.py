@@ -289,6 +289,11 @@ class ClusterBase:
     def event_log(self, node: str) -> Path:
         return self.root / node / "events.jsonl"
 
+    def local_pids(self) -> dict[str, int]:
+        """The process id of each node running as a process of this machine
+        (a soak samples their memory); none where nodes run elsewhere."""
+        return {}
+
     def live_log(self, node: str) -> Path | None:
         """The node's own log (its target's `log_file`) as it is being
         written, where this machine reads it: a local process's, a

@@ -78,6 +78,7 @@ RUN_SETTINGS = {
     "down_at_join": Range(int, least=0, most=MAX_NODES),
     "op_timeout_s": Range(float, above=0, most=3_600),
     "probe_interval_s": Range(float, least=0.01, most=3_600),
+    "soak_sample_s": Range(float, least=0.1, most=3_600),
 }
 BUDGET_S = Range(float, above=0, most=DAY_S)
 SCHEDULES = Range(int, least=1, most=10_000_000)

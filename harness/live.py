@@ -8,10 +8,12 @@ machine can read them as they are written, the nodes' own logs'. The first
 violation each finds is said at once, with when it was found. With `stop_on_violation` the load
 ends there: its faults are healed and the cluster settles as after any
 load, so a campaign spends no more time on a run whose answer is known.
-A look reads the history rows recorded since the last look and those the
-last look left for it (checkers/carried.py), which stand for all the rows
-before: its work grows with the load's rate and concurrency, not with the
-run's length, and the rows are not kept once judged. When load ends, one
+A look reads the history rows written since the last look (the new lines
+of history.jsonl, which the recorder flushes every few milliseconds while
+load runs) and those the last look left for it (checkers/carried.py),
+which stand for all the rows before: its work grows with the load's rate
+and concurrency, not with the run's length, and no row is held in memory
+once judged. When load ends, one
 last look gives the live verdict within moments; then the batch checkers decide the run as ever. They are the
 reference: what is found live is in their verdict too, as they read the
 same rows and more (the nodes' own logs, the final copies).
@@ -34,8 +36,11 @@ from typing import Any
 import pandas as pd
 
 from checkers.carried import events_left_for_later, left_for_later
+from checkers.errors import Defect
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
+from results.history import lines_table
+from targets.log_lines import NewLines
 
 LIVE_INTERVAL_S = 1.0
 LIVE_FILE = "live.json"
@@ -44,7 +49,7 @@ LIVE_BUDGET_S = 5.0
 
 
 class Live:
-    """The run's rows so far (those the recorder has `taken` for it, the
+    """The run's rows so far (the recorder's history.jsonl, the
     `events` list the probes fill, and what `logged` reads of the nodes'
     logs since its last call), judged on demand; `found` holds each checker's first violation."""
 
@@ -57,6 +62,7 @@ class Live:
         stop: bool,
     ) -> None:
         self.recorder = recorder
+        self.new_lines = NewLines(recorder.path)
         self.events = events
         self.logged = logged
         self.capabilities = capabilities
@@ -74,14 +80,23 @@ class Live:
         self.found: dict[str, dict[str, Any]] = {}
         self.looks = 0
         self.last: dict[str, Any] = {}
+        self.verdict: Any = None  # the live verdict, once load has ended
         # Why a checker could not decide at the last look (its time budget, a bug of ours).
         self.undecided: dict[str, str] = {}
 
     def history(self) -> pd.DataFrame:
-        """What the last look left and the rows recorded since, as a table."""
-        new = self.recorder.taken()
-        self.rows += len(new)
-        return pd.concat([self.left, frame(new, HISTORY_COLUMNS)], ignore_index=True) if new else self.left
+        """What the last look left and the rows recorded since, as a table:
+        the whole lines written to history.jsonl since the last look, read by
+        Arrow (a dict a row made into a table was most of a look's time, and
+        held the interpreter from the clients)."""
+        data = self.new_lines.whole()
+        if not data:
+            return self.left
+        table = lines_table(data)
+        if table is None:  # not as the recorder writes rows: a bug of ours
+            raise Defect(f"{self.recorder.path}: rows the live checks cannot read")
+        self.rows += len(table)
+        return pd.concat([self.left, table], ignore_index=True)
 
     def events_now(self) -> pd.DataFrame:
         """What the last look left of the events and those seen since, in time
@@ -137,6 +152,7 @@ class Live:
         after_load_s = round(time.monotonic() - load_ended, 3)
         decided = {name: valid for name, valid in self.last.items() if name not in ("rows", "events", "took_s")}
         verdict = False if False in decided.values() else ("unknown" if "unknown" in decided.values() else True)
+        self.verdict = verdict
         stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
         print(
             f"splitbrain: live verdict: valid={json.dumps(verdict)} over {self.last['rows']} rows "
@@ -152,6 +168,7 @@ class Live:
                     "last": self.last,
                     "undecided": self.undecided,
                     "looks": self.looks,
+                    "tally": self.recorder.tally,
                     "stopped_load_at_s": stopped_at_s,
                     "verdict_after_load_s": after_load_s,
                 },

@@ -42,6 +42,9 @@ class LocalCluster(ClusterBase):
         self.client = {node: Address("127.0.0.1", free_port(), listeners[node]) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
 
+    def local_pids(self) -> dict[str, int]:
+        return {node: process.pid for node, process in self.processes.items() if process.poll() is None}
+
     def command(self, node: str) -> list[str]:
         raft = "{}:{}".format(*self.raft[node])
         client = "{}:{}".format(*self.client[node])

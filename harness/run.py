@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from tqdm import tqdm
 
 import targets
@@ -33,6 +34,7 @@ from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from harness.live import Live
+from harness.soak import Soak
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
@@ -139,6 +141,8 @@ class RunConfig:
     # Judge the run while it goes (harness/live.py); and end its load at the first violation found so.
     check_live: bool = False
     stop_on_violation: bool = False
+    # A soak (`splitbrain soak`, harness/soak.py): judged live, its progress sampled this often into soak.html.
+    soak_sample_s: float | None = None
 
     def __post_init__(self) -> None:
         """What was not given: the faults and the way links are cut that the
@@ -223,7 +227,7 @@ class RunConfig:
         """Each setting within its range, among its choices, of its type."""
         for name, allowed in RUN_SETTINGS.items():
             value = getattr(self, name)
-            if value is None and name == "initial_voters":
+            if value is None and name in ("initial_voters", "soak_sample_s"):
                 continue
             problem = allowed.problem(value)
             if problem:
@@ -234,6 +238,12 @@ class RunConfig:
         for name in ("progress", "check_live", "stop_on_violation"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingError(name, f"must be true or false, not {getattr(self, name)!r}")
+        if self.soak_sample_s is not None and not (
+            isinstance(self.soak_sample_s, (int, float))
+            and not isinstance(self.soak_sample_s, bool)
+            and self.soak_sample_s > 0
+        ):
+            raise SettingError("soak_sample_s", f"must be a number of seconds above 0, not {self.soak_sample_s!r}")
         for name in ("nemesis", "topologies"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
@@ -376,8 +386,8 @@ class Run:
         self.dir = partial(Path(config.results) / self.run_id)
         self.dir.mkdir(parents=True, exist_ok=False)
         crash.write_here(self.dir)
-        live = config.check_live or config.stop_on_violation
-        self.recorder = HistoryRecorder(self.dir, keep=live)
+        live = config.check_live or config.stop_on_violation or config.soak_sample_s is not None
+        self.recorder = HistoryRecorder(self.dir)
         self.events: list[dict] = []
         # Per node, what reads its own log as it is written (for the live checks).
         self.log_readers: dict[str, Callable[[], list[dict]]] = {}
@@ -411,6 +421,11 @@ class Run:
         self.live = (
             Live(self.recorder, self.events, self.logged_since, self.meta["capabilities"], config.stop_on_violation)
             if live
+            else None
+        )
+        self.soak = (
+            Soak(self.dir, self.recorder, self.live, self.cluster_pids, asdict(config), config.soak_sample_s)
+            if self.live is not None and config.soak_sample_s is not None
             else None
         )
 
@@ -540,7 +555,7 @@ class Run:
         self.note_exits(cluster)
         if self.nemesis.in_force:
             self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
-        final: list[dict] = []
+        final = frame([], FINAL_COLUMNS)
         settle_s = max(QUIESCE_TIMEOUT_S, self.target.settle_s)
         try:
             cluster.wait_for_leader(settle_s)
@@ -554,7 +569,7 @@ class Run:
                 if path is not None:
                     self.search.memory.write(path)
         self.events += self.node_log_events(cluster)
-        frame(final, FINAL_COLUMNS).to_parquet(self.dir / "final.parquet", index=False)
+        final.to_parquet(self.dir / "final.parquet", index=False)
         frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(
             self.dir / "events.parquet", index=False
         )
@@ -589,6 +604,7 @@ class Run:
         flushing = asyncio.create_task(self.recorder.flushing(HISTORY_FLUSH_S))
         load = asyncio.gather(*tasks)
         watching = asyncio.create_task(self.live.watch()) if self.live is not None else None
+        soaking = asyncio.create_task(self.soak.sampling()) if self.soak is not None else None
         stopped_at_s = None
         try:
             await asyncio.wait({load} | ({watching} if watching else set()), return_when=asyncio.FIRST_COMPLETED)
@@ -604,13 +620,15 @@ class Run:
             progress.cancel()
             flushing.cancel()
             self.recorder.flush_each_row()
-            for task in [*tasks, *([watching] if watching else [])]:
+            for task in [*tasks, *([watching] if watching else []), *([soaking] if soaking else [])]:
                 task.cancel()
         load_ended = time.monotonic()
         if self.live is not None:
             self.meta["stopped_load_at_s"] = stopped_at_s
             self.write_meta()
             await asyncio.to_thread(self.live.ended, self.dir, stopped_at_s, load_ended)
+        if self.soak is not None:
+            await asyncio.to_thread(self.soak.ended)
 
     async def show_progress(self, deadline: float) -> None:
         total = self.config.time_limit_s
@@ -790,6 +808,9 @@ class Run:
                     }
                 )
 
+    def cluster_pids(self) -> dict[str, int]:
+        return self.cluster.local_pids()
+
     def logged_since(self) -> list[dict]:
         """The nodes' own logs as events rows, those written since the last
         call (where this machine reads them as they are written: `live_log`);
@@ -813,5 +834,7 @@ class Run:
                 rows += self.target.log_events(path, self.recorder.wall_to_run_ns)
         return rows
 
-    def final_logs(self, cluster) -> list[dict]:
-        return [row for node in cluster.ids for row in self.target.final_rows(node, cluster.client[node])]
+    def final_logs(self, cluster) -> pd.DataFrame:
+        """Every node's copy, as the final table: a table a node (a soak's nodes hold millions of records each)."""
+        tables = [frame(self.target.final_rows(node, cluster.client[node]), FINAL_COLUMNS) for node in cluster.ids]
+        return pd.concat(tables, ignore_index=True) if tables else frame([], FINAL_COLUMNS)

@@ -1,6 +1,7 @@
 """What targets share in reading their nodes' logs: a JSON-lines log (the
 reference quorum's events.jsonl, etcd's zap output) holds a record a line,
-and a torn last line, cut short by a kill, is none."""
+and a torn last line, cut short by a kill, is none. The live checks read
+the run's own history.jsonl as it is written the same way (`NewLines`)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ class NewLines:
         self.inode: int | None = None
 
     def __call__(self) -> list[str]:
+        return self.whole().decode("utf-8", errors="replace").splitlines()
+
+    def whole(self) -> bytes:
+        """The new whole lines as they are written, newlines and all."""
         with open(self.path, "rb") as log:
             stat = os.fstat(log.fileno())
             if stat.st_ino != self.inode or stat.st_size < self.at:
@@ -39,4 +44,4 @@ class NewLines:
             text = log.read()
         whole = text.rfind(b"\n") + 1
         self.at += whole
-        return text[:whole].decode("utf-8", errors="replace").splitlines()
+        return text[:whole]

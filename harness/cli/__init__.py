@@ -35,6 +35,7 @@ from . import (
     serve,
     shrink,
     simulate,
+    soak,
 )
 from .arguments import Parser, described
 from .outcome import EXIT_ERROR, one_line
@@ -46,6 +47,7 @@ COMMANDS = (
     shrink,
     check,
     campaign,
+    soak,
     archive,
     analyze,
     gate,

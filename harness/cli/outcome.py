@@ -25,11 +25,14 @@ def report(run_dir: Path) -> tuple[Path, int]:
     name, print a line per checker; the exit code by verdict."""
     from results.checking import check_and_record
     from results.history import complete
+    from results.soak_page import SOAK_PAGE
 
     verdict = check_and_record(run_dir)
     run_dir = complete(run_dir)
     print(f"run directory: {run_dir}", file=sys.stderr)
     print(f"report: {run_dir / 'report.html'}")
+    if (run_dir / SOAK_PAGE).exists():
+        print(f"soak: {run_dir / SOAK_PAGE}")
     for name, result in verdict["checkers"].items():
         anomalies = result.get("anomalies", [])
         line = f"{name}: {result['valid']}"

@@ -140,6 +140,24 @@ def _output(group: argparse._ActionsContainer) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    codes = []
+    for number in range(args.repeat):
+        if number:
+            config = dataclasses.replace(config, seed=fresh_seed() if args.seed is None else args.seed)
+        if args.repeat > 1:
+            print(f"run {number + 1} of {args.repeat}", file=sys.stderr)
+        codes.append(execute(config)[1])
+    if args.repeat > 1:
+        print(
+            f"repeat: {codes.count(EXIT_INVALID)} of {args.repeat} runs found a violation, "
+            f"{sum(code == EXIT_ERROR for code in codes)} could not decide"
+        )
+    return worst_code(codes)
+
+
+def config_of(args: argparse.Namespace, **more):
+    """The run's settings from the command line (and `more`), checked: a one-line UsageError or SettingError."""
     from harness.run import RunConfig, unless_none
 
     # None: the strategy's default (RunConfig.default_nemesis).
@@ -177,6 +195,7 @@ def command(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         check_live=args.check_live,
         stop_on_violation=args.stop_on_violation,
+        **more,
     )
     if args.backend == "ssh" and hosts.toxiproxy_url is None and {"partition", "latency"} & set(config.nemesis):
         raise UsageError(
@@ -184,19 +203,7 @@ def command(args: argparse.Namespace) -> int:
             + ("" if args.nemesis else " (or name --nemesis without them)")
         )
     validated(config)
-    codes = []
-    for number in range(args.repeat):
-        if number:
-            config = dataclasses.replace(config, seed=fresh_seed() if args.seed is None else args.seed)
-        if args.repeat > 1:
-            print(f"run {number + 1} of {args.repeat}", file=sys.stderr)
-        codes.append(execute(config)[1])
-    if args.repeat > 1:
-        print(
-            f"repeat: {codes.count(EXIT_INVALID)} of {args.repeat} runs found a violation, "
-            f"{sum(code == EXIT_ERROR for code in codes)} could not decide"
-        )
-    return worst_code(codes)
+    return config
 
 
 def nemesis_kinds(text: str | None) -> list[str] | None:
