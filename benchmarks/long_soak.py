@@ -61,8 +61,8 @@ def main() -> int:
     last = samples[-1]
     print(
         f"reference quorum, append, local, 3 nodes, {args.concurrency} clients, --rate {args.rate}, guided faults, "
-        f"{args.seconds} s: {last['operations']:,} operations answered, {last['operations'] / last['elapsed_s']:,.0f} a second "
-        f"(goal {GOAL_RATE:,}); {last['faults']:,} faults; violations found live: {', '.join(last['violations']) or 'none'}"
+        f"{args.seconds} s: {last['operations']:,} operations answered ({last['ok'] / max(last['operations'], 1):.0%} ok), "
+        f"{last['operations'] / last['elapsed_s']:,.0f} a second (goal {GOAL_RATE:,}); {last['faults']:,} faults; violations found live: {', '.join(last['violations']) or 'none'}"
     )
     print(
         f"live verdict {json.dumps(live['valid'])}, batch verdict {json.dumps(batch)} (goal true); exit {done.returncode}"

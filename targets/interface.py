@@ -223,15 +223,18 @@ class Target(ABC):
         """What reads a node's log as it is written (`run --check-live`): each
         call, the events rows logged since the last. Here the whole log is
         read again each time, as `log_events` reads it, and the rows past
-        those already given are given (a log of elections only stays short);
+        those still as they were given are given (a log of elections only
+        stays short; one whose end a disk lost is read on from what stayed);
         a target whose log grows with the load reads only its new lines."""
-        given = 0
+        given: list[dict] = []
 
         def read() -> list[dict]:
-            nonlocal given
             rows = self.log_events(path, to_run_ns)
-            new, given = rows[given:], len(rows)
-            return new
+            same = 0
+            while same < min(len(rows), len(given)) and rows[same] == given[same]:
+                same += 1
+            given[:] = rows
+            return rows[same:]
 
         return read
 

@@ -7,8 +7,6 @@ offsets, offsets out of real-time order, timeouts, failures) cut anywhere."""
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, given, settings
@@ -19,11 +17,9 @@ from checkers.elections import election_safety
 from checkers.linearizable import linearizable
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
-from targets.kraft.simulation import SimSettings, run_schedule
 
-from .sim_histories import tables
 from .test_linearizable import append_histories
-from .test_prefix_checks import CASES, KRAFT
+from .test_prefix_checks import CASES, KRAFT, simulated
 
 
 def looks(history: pd.DataFrame, events: pd.DataFrame, cuts: list[int]) -> dict[str, bool]:
@@ -54,11 +50,7 @@ def cut_points(draw_cuts: list[float], rows: int) -> list[int]:
     shares=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
 )
 def test_looks_over_the_rows_left_find_what_one_look_over_everything_finds(case, seed, shares):
-    bugs, cluster, steps = case
-    sim = run_schedule(
-        SimSettings(seed=seed, bugs=frozenset(bugs), check_invariants=False, **cluster), steps(random.Random(seed))
-    )
-    history, events, _ = tables(sim)
+    history, events, _ = simulated(case, seed)
     whole = {name: found["valid"] is False for name, found in check_prefix(history, events, 5, KRAFT).items()}
     assert looks(history, events, cut_points(shares, len(history))) == whole
 

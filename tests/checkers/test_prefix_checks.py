@@ -41,6 +41,15 @@ FINAL_ONLY = {
 }
 
 
+def simulated(case, seed: int):
+    """The (history, events, final) tables of a simulated run of one of CASES."""
+    bugs, cluster, steps = case
+    sim = run_schedule(
+        SimSettings(seed=seed, bugs=frozenset(bugs), check_invariants=False, **cluster), steps(random.Random(seed))
+    )
+    return tables(sim)
+
+
 def first_part(history, events, cut: float):
     """The rows recorded before `cut` (a share of the run's time), as a live look sees them."""
     end = max(int(history["time_ns"].max()), int(events["time_ns"].max() if len(events) else 0))
@@ -58,11 +67,8 @@ def first_part(history, events, cut: float):
     cuts=st.lists(st.floats(0.05, 1.0), min_size=1, max_size=3),
 )
 def test_a_violation_in_a_first_part_is_one_of_the_whole_run(case, seed, cuts):
-    bugs, cluster, steps = case
-    sim = run_schedule(
-        SimSettings(seed=seed, bugs=frozenset(bugs), check_invariants=False, **cluster), steps(random.Random(seed))
-    )
-    history, events, final = tables(sim)
+    bugs = case[0]
+    history, events, final = simulated(case, seed)
     whole = check_tables(history, events, final, budget_s=5, capabilities=KRAFT)["checkers"]
     over_all = check_prefix(history, events, 5, KRAFT)
     assert set(over_all) == {name for name in SO_FAR if name in whole}
