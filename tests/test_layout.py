@@ -9,7 +9,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {"targets", "targets.interface", "targets.options", "targets.packages"}
+# The seam, and what targets share that names none of them (targets/log_lines.py: reading line logs as they grow).
+ALLOWED = {"targets", "targets.interface", "targets.options", "targets.packages", "targets.log_lines"}
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
