@@ -122,11 +122,13 @@ class Live:
         self.left, self.left_events = left_for_later(history), events_left_for_later(events)
         took_s = time.monotonic() - began
         self.looks += 1
+        new = [name for name, result in results.items() if result["valid"] is False and name not in self.found]
+        # A checker once found violated stays so: a later look may no longer hold the rows that showed it
+        # (they were settled, and what was left of them stands for them only against what comes later).
         self.last = {"rows": self.rows, "events": self.event_count, "took_s": round(took_s, 3)} | {
-            name: result["valid"] for name, result in results.items()
+            name: False if name in self.found else result["valid"] for name, result in results.items()
         }
         self.undecided = {name: result["error"] for name, result in results.items() if result.get("error")}
-        new = [name for name, result in results.items() if result["valid"] is False and name not in self.found]
         for name in new:
             self.found[name] = {
                 "found_at_s": round(self.recorder.now_ns() / 1e9, 3),

@@ -208,6 +208,8 @@ def lines_table(data: bytes) -> pd.DataFrame | None:
     """Whole lines of a history.jsonl as a table (as `jsonl_table`), or None."""
     if not data:
         return frame([], HISTORY_COLUMNS)
+    if not data.startswith(b"{") or data.count(b"\n{") != data.count(b"\n") - 1:
+        return None  # a line that is not an object: pyarrow 26's reader crashes the process on a line `null`
     options = pa_json.ParseOptions(explicit_schema=_ARROW_SCHEMA, unexpected_field_behavior="error")
     try:
         table = pa_json.read_json(pa.BufferReader(data), parse_options=options)

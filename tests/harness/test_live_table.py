@@ -5,6 +5,8 @@ for the next one) and judges them with the rows the last look left
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from checkers.carried import left_for_later
@@ -39,3 +41,21 @@ def test_a_look_judges_the_rows_left_and_the_lines_written_since(tmp_path):
         history.write('{"index": 33, "time_ns": 1')
     live.look()
     assert live.rows == 33
+
+
+def test_a_violation_found_at_one_look_stays_in_the_verdict_when_later_looks_no_longer_show_it(tmp_path):
+    """Two appends acknowledged at one offset, found at the first look; by
+    the next look both are settled and what is left of them cannot show it
+    again: the live verdict still holds it."""
+    recorder = HistoryRecorder(tmp_path)
+    live = Live(recorder, [], lambda: [], None, stop=False)
+    for process in (1, 2):
+        recorder.record(process, "invoke", "append", value=process, node="n1")
+    for process in (1, 2):
+        recorder.record(process, "ok", "append", value=process, node="n1", epoch=1, leader="n1", offset=0)
+    assert live.look() == ["linearizable"]
+    recorder.record(3, "invoke", "append", value=3, node="n1")
+    recorder.record(3, "ok", "append", value=3, node="n1", epoch=1, leader="n1", offset=1)
+    assert live.look() == [] and live.last["linearizable"] is False
+    live.ended(tmp_path, None, 0.0)
+    assert json.loads((tmp_path / "live.json").read_text())["valid"] is False

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from checkers.errors import Defect
 from checkers.schema import HISTORY_COLUMNS, OP_TYPES, frame
-from results.history import HistoryError, HistoryRecorder, jsonl_table, load_history, read_jsonl, recover
+from results.history import HistoryError, HistoryRecorder, jsonl_table, lines_table, load_history, read_jsonl, recover
 
 
 def test_rows_are_flushed_live_and_typed(tmp_path):
@@ -118,3 +118,13 @@ def test_a_recorded_history_is_read_by_arrow_as_row_by_row(tmp_path_factory, row
     pd.testing.assert_frame_equal(
         fast, frame(read_jsonl(run_dir / "history.jsonl", HISTORY_COLUMNS)[0], HISTORY_COLUMNS)
     )
+
+
+def test_a_line_that_is_no_object_is_left_to_the_line_by_line_reading():
+    """pyarrow 26's JSON reader crashes the process (a segmentation fault)
+    on a line `null`; such a line never reaches it, and the line by line
+    reading names it."""
+    row = b'{"index": 0, "time_ns": 1, "process": 0, "type": "invoke", "f": "read"}\n'
+    for line in (b"null\n", b"5\n", b"[1]\n", b' {"index": 1}\n'):
+        assert lines_table(row + line + row) is None and lines_table(line + row) is None
+    assert lines_table(row + row) is not None
