@@ -52,7 +52,8 @@ def test_etcd_on_the_local_backend_under_kills_and_pauses(tmp_path):
     logged = events[events["source"] == "log"]
     assert {"transition", "vote", "leader"} <= set(logged["event"]) and set(logged["node"]) == {"n1", "n2", "n3"}
     clients = load_history(run_dir).query("process >= 0")
-    assert (clients["type"] == "ok").sum() > 100 and set(clients["f"]) == {"read", "write", "cas"}
+    # Answered under the faults (at least 50 of about 500 asked: a slower machine answered 88 in these 10 s).
+    assert (clients["type"] == "ok").sum() > 50 and set(clients["f"]) == {"read", "write", "cas"}
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert (
         verdict["checkers"]["linearizable"]["valid"] is True and verdict["checkers"]["election-safety"]["valid"] is True
