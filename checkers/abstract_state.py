@@ -20,7 +20,7 @@ Pure: functions of rows and of the history and events tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,12 +102,45 @@ def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
     per node, whether it was heard of, its role and bucketed gaps, and the
     stretch of faults), and `abstract` is called only where that changes."""
     said = events.loc[events["node"].notna()].sort_values("time_ns", kind="stable").reset_index(drop=True)
-    if said.empty:
-        return []
+    reached: list[str] = []
+    for chunk in _chunks(said):
+        for state in _reached(history, chunk):
+            if not reached or reached[-1] != state:
+                reached.append(state)
+    return reached
+
+
+def _chunks(said: pd.DataFrame) -> Iterator[tuple[pd.DataFrame, int]]:
+    """`said` CHUNK_ROWS rows at a time, each chunk after the rows before it
+    where each node last said each field, and was last heard of (all the
+    state before the chunk depends on), with how many of those come first.
+    A run's events are judged a chunk at a time, so the arrays `_keys` makes
+    (a row per node per event) do not grow with the run."""
+    nodes = said["node"].astype(str).to_numpy()
+    present = {name: said[name].notna().to_numpy(dtype=bool) for name in FIELDS}
+    present["heard"] = np.ones(len(said), dtype=bool)
+    last: dict[tuple[str, str], int] = {}
+    for start in range(0, len(said), CHUNK_ROWS):
+        end = min(start + CHUNK_ROWS, len(said))
+        before = sorted(set(last.values()))
+        yield (
+            said.take(np.r_[np.array(before, dtype="int64"), np.arange(start, end)]).reset_index(drop=True),
+            len(before),
+        )
+        for name, said_it in present.items():
+            rows = start + np.flatnonzero(said_it[start:end])
+            seen, at = np.unique(nodes[rows][::-1], return_index=True)
+            last.update({(node, name): row for node, row in zip(seen.tolist(), rows[::-1][at].tolist())})
+
+
+def _reached(history: pd.DataFrame, chunk: tuple[pd.DataFrame, int]) -> list[str]:
+    """The abstract states of a chunk's own rows (not of the rows before it that it starts with)."""
+    said, skip = chunk
     faults = _faults_in_force(history, said["time_ns"].to_numpy(dtype="int64"))
     latest = _latest(said)
     keys = _keys(said, latest, faults)
     changes = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
+    changes = np.r_[skip, changes[changes > skip]] if skip < len(said) else changes[:0]
     reached: list[str] = []
     for at in changes.tolist():
         in_force, gone = faults[at]
@@ -123,6 +156,7 @@ def states_reached(history: pd.DataFrame, events: pd.DataFrame) -> list[str]:
 
 
 FIELDS = ("state", "epoch", "offset", "hwm", "leader")
+CHUNK_ROWS = 250_000
 GAPS = ("epoch", "offset", "hwm")
 
 

@@ -14,13 +14,14 @@ a member cut off on its own: they unseat nobody until it is back.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .faults import CATALOGUE, INSTANT, RECOVERIES
-from .pairing import pair
+from .pairing import Pairs, pair
 from .result import result
 from .schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
@@ -89,24 +90,49 @@ def _window_codes(times: np.ndarray, windows: pd.DataFrame) -> tuple[np.ndarray,
     return codes, names
 
 
-def _client_figures(history: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
-    pairs = pair(history)
-    times = history["time_ns"].to_numpy(dtype="int64")
-    ok = (history["type"] == "ok").to_numpy(dtype=bool, na_value=False)[pairs.done]
-    latency_ms = (times[pairs.done] - times[pairs.call]) / 1e6
-    codes, names = _window_codes(times[pairs.call], windows)
-    figures = {}
-    for code in np.unique(codes):
-        mine = codes == code
-        answered_ok = latency_ms[mine & ok]
-        p50, p99 = np.quantile(answered_ok, [0.5, 0.99]) if len(answered_ok) else (None, None)
-        figures[names[code]] = {
-            "operations": int(mine.sum()),
-            "ok_rate": round(float(ok[mine].mean()), 4),
-            "latency_p50_ms": None if p50 is None else round(float(p50), 2),
-            "latency_p99_ms": None if p99 is None else round(float(p99), 2),
-        }
-    return dict(sorted(figures.items()))
+@dataclass
+class ClientTally:
+    """The client operations answered so far, by the fault window each was
+    called in: how many, how many ok, and the ok ones' latencies (what a
+    run checked in pieces adds up: `checkers/pieces.py`)."""
+
+    operations: dict[str, int] = field(default_factory=dict)
+    ok: dict[str, int] = field(default_factory=dict)
+    latencies_ns: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+    def add(self, history: pd.DataFrame, windows: pd.DataFrame, pairs: Pairs | None = None) -> None:
+        """The operations `pairs` answered in `history` (by default, all it answers)."""
+        pairs = pair(history) if pairs is None else pairs
+        times = history["time_ns"].to_numpy(dtype="int64")
+        ok = (history["type"] == "ok").to_numpy(dtype=bool, na_value=False)[pairs.done]
+        latency_ns = times[pairs.done] - times[pairs.call]
+        codes, names = _window_codes(times[pairs.call], windows)
+        for code in np.unique(codes):
+            mine, name = codes == code, names[code]
+            self.operations[name] = self.operations.get(name, 0) + int(mine.sum())
+            self.ok[name] = self.ok.get(name, 0) + int(ok[mine].sum())
+            self.latencies_ns.setdefault(name, []).append(latency_ns[mine & ok])
+
+    def figures(self) -> dict[str, Any]:
+        """Per window: operations, the share ok, and the ok ones' median and 99th percentile latency."""
+        figures = {}
+        for name, operations in self.operations.items():
+            answered_ok = np.concatenate(self.latencies_ns[name]) / 1e6
+            p50, p99 = np.quantile(answered_ok, [0.5, 0.99]) if len(answered_ok) else (None, None)
+            figures[name] = {
+                "operations": operations,
+                "ok_rate": round(self.ok[name] / operations, 4),
+                "latency_p50_ms": None if p50 is None else round(float(p50), 2),
+                "latency_p99_ms": None if p99 is None else round(float(p99), 2),
+            }
+        return dict(sorted(figures.items()))
+
+
+def _clients(history: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
+    tally = ClientTally()
+    if (history["process"] >= 0).any():
+        tally.add(history, windows)
+    return tally.figures()
 
 
 def _leaderless_ms(transitions: pd.DataFrame, span_ns: int) -> float:
@@ -222,7 +248,10 @@ def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int)
     return any(node in nodes for nodes in overlapping["nodes"])
 
 
-def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
+def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The figures; `clients` the client operations' (`ClientTally.figures`)
+    where the history given holds only some of them (a run checked in
+    pieces), else they are worked out here."""
     span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
     windows = fault_windows(history)
     logged = (events["event"] == "transition") & (events["source"] == "log")
@@ -238,7 +267,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
         "leaderless_ms": round(_leaderless_ms(transitions, span_ns), 1),
         "disruptive_elections": len(disruptive),
         "disruptive": disruptive[:20],
-        "clients": _client_figures(history, windows) if (history["process"] >= 0).any() else {},
+        "clients": _clients(history, windows) if clients is None else clients,
         "fault_windows": len(windows),
     }
     verdict = result([], stats)

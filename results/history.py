@@ -246,20 +246,29 @@ def read_table(path: Path, columns: dict[str, str]) -> pd.DataFrame:
     writes an all-None column so) get the contract's type; anything that
     cannot be read or cast is a `HistoryError` naming file and column."""
     try:
-        table = pq.read_table(path).to_pandas(types_mapper=_ARROW_TYPES.get)
+        table = pq.read_table(path)
     except Exception as error:  # pyarrow raises several types for a damaged file
         raise HistoryError(f"{path}: unreadable: {error}") from None
+    return typed(table, columns, path)
+
+
+def typed(table: pa.Table, columns: dict[str, str], path: Path) -> pd.DataFrame:
+    """Rows read from the Parquet table at `path` (all of it, or a piece) in the contract's types (`read_table`)."""
+    try:
+        frame = table.to_pandas(types_mapper=_ARROW_TYPES.get)
+    except Exception as error:
+        raise HistoryError(f"{path}: unreadable: {error}") from None
     for name, dtype in columns.items():
-        if name not in table:
+        if name not in frame:
             if name in REQUIRED and columns is HISTORY_COLUMNS:
                 raise HistoryError(f"{path}: no column {name!r}")
-            table[name] = pd.Series(pd.NA, index=table.index, dtype=dtype)
-        elif str(table[name].dtype) != dtype:
+            frame[name] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
+        elif str(frame[name].dtype) != dtype:
             try:
-                table[name] = table[name].astype(dtype)
+                frame[name] = frame[name].astype(dtype)
             except (ValueError, TypeError, OverflowError) as error:
                 raise HistoryError(f"{path}: column {name!r} is not {dtype}: {error}") from None
-    return table
+    return frame
 
 
 TABLES = {"history.parquet": HISTORY_COLUMNS, "events.parquet": EVENTS_COLUMNS, "final.parquet": FINAL_COLUMNS}

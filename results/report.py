@@ -20,7 +20,7 @@ from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, nemesis_done
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
 from results import log_view, run_options
 from results.anomaly_view import render_focus
 from results.history import PARTIAL, load_history, read_table
@@ -210,10 +210,13 @@ class Drawing:
     takes as long as one of them. The verdict adds only its marks and the
     outlines of the operations it names (`timeline`)."""
 
-    def __init__(self, history: pd.DataFrame, events: pd.DataFrame) -> None:
-        self.scale = _Scale(max(int(history["time_ns"].max()) if len(history) else 0, 1))
+    def __init__(self, history: pd.DataFrame, events: pd.DataFrame, ops: Operations | None = None) -> None:
+        """`ops`: the client operations as a run checked in pieces tallied them
+        (its `history` then holds only some of its rows); else made here."""
+        ops = ops or Operations.of(history)
+        self.scale = ops.scale
         windows = fault_windows(history)
-        self.ops = _operations(history)
+        self.ops, self.count = ops.head, ops.count
         transitions = events[(events["event"] == "transition") & (events["source"] == "log")].sort_values("time_ns")
         nodes = sorted(transitions["node"].dropna().unique())
         processes = sorted(self.ops["process"].unique())[:MAX_LANES]
@@ -226,12 +229,12 @@ class Drawing:
         ]
         self.background += _states(self.scale, transitions, nodes, self.top)
         lane_of = pd.Series(range(len(nodes), len(nodes) + len(processes)), index=processes, dtype="int64")
-        self.shown = _described(self.ops[self.ops["process"].isin(lane_of.index)].head(MAX_OPS), history)
+        self.shown = self.ops[self.ops["process"].isin(lane_of.index)].head(MAX_OPS)
         self.lane_y = self.top + lane_of.loc[self.shown["process"]].to_numpy() * LANE + 3
         self.bars = _bars(self.scale, self.shown, self.lane_y, np.zeros(len(self.shown), dtype=bool))
         self.instants = _instants(self.scale, instant_faults(history), self.top + self.height)
         self.latency = _latency(self.scale, self.ops, windows)
-        self.throughput = _throughput(self.scale, self.ops, windows)
+        self.throughput = _throughput(self.scale, ops.ok_by_bin, windows)
 
     def timeline(self, marks: list[tuple[int, int]], flagged: set[int]) -> str:
         """Operations per client process and node states per node, with the
@@ -251,7 +254,7 @@ class Drawing:
                 f"y2='{self.top + self.height}' stroke='#c62828' stroke-width='2' stroke-dasharray='4 2'>"
                 f"<title>anomaly {k + 1}</title></line></a>"
             )
-        hidden = len(self.ops) - len(self.shown)
+        hidden = self.count - len(self.shown)
         note = f"<p>{hidden} operations not drawn.</p>" if hidden else ""
         total = self.top + self.height + 24
         return (
@@ -260,37 +263,90 @@ class Drawing:
         )
 
 
-def _operations(history: pd.DataFrame) -> pd.DataFrame:
-    """Client operations with their invoke and completion times (open ones end
-    with the run), and `row`, the invocation's position in the history (its
-    words, `f` and `value`, are taken only for what is drawn: `_described`)."""
-    pairs = pair(history)
-    call = np.concatenate([pairs.call, pairs.pending])
-    end = int(history["time_ns"].max()) if len(history) else 0
-    times, index = history["time_ns"].to_numpy(dtype="int64"), history["index"].to_numpy(dtype="int64")
-    t1 = np.concatenate([times[pairs.done], np.full(len(pairs.pending), end, dtype="int64")])
-    kinds = pd.concat(
-        [history["type"].take(pairs.done), pd.Series("open", index=range(len(pairs.pending)), dtype=TEXT)],
-        ignore_index=True,
-    )
-    ops = pd.DataFrame(
-        {
-            "index": np.concatenate([index[pairs.done], np.full(len(pairs.pending), -1, dtype="int64")]),
-            "invoke": index[call],
-            "row": call,
-            "t0": times[call],
-            "t1": t1,
-            "process": history["process"].to_numpy(dtype="int64")[call],
-            "type": kinds,
-            "latency_ms": (t1 - times[call]) / 1e6,
-        }
-    )
-    return ops.sort_values("t0", kind="stable").reset_index(drop=True)
+class Operations:
+    """What the drawing needs of the client operations: the first MAX_OPS by
+    call time (`head`: invoke and completion times and rows, process, type,
+    and the call's `f` and `value`), how many there are, and the ok answers
+    counted in each of the throughput chart's bins. Added up operation by
+    operation as they are paired (`add`), so a run checked in pieces
+    (checkers/pieces.py) draws as one checked whole; `end` then adds the
+    operations never answered, open until the run's end."""
 
+    def __init__(self, end_ns: int, keep: int | None = MAX_OPS) -> None:
+        self.keep = keep  # None: every operation (a run checked whole: anomalies far into it are outlined too)
+        self.scale = _Scale(max(end_ns, 1))
+        self.bins = max(1, min(200, math.ceil(self.scale.span_ns / 1e9)))
+        self.ok_by_bin = np.zeros(self.bins, dtype="int64")
+        self.head = pd.DataFrame(
+            {
+                "index": pd.Series(dtype="int64"),
+                "invoke": pd.Series(dtype="int64"),
+                "t0": pd.Series(dtype="int64"),
+                "t1": pd.Series(dtype="int64"),
+                "process": pd.Series(dtype="int64"),
+                "type": pd.Series(dtype=TEXT),
+                "latency_ms": pd.Series(dtype="float64"),
+                "f": pd.Series(dtype=TEXT),
+                "value": pd.Series(dtype=TEXT),
+            }
+        )
+        self.count = 0
 
-def _described(ops: pd.DataFrame, history: pd.DataFrame) -> pd.DataFrame:
-    """These operations with their invocation's `f` and `value`."""
-    return ops.assign(f=history["f"].take(ops["row"]).to_numpy(), value=history["value"].take(ops["row"]).to_numpy())
+    @classmethod
+    def of(cls, history: pd.DataFrame) -> Operations:
+        ops = cls(int(history["time_ns"].max()) if len(history) else 0, keep=None)
+        pairs = pair(history)
+        ops.add(history, pairs.call, pairs.done)
+        ops.end(history, pairs.pending)
+        return ops
+
+    def add(self, history: pd.DataFrame, call: np.ndarray, done: np.ndarray) -> None:
+        """The operations of `history` called at rows `call` and answered at `done` (positions)."""
+        t1 = history["time_ns"].to_numpy(dtype="int64")[done]
+        ok = t1[holds(history["type"], ["ok"])[done]]
+        width_ns = self.scale.span_ns / self.bins
+        self.ok_by_bin += np.bincount((ok // width_ns).clip(max=self.bins - 1).astype("int64"), minlength=self.bins)[
+            : self.bins
+        ]
+        self._keep(history, call, t1, history["index"].to_numpy(dtype="int64")[done], history["type"].take(done))
+
+    def end(self, history: pd.DataFrame, pending: np.ndarray) -> None:
+        """The operations called at rows `pending` and never answered."""
+        t1 = np.full(len(pending), self.scale.span_ns, dtype="int64")
+        self._keep(
+            history,
+            pending,
+            t1,
+            np.full(len(pending), -1, dtype="int64"),
+            pd.Series("open", index=range(len(pending)), dtype=TEXT),
+        )
+
+    def _keep(
+        self, history: pd.DataFrame, call: np.ndarray, t1: np.ndarray, index: np.ndarray, kinds: pd.Series
+    ) -> None:
+        self.count += len(call)
+        t0 = history["time_ns"].to_numpy(dtype="int64")[call]
+        if (
+            self.keep is not None
+            and len(self.head) >= self.keep
+            and (not len(t0) or t0.min() >= self.head["t0"].iat[-1])
+        ):
+            return
+        ops = pd.DataFrame(
+            {
+                "index": index,
+                "invoke": history["index"].to_numpy(dtype="int64")[call],
+                "t0": t0,
+                "t1": t1,
+                "process": history["process"].to_numpy(dtype="int64")[call],
+                "type": kinds.to_numpy(),
+                "latency_ms": (t1 - t0) / 1e6,
+                "f": history["f"].take(call).to_numpy(),
+                "value": history["value"].take(call).to_numpy(),
+            }
+        ).astype(self.head.dtypes.to_dict())
+        both = pd.concat([self.head, ops], ignore_index=True) if len(self.head) else ops
+        self.head = both.sort_values("t0", kind="stable").iloc[: self.keep].reset_index(drop=True)
 
 
 def _rows(anomaly: dict) -> list[int]:
@@ -549,13 +605,11 @@ def _latency(scale, ops, windows) -> str:
     return f"<svg width='{WIDTH}' height='{height + 24}'>{''.join(body)}{scale.axis(height + 2)}</svg>"
 
 
-def _throughput(scale, ops, windows) -> str:
+def _throughput(scale, ok_by_bin, windows) -> str:
     height = 160
-    ok = ops[ops["type"] == "ok"]["t1"]
-    bins = max(1, min(200, math.ceil(scale.span_ns / 1e9)))
+    bins = len(ok_by_bin)
     width_ns = scale.span_ns / bins
-    counts = pd.Series(((ok // width_ns).clip(upper=bins - 1)).astype("int64")).value_counts()
-    rates = [counts.get(i, 0) / (width_ns / 1e9) for i in range(bins)]
+    rates = [count / (width_ns / 1e9) for count in ok_by_bin.tolist()]
     peak = max(max(rates), 1)
     points = " ".join(
         f"{scale.x((i + 0.5) * width_ns):.1f},{10 + (height - 20) * (1 - r / peak):.1f}" for i, r in enumerate(rates)

@@ -27,6 +27,13 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         default=30.0,
         help="seconds the linearizability search may spend per run (then: unknown)",
     )
+    parser.add_argument(
+        "--piece-rows",
+        type=limits.PIECE_ROWS.parse,
+        default=None,
+        help="history rows read at a time: a longer history is checked in pieces, in memory that does not grow with it "
+        "(default 500,000)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -36,6 +43,9 @@ def command(args: argparse.Namespace) -> int:
     (exit 2), and the others are still checked."""
     from results.checking import check_and_record
     from results.history import find_run_dirs
+    from results.pieces import hand_back_memory
+
+    hand_back_memory()
 
     try:
         run_dirs = find_run_dirs(args.run_dirs)
@@ -44,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     worst = EXIT_VALID
     for run_dir in tqdm(run_dirs, desc="runs", unit="run", disable=_no_bar(args, run_dirs)):
         try:
-            verdict = check_and_record(run_dir, args.budget)
+            verdict = check_and_record(run_dir, args.budget, args.piece_rows)
             for warning in verdict.get("warnings", []):
                 tqdm.write(f"splitbrain: warning: {warning}", file=sys.stderr)
         except (UsageError, OSError) as error:
