@@ -399,7 +399,9 @@ def _across_windows(
 ) -> list[dict[str, Any]]:
     """`duplicate-append`s of values held in two windows (each window's
     distinct values' `hashes`), but for those `within` one window named."""
-    everywhere = np.sort(np.concatenate(hashes)) if hashes else np.zeros(0, dtype="uint64")
+    everywhere = np.concatenate(hashes) if hashes else np.zeros(0, dtype="uint64")
+    hashes.clear()  # (8 bytes a value: held once, and sorted in place)
+    everywhere.sort()
     twice = np.unique(everywhere[1:][everywhere[1:] == everywhere[:-1]])
     if not len(twice):
         return []

@@ -104,11 +104,8 @@ class InPieces:
         return rows.sort_values("index", kind="stable").reset_index(drop=True)
 
     def client_figures(self) -> dict[str, Any]:
-        """Availability's client figures, once every piece is in; the tally
-        (the latencies, 8 bytes an operation) is let go."""
-        figures = self.clients.figures()
-        self.clients = ClientTally()
-        return figures
+        """Availability's client figures, once every piece is in (the tally's latencies are let go)."""
+        return self.clients.figures()
 
     def never_answered(self) -> pd.DataFrame:
         """The invocations still waiting once every piece is in."""
