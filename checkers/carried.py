@@ -23,11 +23,11 @@ whole run's rows show:
 Each operation is kept whole (its call and its answer), in the history's
 order, so pairing reads the rows left as it reads the whole history.
 
-Of the events, the many `commit`s (a node logs one per commit) are judged
-once: a commit's generation rule (`committed-data-loss`) reads only the
-generation events logged before it, which stay; what else reads them
-reads the first commit of each node's epoch (and leadership claim, as
-above). That is enough to compare a node's epochs in turn
+Of the events, the many `commit`s (a node logs one per commit) and
+`status` polls (a few a second per node) are judged once: a commit's
+generation rule (`committed-data-loss`) reads only the generation events
+logged before it, which stay; what else reads them reads the first of
+each node's epoch (and leadership claim, as above), of each kind. That is enough to compare a node's epochs in turn
 (`election-safety`): an epoch gone back is found against the last epoch
 before it, and each epoch's first commit stands for its later ones but where
 another epoch came between, which was itself found going back or forward.
@@ -40,6 +40,10 @@ import pandas as pd
 
 from .pairing import pair
 from .schema import holds
+
+# The events a run logs many of, whose epoch, leader, node and state are all the checks that
+# judge a run so far read of them (a commit's generations are judged when it is first seen).
+MANY_EVENTS = ("commit", "status")
 
 
 def left_for_later(history: pd.DataFrame) -> pd.DataFrame:
@@ -73,11 +77,11 @@ def left_for_later(history: pd.DataFrame) -> pd.DataFrame:
 def events_left_for_later(events: pd.DataFrame) -> pd.DataFrame:
     """The events (a run so far, in time order) a later look still needs, in
     the same order, with a fresh row index."""
-    commit = holds(events["event"], ["commit"])
-    if not commit.any():
+    many = holds(events["event"], MANY_EVENTS)
+    if not many.any():
         return events
-    keep = ~commit
-    keep[np.flatnonzero(commit)[_distinct(events[commit], ["epoch", "leader", "node", "state"])]] = True
+    keep = ~many
+    keep[np.flatnonzero(many)[_distinct(events[many], ["event", "epoch", "leader", "node", "state"])]] = True
     return events[keep].reset_index(drop=True)
 
 

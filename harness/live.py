@@ -40,6 +40,7 @@ from checkers.errors import Defect
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
 from results.history import lines_table
+from results.memory import trim
 from targets.log_lines import NewLines
 
 LIVE_INTERVAL_S = 1.0
@@ -62,7 +63,7 @@ class Live:
         stop: bool,
     ) -> None:
         self.recorder = recorder
-        self.new_lines = NewLines(recorder.path)
+        self.new_lines = NewLines(recorder.path, append_only=True)
         self.events = events
         self.logged = logged
         self.capabilities = capabilities
@@ -120,6 +121,8 @@ class Live:
         history, events = self.history(), self.events_now()
         results = check_prefix(history, events, LIVE_BUDGET_S, self.capabilities)
         self.left, self.left_events = left_for_later(history), events_left_for_later(events)
+        del history, events
+        trim()  # what the look freed handed back: else the process grew with the run's length
         took_s = time.monotonic() - began
         self.looks += 1
         new = [name for name, result in results.items() if result["valid"] is False and name not in self.found]

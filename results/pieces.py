@@ -108,18 +108,6 @@ def check_in_pieces(run_dir: Path, capabilities: Any, budget_s: float, piece_row
     return Checked(verdict, pieces.history(pd.concat([named, listed])), events, Drawing(tables.history, events, ops))
 
 
-def hand_back_memory() -> None:
-    """Arrow's memory from jemalloc, which hands what is freed back to the
-    system, not mimalloc (pyarrow's default), which kept it: over a check of
-    10^8 rows in pieces, mimalloc's process grew to 2.7 GiB where what it
-    held did not grow, and jemalloc's peaked at 1.8 (1.2 over 10^7 rows).
-    Where this pyarrow was built without jemalloc, the default stays."""
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except NotImplementedError:
-        pass
-
-
 def _as_found(found: Result) -> Result:
     return found
 

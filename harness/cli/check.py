@@ -43,9 +43,9 @@ def command(args: argparse.Namespace) -> int:
     (exit 2), and the others are still checked."""
     from results.checking import check_and_record
     from results.history import find_run_dirs
-    from results.pieces import hand_back_memory
+    from results.memory import arrow_hands_back
 
-    hand_back_memory()
+    arrow_hands_back()
 
     try:
         run_dirs = find_run_dirs(args.run_dirs)

@@ -56,3 +56,16 @@ def test_a_log_read_again_whole_gives_the_rows_past_those_still_as_they_were():
 
     read = Target.log_reader(Log(), "events.log", None)  # type: ignore[arg-type]
     assert [read(), read(), read(), read()] == [[{"e": 1}, {"e": 2}], [{"e": 3}], [{"e": 4}, {"e": 5}], []]
+
+
+def test_a_file_only_appended_to_is_read_line_by_line_without_a_hash_of_each(tmp_path):
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"a": 1}\n{"b"')
+    lines = NewLines(path, append_only=True)
+    assert lines() == ['{"a": 1}'] and lines() == []
+    with open(path, "a") as log:
+        log.write(': 2}\n{"c": 3}\n{"d": 4}\n')
+    assert lines() == ['{"b": 2}', '{"c": 3}', '{"d": 4}']
+    with open(path, "a") as log:
+        log.write('{"e": 5}\n')
+    assert lines() == ['{"e": 5}'] and len(lines.hashes) == 0
