@@ -297,19 +297,21 @@ def duplicate_appends(appends: Appends) -> list[dict[str, Any]]:
         for p in twice
         for holder in _holders(coded.node_names[p // len(coded.value_names)], copy_of)
     )
-    anomalies = []
-    for node, value, node_value in named[:MAX_CASES]:
-        offsets = coded.record_offset[appended][pair == node_value]
-        anomalies.append(
-            {
-                "kind": "duplicate-append",
-                "node": node,
-                "value": value,
-                "offsets": [int(offsets.min()), int(offsets.max())],
-                "summary": f"{node} holds append {value} {len(offsets)} times",
-            }
-        )
-    return anomalies
+    return [
+        _duplicate(node, value, coded.record_offset[appended][pair == node_value])
+        for node, value, node_value in named[:MAX_CASES]
+    ]
+
+
+def _duplicate(node: str, value: str, offsets: np.ndarray) -> dict[str, Any]:
+    """A `duplicate-append` anomaly: `node` holds `value` at these offsets."""
+    return {
+        "kind": "duplicate-append",
+        "node": node,
+        "value": value,
+        "offsets": [int(offsets.min()), int(offsets.max())],
+        "summary": f"{node} holds append {value} {len(offsets)} times",
+    }
 
 
 def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
@@ -414,20 +416,12 @@ def _held_twice(records: pd.DataFrame) -> list[dict[str, Any]]:
     client append's value a node holds at two places or more."""
     appended = records.dropna(subset=["offset", "value"])
     appended = appended[~appended["value"].str.startswith("{").fillna(False).to_numpy(dtype=bool)]
-    found = []
-    for (node, value), held in appended.groupby(["node", "value"], sort=True):
-        offsets = held["offset"].to_numpy(dtype="int64")
-        if len(np.unique(offsets)) > 1:
-            found.append(
-                {
-                    "kind": "duplicate-append",
-                    "node": node,
-                    "value": value,
-                    "offsets": [int(offsets.min()), int(offsets.max())],
-                    "summary": f"{node} holds append {value} {len(offsets)} times",
-                }
-            )
-    return found
+    held = appended.groupby(["node", "value"], sort=True)["offset"]
+    return [
+        _duplicate(node, value, offsets.to_numpy(dtype="int64"))
+        for (node, value), offsets in held
+        if offsets.nunique() > 1
+    ]
 
 
 def _holders(node: str, copy_of: dict[str, str]) -> list[str]:
