@@ -27,7 +27,7 @@ from tqdm import tqdm
 import targets
 from checkers.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
 from checkers.faults import BY_NAME, KINDS, of_kind
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
@@ -542,7 +542,7 @@ class Run:
         """Whether a node's own log says it halted (checkers/crashes.py)."""
         self.note_exits(cluster)
         cluster.collect(self.dir / "nodes")
-        return any(row.get("event") == "halted" for row in self.node_log_events(cluster))
+        return any(holds(table["event"], ["halted"]).any() for table in self.node_log_tables(cluster))
 
     def finish(self, cluster) -> None:
         """Heal everything, let the cluster settle, read the final logs, collect."""
@@ -562,11 +562,10 @@ class Run:
             for path in (self.dir / MEMORY_FILE, self.config.memory_file):
                 if path is not None:
                     self.search.memory.write(path)
-        self.events += self.node_log_events(cluster)
         final.to_parquet(self.dir / "final.parquet", index=False)
-        frame(self.events, EVENTS_COLUMNS).sort_values("time_ns", kind="stable").to_parquet(
-            self.dir / "events.parquet", index=False
-        )
+        tables = [frame(self.events, EVENTS_COLUMNS), *self.node_log_tables(cluster)]
+        events = pd.concat([table for table in tables if len(table)] or tables[:1], ignore_index=True)
+        events.sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
     def _wait_converged(self, cluster, settle_s: float) -> None:
         deadline = time.monotonic() + settle_s
@@ -818,13 +817,15 @@ class Run:
                 rows += self.log_readers[node]()
         return rows
 
-    def node_log_events(self, cluster) -> list[dict]:
-        rows = []
+    def node_log_tables(self, cluster) -> list[pd.DataFrame]:
+        """Each node's log as events, a table a node: a soak's nodes log
+        millions of commits, and as one list of rows they were gigabytes."""
+        tables = []
         for node in cluster.ids:
             path = self.dir / "nodes" / node / self.target.log_file
             if path.exists():
-                rows += self.target.log_events(path, self.recorder.wall_to_run_ns)
-        return rows
+                tables.append(frame(self.target.log_events(path, self.recorder.wall_to_run_ns), EVENTS_COLUMNS))
+        return tables
 
     def final_logs(self, cluster) -> pd.DataFrame:
         """Every node's copy, as the final table: a table a node (a soak's nodes hold millions of records each)."""

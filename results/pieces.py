@@ -45,8 +45,8 @@ ROW_FIELDS = ("index", "window")
 
 def in_pieces(run_dir: Path, piece_rows: int = PIECE_ROWS) -> bool:
     """Whether the run's history is long enough to be checked in pieces."""
-    path = run_dir / "history.parquet"
-    if not path.exists() or (run_dir / "history.jsonl").exists():
+    path = run_dir / "history.parquet"  # (read before a history.jsonl beside it, as `load_history` reads it)
+    if not path.exists():
         return False
     try:
         return pq.ParquetFile(path).metadata.num_rows > piece_rows
