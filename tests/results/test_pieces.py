@@ -173,7 +173,7 @@ def test_a_real_run_has_the_same_verdict_in_pieces_as_whole(tmp_path, bug):
     assert done.returncode == (1 if bug else 0), done.stdout + done.stderr
     [run_dir] = [path for path in tmp_path.iterdir() if path.is_dir()]
     rows = len(pd.read_parquet(run_dir / "history.parquet", columns=["index"]))
-    assert rows > 2000
+    assert rows > 700  # (a few hundred operations at least, however loaded the machine: 7 pieces of 100 rows or more)
     whole = check_run(run_dir)
     pieces = check_in_pieces(run_dir, run_meta(run_dir).get("capabilities"), 30.0, piece_rows=rows // 7).verdict
     assert pieces["stats"]["pieces"] >= 7
