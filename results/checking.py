@@ -34,15 +34,16 @@ def check_and_record(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S, piece_ro
     piece_rows = piece_rows or PIECE_ROWS
     if "source" not in meta and in_pieces(run_dir, piece_rows):
         checked = check_in_pieces(run_dir, meta.get("capabilities"), budget_s, piece_rows)
-        (run_dir / "verdict.json").write_text(json.dumps(checked.verdict, indent=2, default=str) + "\n")
-        write_report(run_dir, checked.history, checked.events, checked.drawing)
-        return checked.verdict
-    run = _read(run_dir)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        drawing = pool.submit(Drawing, run.history, run.events)
-        verdict = _verdict(run, budget_s)
-    (Path(run_dir) / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
-    write_report(run_dir, run.history, run.events, drawing.result())
+        verdict, history, events, drawing = checked.verdict, checked.history, checked.events, checked.drawing
+    else:
+        run = _read(run_dir, meta)
+        history, events = run.history, run.events
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            drawn = pool.submit(Drawing, history, events)
+            verdict = _verdict(run, budget_s)
+        drawing = drawn.result()
+    (run_dir / "verdict.json").write_text(json.dumps(verdict, indent=2, default=str) + "\n")
+    write_report(run_dir, history, events, drawing)
     return verdict
 
 
@@ -50,7 +51,7 @@ def check_run(run_dir: Path, budget_s: float = DEFAULT_BUDGET_S) -> dict:
     """The verdict of a run directory. A torn last line of a crashed run's
     history.jsonl is left out, and the verdict says so: `warnings` names the
     line and `stats.torn_lines` counts it."""
-    return _verdict(_read(run_dir), budget_s)
+    return _verdict(_read(Path(run_dir), run_meta(Path(run_dir))), budget_s)
 
 
 @dataclass
@@ -64,11 +65,10 @@ class _Run:
     warnings: list[str]
 
 
-def _read(run_dir: Path) -> _Run:
-    run_dir = Path(run_dir)
+def _read(run_dir: Path, meta: dict) -> _Run:
     warnings: list[str] = []
     history = load_history(run_dir, warnings)
-    return _Run(run_dir, run_meta(run_dir), history, _table(run_dir / "events.parquet", EVENTS_COLUMNS), warnings)
+    return _Run(run_dir, meta, history, _table(run_dir / "events.parquet", EVENTS_COLUMNS), warnings)
 
 
 def _verdict(run: _Run, budget_s: float) -> dict:

@@ -36,22 +36,15 @@ from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, fram
 from checkers.verdict import check
 
 from .history import HistoryError, read_table, typed
-from .report import MAX_ROWS, Drawing, Operations
+from .report import MAX_ROWS, Drawing, Operations, rows_named
 
 PIECE_ROWS = 500_000
-# Fields of an anomaly that name history rows (the report's too).
-ROW_FIELDS = ("index", "window")
 
 
 def in_pieces(run_dir: Path, piece_rows: int = PIECE_ROWS) -> bool:
     """Whether the run's history is long enough to be checked in pieces."""
     path = run_dir / "history.parquet"  # (read before a history.jsonl beside it, as `load_history` reads it)
-    if not path.exists():
-        return False
-    try:
-        return pq.ParquetFile(path).metadata.num_rows > piece_rows
-    except Exception as error:  # pyarrow raises several types for a damaged file
-        raise HistoryError(f"{path}: unreadable: {error}") from None
+    return path.exists() and _open(path).metadata.num_rows > piece_rows
 
 
 @dataclass
@@ -138,13 +131,7 @@ def _where(path: Path, columns: dict[str, str], condition: ds.Expression) -> pd.
 
 def _named(results: Any) -> set[int]:
     """The history rows the anomalies of these results name."""
-    rows: set[int] = set()
-    for found in results:
-        for anomaly in (found or {}).get("anomalies", []):
-            for name in ROW_FIELDS:
-                value = anomaly.get(name)
-                rows |= {value} if isinstance(value, int) else {v for v in value or [] if isinstance(v, int)}
-    return rows
+    return {row for found in results for anomaly in (found or {}).get("anomalies", []) for row in rows_named(anomaly)}
 
 
 def _small_final(path: Path, history: pd.DataFrame) -> pd.DataFrame:

@@ -126,7 +126,7 @@ def render(
     ops = drawing.ops
     anomalies = [(checker, a) for checker, r in verdict.get("checkers", {}).items() for a in r.get("anomalies", [])]
     marks = [(k, t) for k, (_, a) in enumerate(anomalies) for t in _times(a)]
-    flagged = {i for _, a in anomalies for i in _rows(a)}
+    flagged = {i for _, a in anomalies for i in rows_named(a)}
     # A row an anomaly names, invocation or completion, belongs to one drawn operation.
     # (Only the operations the anomalies name: a map of every row costs seconds on a million operations.)
     named = ops[ops["invoke"].isin(flagged) | ops["index"].isin(flagged)]
@@ -349,7 +349,8 @@ class Operations:
         self.head = both.sort_values("t0", kind="stable").iloc[: self.keep].reset_index(drop=True)
 
 
-def _rows(anomaly: dict) -> list[int]:
+def rows_named(anomaly: dict) -> list[int]:
+    """The history rows an anomaly is about (the report lists them; a run checked in pieces reads them back)."""
     found = []
     for field in ROW_FIELDS:
         value = anomaly.get(field)
@@ -406,7 +407,7 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]], logs: bool) -> st
         lines.append("<ol>")
         for k, (checker, anomaly) in enumerate(anomalies):
             # The row the anomaly is about first, then a few around it; the view up close has the rest.
-            rows = list(dict.fromkeys(_rows(anomaly)))
+            rows = list(dict.fromkeys(rows_named(anomaly)))
             links = [f"<a href='#row-{i}'>row {i}</a>" for i in rows[:6]]
             if checker == "linearizable":
                 links.append(f"<a href='#focus-{k}'>up close</a>")
