@@ -9,29 +9,49 @@ it exits (`quiet_exit`), so the exit code stays 2.
 A command started in the background by a script inherits SIGINT ignored
 (the shell's rule for `&`); SIGTERM must still stop it, so the handlers do
 not go through SIGINT's.
+
+While a run's event loop runs, the same signals cancel its work at its next
+`await` instead (`cancelled_on_termination`), and KeyboardInterrupt is
+raised once that has unwound. Raised wherever the interpreter happened to
+be, it could land inside the event loop's own machinery and leave a task
+that is never woken; and a signal the kernel gives another thread (the
+load's pool, an allocator's) only reaches the loop through a wakeup file
+descriptor, which the loop's own handlers set: without it the loop slept on
+with nothing scheduled, and the run never ended.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import sys
+from collections.abc import Awaitable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _shield = {"depth": 0, "pending": False, "stopping": False}
 TERMINATION = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-def _interrupt(signum, frame) -> None:
+def _stops() -> bool:
+    """Whether a signal that came now stops the command (else it is said, or waits for the shield)."""
     if _shield["stopping"]:
         # os.write, not print: the handler may run in the middle of a print to stderr.
         os.write(2, b"splitbrain: already stopping: healing and tearing down\n")
-        return
+        return False
     if _shield["depth"]:
         _shield["pending"] = True
-        return
+        return False
     _shield["stopping"] = True
-    raise KeyboardInterrupt
+    return True
+
+
+def _interrupt(signum, frame) -> None:
+    if _stops():
+        raise KeyboardInterrupt
 
 
 def interrupt_on_termination() -> None:
@@ -68,3 +88,35 @@ def shielded():
             _shield["stopping"] = True
     if pending:
         raise KeyboardInterrupt
+
+
+async def cancelled_on_termination(work: Awaitable[T]) -> T:
+    """`work`, cancelled at its next `await` by the signals that stop the
+    command (those whose handler is ours), then KeyboardInterrupt; our
+    handlers back once it ends. Must be the task `asyncio.run` runs."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    ours = [sig for sig in TERMINATION if signal.getsignal(sig) is _interrupt]
+    stopped = []
+
+    def stop() -> None:
+        if _stops():
+            stopped.append(True)
+            task.cancel()
+
+    for sig in ours:
+        loop.add_signal_handler(sig, stop)
+    try:
+        done = await work
+    except asyncio.CancelledError:
+        if stopped:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        for sig in ours:
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, _interrupt)
+    if stopped:  # it came as the work ended, with no `await` left to cancel
+        raise KeyboardInterrupt
+    return done

@@ -31,7 +31,7 @@ from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
-from harness.interrupts import shielded
+from harness.interrupts import cancelled_on_termination, shielded
 from harness.limits import RUN_SETTINGS, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
@@ -505,7 +505,7 @@ class Run:
             started = self.start(cluster)
             try:
                 if started:
-                    asyncio.run(self.load_and_faults())
+                    asyncio.run(cancelled_on_termination(self.load_and_faults()))
             finally:
                 with shielded():
                     self.finish(cluster)
