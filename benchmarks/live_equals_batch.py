@@ -9,10 +9,13 @@ Spark (`--spark`, default `local[4]`; `--spark ""`: serially):
 - etcd: append and register, seeds 1 to 3 (6 runs).
 
 For every run, the live verdict (live.json's `valid`) is compared with the
-batch one (verdict.json's), and so is each checker the live verdict's last
-look judged (live.json's `last`). Printed: each run, with the checkers that
-differ and both answers; the runs whose verdicts are equal (goal: all 20),
-and those equal checker by checker.
+batch one (verdict.json's) over the cases both judge: the batch checkers'
+anomalies that only the nodes' final copies show (read once the run is
+healed, after the live verdict; checkers/verdict.py's `AFTER_HEALING`) are
+set aside. So is each checker the live verdict's last look judged
+(live.json's `last`). Printed: each run, with the checkers that differ and
+both answers; the runs whose verdicts are equal (goal: all 20), those
+equal checker by checker, and those equal to the whole batch verdict.
 
     .venv/bin/python benchmarks/live_equals_batch.py [--time-limit 15] [--spark local[4]] [--keep DIR]
 """
@@ -29,6 +32,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from checkers.verdict import as_judged_so_far  # noqa: E402
 
 CAMPAIGN = """
 [campaign]
@@ -62,16 +67,21 @@ seeds = [1, 2, 3]
 """
 
 
-def compared(run_dir: Path) -> tuple[dict, dict, dict]:
-    """(checker: (live, batch)) for every checker both judged; the live and the batch verdicts."""
+def compared(run_dir: Path) -> tuple[dict, dict, bool | str]:
+    """(checker: (live, batch)) for every checker the live verdict judged,
+    each batch answer over the cases the live look judges too (its anomalies
+    that only the final copies show set aside: `as_judged_so_far`); the live
+    verdict; the batch verdict over those checkers and cases."""
     live = json.loads((run_dir / "live.json").read_text())
-    verdict = json.loads((run_dir / "verdict.json").read_text())
+    checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     pairs = {
-        name: (valid, verdict["checkers"][name]["valid"])
+        name: (valid, as_judged_so_far(name, checkers[name]))
         for name, valid in live["last"].items()
-        if name in verdict["checkers"]
+        if name in checkers
     }
-    return pairs, live, verdict
+    answers = [batch for _, batch in pairs.values()]
+    so_far = False if False in answers else "unknown" if "unknown" in answers else True
+    return pairs, live, so_far
 
 
 def main() -> int:
@@ -96,18 +106,28 @@ def main() -> int:
         if done.returncode not in (0, 1):
             sys.exit(f"campaign failed: {done.stderr.strip()[-800:]}")
         runs = sorted(p for p in (work / "live").iterdir() if (p / "verdict.json").exists())
-        equal, checker_by_checker, failing = 0, 0, 0
+        equal, alike, checker_by_checker, failing = 0, 0, 0, 0
         for run_dir in runs:
-            pairs, live, verdict = compared(run_dir)
-            failing += verdict["valid"] is False
-            equal += live["valid"] == verdict["valid"]
+            pairs, live, so_far = compared(run_dir)
+            whole = json.loads((run_dir / "verdict.json").read_text())["valid"]
+            failing += whole is False
+            equal += live["valid"] == so_far
+            alike += live["valid"] == whole
             differs = {name: pair for name, pair in pairs.items() if pair[0] != pair[1]}
             checker_by_checker += not differs and bool(pairs)
             state = "equal" if not differs and pairs else f"DIFFERS {differs}" if pairs else "nothing judged live"
-            print(f"{run_dir.name}: live {live['valid']}, batch {verdict['valid']}; {len(pairs)} checkers: {state}")
+            print(
+                f"{run_dir.name}: live {live['valid']}, batch {so_far} on the same cases ({whole} in all); "
+                f"{len(pairs)} checkers: {state}"
+            )
         print(f"runs: {len(runs)} ({failing} failing) in {time.monotonic() - start:.0f} s")
-        print(f"LIVE verdict equal to the batch one on {equal} of {len(runs)} runs (goal: all, 20)")
+        print(
+            f"LIVE verdict equal to the batch one on the cases both judge on {equal} of {len(runs)} runs (goal: all, 20)"
+        )
         print(f"LIVE equal checker by checker on {checker_by_checker} of {len(runs)} runs")
+        print(
+            f"LIVE verdict equal to the whole batch verdict (with what only the final copies show) on {alike} of {len(runs)} runs"
+        )
         return 0 if equal == len(runs) == 20 else 1
     finally:
         if args.keep is None:

@@ -34,6 +34,11 @@ from .schema import arrow
 
 # Each case lists its first MAX_CASES anomalies (`stats.lost_appends` counts every lost append).
 MAX_CASES = 20
+# The cases only the nodes' final copies show (read once the run is healed):
+# a live look, which has no final copies yet, judges the others alone.
+FINAL_COPY_KINDS = frozenset(
+    {"lost-acknowledged-append", "divergent-committed-logs", "duplicate-append", "failed-append-committed"}
+)
 
 
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:

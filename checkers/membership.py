@@ -26,6 +26,8 @@ from .result import result
 from .schema import columns, nemesis_done
 
 CHANGES = ("add-voter", "remove-voter")
+# The case only the nodes' final copies show (read once the run is healed).
+FINAL_COPY_KINDS = frozenset({"lost-voter-change"})
 
 
 def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:

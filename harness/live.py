@@ -38,7 +38,7 @@ import pandas as pd
 from checkers.carried import events_left_for_later, left_for_later
 from checkers.errors import Defect
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
-from checkers.verdict import check_prefix
+from checkers.verdict import AFTER_HEALING, check_prefix
 from results.history import lines_table
 from results.memory import trim
 from targets.log_lines import NewLines
@@ -159,10 +159,15 @@ class Live:
         verdict = False if False in decided.values() else ("unknown" if "unknown" in decided.values() else True)
         self.verdict = verdict
         stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
+        # What only the final copies show is judged once the run is healed: said, so `true` is not read as final.
+        after_healing = [name for name in decided if name in AFTER_HEALING and decided[name] is not False]
+        later = (
+            f"; what the nodes' final copies show comes with the batch verdict, once healed: {', '.join(after_healing)}"
+        )
         print(
             f"splitbrain: live verdict: valid={json.dumps(verdict)} over {self.last['rows']} rows "
             f"({', '.join(f'{name} {json.dumps(valid)}' for name, valid in decided.items()) or 'no checker applies'}; "
-            f"{self.last['took_s']} s; {after_load_s} s after load ended){stopped}",
+            f"{self.last['took_s']} s; {after_load_s} s after load ended){stopped}{later if after_healing else ''}",
             file=sys.stderr,
         )
         (run_dir / LIVE_FILE).write_text(
@@ -172,6 +177,7 @@ class Live:
                     "found": self.found,
                     "last": self.last,
                     "undecided": self.undecided,
+                    "after_healing": after_healing,
                     "looks": self.looks,
                     "tally": self.recorder.tally,
                     "stopped_load_at_s": stopped_at_s,

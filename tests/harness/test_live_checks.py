@@ -4,7 +4,8 @@ local backend: with `--stop-on-violation`, a planted bug
 read as it is written) is found live, the load ends there, well before its
 time limit, the faults are healed, and the batch verdict holds the same
 violation; with `--check-live` on the correct node, the live verdict is
-valid, as the batch one is, checker by checker."""
+valid, as the batch one is, checker by checker, and names the checker
+whose final-copy cases only the batch verdict judges."""
 
 from __future__ import annotations
 
@@ -61,5 +62,8 @@ def test_the_live_verdict_of_a_correct_run_is_the_batch_ones(tmp_path):
     judged = {name: valid for name, valid in live["last"].items() if name in verdict["checkers"]}
     assert judged and all(verdict["checkers"][name]["valid"] == valid for name, valid in judged.items())
     assert meta["stopped_load_at_s"] is None
+    # What only the final copies show is not judged live, and the line says so: `true` is not read as final.
+    assert live["after_healing"] == ["committed-data-loss"], live
+    assert "final copies show comes with the batch verdict, once healed: committed-data-loss" in done.stderr
     # Said within moments of the end of load (goal 1 s at 5,000 ops/s for 10 minutes: benchmarks/live_verdict.py).
     assert 0 <= live["verdict_after_load_s"] < 5 and "s after load ended" in done.stderr, live
