@@ -88,27 +88,25 @@ def committed_data_loss_in_windows(
     appends at its places and every node's final records there (a node with
     none there a row with no offset, as for a log read back empty). What is
     judged place by place (lost and divergent records) is judged in its
-    window; `failed` (the definitely failed appends, which have no place) is
-    looked for in every window's records. A value held in two windows is
-    found by a hash of each window's values (`value_hashes`: 8 bytes a value,
-    all this keeps of the records), and then `holding` gives the final
-    records whose values have those hashes, to tell which node holds it where
-    (`duplicate_appends` finds a value held twice within one window)."""
+    window. A value held in two windows is found by a hash of each window's
+    values (`value_hashes`: 8 bytes a value, all this keeps of the records),
+    and then `holding` gives the final records whose values have those
+    hashes, to tell which node holds it where (`duplicate_appends` finds a
+    value held twice within one window). So is one of `failed` (the
+    definitely failed appends, which have no place) among them: hashed once,
+    not looked for in every window."""
     anomalies: dict[str, list[dict[str, Any]]] = {}
     stats = {"acknowledged": 0, "final_records": 0, "lost_appends": 0}
     nodes: set[str] = set()
     hashes = []
-    failed_found: set[int] = set()
     for history, final in windows:
-        appends = Appends.of(pd.concat([history, failed], ignore_index=True), final)
+        appends = Appends.of(history, final)
         lost = Lost.of(appends)
         found = [
             *lost_acknowledged_appends(appends, lost),
             *divergent_committed_logs(appends),
             *duplicate_appends(appends),
-            *(a for a in failed_appends_committed(appends) if a["index"] not in failed_found),
         ]
-        failed_found |= {a["index"] for a in found if a["kind"] == "failed-append-committed"}
         for anomaly in found:
             anomalies.setdefault(anomaly["kind"], []).append(anomaly)
         stats["acknowledged"] += len(appends.acked)
@@ -118,11 +116,12 @@ def committed_data_loss_in_windows(
         coded = appends.coded
         hashes.append(value_hashes(coded.value_names.take(np.unique(coded.record_value[_appended(coded)]))))
     duplicates = anomalies.get("duplicate-append", [])
+    everywhere = _sorted_hashes(hashes)
     found_all = [
         *anomalies.get("lost-acknowledged-append", [])[:MAX_CASES],
         *anomalies.get("divergent-committed-logs", [])[:MAX_CASES],
-        *(duplicates + _across_windows(duplicates, hashes, holding))[:MAX_CASES],
-        *anomalies.get("failed-append-committed", [])[:MAX_CASES],
+        *(duplicates + _across_windows(duplicates, everywhere, holding))[:MAX_CASES],
+        *_failed_in_windows(failed, everywhere, holding),
         *truncated_committed(events),
         *earlier_generations_counted(events),
     ]
@@ -331,7 +330,11 @@ def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
         if len(failed)
         else np.zeros(0, dtype=int)
     )
-    resurrected = failed[committed[codes] & (codes >= 0)]
+    return _resurrected(failed[committed[codes] & (codes >= 0)])
+
+
+def _resurrected(failed: pd.DataFrame) -> list[dict[str, Any]]:
+    """`failed-append-committed` of these definitely failed appends, each found committed."""
     return [
         {
             "kind": "failed-append-committed",
@@ -339,7 +342,7 @@ def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
             "value": row["value"],
             "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed",
         }
-        for _, row in resurrected.head(MAX_CASES).iterrows()
+        for _, row in failed.head(MAX_CASES).iterrows()
     ]
 
 
@@ -401,14 +404,36 @@ def value_hashes(values: pd.Series) -> np.ndarray:
     return hashed
 
 
-def _across_windows(
-    within: list[dict[str, Any]], hashes: list[np.ndarray], holding: Callable[[np.ndarray], pd.DataFrame]
-) -> list[dict[str, Any]]:
-    """`duplicate-append`s of values held in two windows (each window's
-    distinct values' `hashes`), but for those `within` one window named."""
+def _sorted_hashes(hashes: list[np.ndarray]) -> np.ndarray:
+    """Each window's distinct committed values' hashes, as one sorted array
+    (8 bytes a value: held once, and sorted in place)."""
     everywhere = np.concatenate(hashes) if hashes else np.zeros(0, dtype="uint64")
-    hashes.clear()  # (8 bytes a value: held once, and sorted in place)
+    hashes.clear()
     everywhere.sort()
+    return everywhere
+
+
+def _failed_in_windows(
+    failed: pd.DataFrame, everywhere: np.ndarray, holding: Callable[[np.ndarray], pd.DataFrame]
+) -> list[dict[str, Any]]:
+    """`failed-append-committed` over windows: each definitely failed append
+    whose value's hash is among the committed values' (`everywhere`, sorted)
+    and that a final record holding it confirms. The failed appends are
+    hashed once, not looked for in every window: a soak fails millions."""
+    if failed.empty:
+        return []
+    maybe = failed[np.isin(value_hashes(failed["value"]), everywhere)]
+    if maybe.empty:
+        return []
+    held = holding(np.unique(value_hashes(maybe["value"]))).dropna(subset=["offset"])
+    return _resurrected(maybe[maybe["value"].isin(set(held["value"].dropna()))])
+
+
+def _across_windows(
+    within: list[dict[str, Any]], everywhere: np.ndarray, holding: Callable[[np.ndarray], pd.DataFrame]
+) -> list[dict[str, Any]]:
+    """`duplicate-append`s of values held in two windows (`everywhere`: each
+    window's distinct values' hashes, sorted), but for those `within` one window named."""
     twice = np.unique(everywhere[1:][everywhere[1:] == everywhere[:-1]])
     if not len(twice):
         return []

@@ -193,7 +193,9 @@ class _Groups:
 
     @staticmethod
     def _spans(file: pq.ParquetFile) -> list[tuple[int, int]]:
-        """Each row group's lowest and highest offset (an empty span where it holds none)."""
+        """Each row group's lowest and highest offset (an empty span where it
+        holds none): from its statistics, or, where it has none, from its
+        offsets read (a span of every offset would make windows without end)."""
         written = file.schema_arrow.names
         if "offset" not in written:
             return [(1, 0)] * file.num_row_groups
@@ -206,7 +208,9 @@ class _Groups:
             elif stats is not None and stats.has_min_max:
                 spans.append((int(stats.min), int(stats.max)))
             else:
-                spans.append((np.iinfo("int64").min, np.iinfo("int64").max))
+                bounds = pc.min_max(file.read_row_group(group, columns=["offset"]).column("offset"))
+                low, high = bounds["min"].as_py(), bounds["max"].as_py()
+                spans.append((1, 0) if low is None else (int(low), int(high)))
         return spans
 
     def between(self, low: int, high: int) -> pd.DataFrame:

@@ -104,6 +104,11 @@ def reorder(history, final):
             row["offset"] = 401 if row["value"] == '"400"' else 399
 
 
+def no_final_logs(history, final):
+    """No node's log was read at the end (no leader was elected to read them from): the final table has no rows."""
+    final.clear()
+
+
 def comparable(verdict: dict) -> dict:
     checkers = {}
     for name, result in verdict["checkers"].items():
@@ -118,7 +123,9 @@ def comparable(verdict: dict) -> dict:
     return {**kept, "checkers": checkers}
 
 
-@pytest.mark.parametrize("change", [lambda h, f: None, lose, duplicate_across_windows, resurrect, cut_short, reorder])
+@pytest.mark.parametrize(
+    "change", [lambda h, f: None, lose, duplicate_across_windows, resurrect, cut_short, reorder, no_final_logs]
+)
 def test_a_made_up_run_has_the_same_verdict_in_pieces_as_whole(tmp_path, change):
     run_dir = made_up_run(tmp_path / "run", change)
     whole = check_run(run_dir)
@@ -126,7 +133,7 @@ def test_a_made_up_run_has_the_same_verdict_in_pieces_as_whole(tmp_path, change)
     assert pieces["stats"]["pieces"] == 8 and pieces["stats"]["history_rows"] == whole["stats"]["history_rows"]
     assert comparable(pieces) == comparable(whole)
     if change.__name__ != "<lambda>":
-        assert whole["valid"] is False, whole
+        assert whole["valid"] is not True, whole
 
 
 def test_a_long_run_is_checked_in_pieces_by_the_command(tmp_path):
