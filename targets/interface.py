@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from targets.options import Option
 
@@ -299,6 +300,18 @@ class MemberChanges(ABC):
         answer (it may have been made)."""
 
 
+class RealSchedule(NamedTuple):
+    """A simulated violation as a real run: its nemesis operations (`at_s`
+    from the start of load, `f`, `args`), the time limit they need, the
+    workload whose checkers see what broke, and the target options its nodes
+    take beside simulate's (their timeouts, where the real ones must differ)."""
+
+    ops: list[dict]
+    limit_s: float
+    workload: str
+    options: dict
+
+
 class Simulated(ABC):
     """A deterministic simulation of the target (`splitbrain simulate`)."""
 
@@ -320,11 +333,9 @@ class Simulated(ABC):
         given): a verdict."""
 
     @abstractmethod
-    def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:
+    def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
         """A violation the simulation found (its `steps` and what broke) as a
-        real run's nemesis operations (`at_s` from the start of load, `f`,
-        `args`), the time limit they need and the workload whose checkers see
-        what broke: what `simulate --write-schedules` hands `replay`."""
+        real run: what `simulate --write-schedules` hands `replay`."""
 
 
 class Mutable(ABC):

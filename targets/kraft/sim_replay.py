@@ -67,16 +67,43 @@ MEMBERSHIP = {"wipe": "wipe", "remove_voter": "shrink", "add_voter": "rejoin"}
 # second, so this many stay beside a node cut off alone (the executor's
 # `clients`), as the simulator's reader does.
 READERS_BESIDE = 2
+# A real node's restart takes a moment (its interpreter started, its log
+# read: about 0.6 s) where the simulator's takes none, so a node the
+# simulation had back before its peers' timeouts ran out comes back as they
+# run out: a leader bounced and at once elected again, answering a stale
+# read from its state not yet rebuilt, came back in 0 of 6 replays at the
+# default timeouts, its election raced by a follower's. A schedule that
+# starts a node again runs on real nodes whose timeouts are this many times
+# their defaults (and its moments stretched as much), so that a restart is
+# as short beside them as in the simulation.
+RESTART_STRETCH = 10
+TIMEOUTS = ("election_timeout_ms", "fetch_timeout_ms")
+# The simulator's steps, and the search's operations, after which a node starts again.
+RESTART_STEPS = frozenset({"bounce", "restart", "lose_unsynced", "lose_leader", "wipe"})
+RESTART_OPS = frozenset({"bounce", "start", "restart", "lose-unfsynced", "wipe"})
 
 
-def scale_of(settings: dict[str, Any], node_default_ms: int) -> float:
+def scale_of(settings: dict[str, Any], real_ms: int) -> float:
     """How much longer a real moment is than a simulated one: the real
-    election timeout over the simulator's. A timeout given to `simulate` ran
-    the simulation too, and goes to the real run: the same on both sides;
-    else the simulator's own against the node's default."""
+    nodes' election timeout (`real_ms`) over the simulator's. A timeout given
+    to `simulate` ran the simulation, and goes to the real run too (where
+    `timeouts_for` does not stretch it): the same on both sides."""
     if settings.get("election_timeout_ms") is not None:
         return 1.0
-    return node_default_ms / SimSettings.election_timeout_ms
+    return real_ms / SimSettings.election_timeout_ms
+
+
+def timeouts_for(settings: dict[str, Any], violation: dict[str, Any], defaults: dict[str, Any]) -> dict[str, int]:
+    """The real nodes' timeouts (target options) for a violation's schedule:
+    the defaults stretched by RESTART_STRETCH where it starts a node again
+    and `simulate` was given no timeout of its own; else none."""
+    if settings.get("election_timeout_ms") is not None:
+        return {}
+    if "ops" in violation:  # the novelty search's operations
+        restarts = any(op["f"] in RESTART_OPS for op in violation["ops"])
+    else:
+        restarts = any(step[0] in RESTART_STEPS for step in violation["steps"])
+    return {name: defaults[name] * RESTART_STRETCH for name in TIMEOUTS} if restarts else {}
 
 
 def _aim(action: str, node: str) -> dict[str, Any]:

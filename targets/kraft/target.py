@@ -19,6 +19,7 @@ from targets.interface import (
     Mutable,
     NodeSpec,
     OwnCommands,
+    RealSchedule,
     Simulated,
     Target,
     TargetClient,
@@ -343,11 +344,21 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         checker = {"valid": not anomalies, "anomalies": anomalies, "stats": stats}
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 
-    def real_schedule(self, settings: dict, violation: dict) -> tuple[list[dict], float, str]:
-        from .sim_replay import first_leader, made_changes, real_schedule, scale_of, searched_schedule, workload_for
+    def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
+        from .sim_replay import (
+            first_leader,
+            made_changes,
+            real_schedule,
+            scale_of,
+            searched_schedule,
+            timeouts_for,
+            workload_for,
+        )
         from .simulation import SimSettings
 
-        scale = scale_of(settings, option_defaults(self.options)["election_timeout_ms"])
+        defaults = option_defaults(self.options)
+        timeouts = timeouts_for(settings, violation, defaults)
+        scale = scale_of(settings, timeouts.get("election_timeout_ms", defaults["election_timeout_ms"]))
         if "ops" in violation:  # the novelty search's: operations aimed by role, as a run's
             ops, limit_s = searched_schedule(violation["ops"], scale)
         else:
@@ -355,7 +366,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             nodes = settings["nodes"] + settings.get("observers", 0)
             steps = [tuple(step) for step in violation["steps"]]
             ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
-        return ops, limit_s, workload_for(violation["violation"])
+        return RealSchedule(ops, limit_s, workload_for(violation["violation"]), timeouts)
 
 
 def _simulated(settings: dict) -> dict:

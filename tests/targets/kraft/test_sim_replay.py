@@ -11,7 +11,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from targets.kraft.sim_replay import first_leader, real_schedule, scale_of, workload_for
+from targets.kraft.sim_replay import first_leader, real_schedule, scale_of, timeouts_for, workload_for
 from targets.kraft.simulation import SimSettings, random_steps
 
 
@@ -49,7 +49,18 @@ def test_a_schedule_becomes_the_same_faults_at_stretched_moments():
 def test_the_stretch_is_the_real_timeout_over_the_simulated_one():
     assert scale_of({}, 300) == 300 / SimSettings.election_timeout_ms
     # A timeout given to simulate ran the simulation and goes to the real run: the same on both sides.
-    assert scale_of({"election_timeout_ms": 300}, 300) == scale_of({"election_timeout_ms": 50}, 300) == 1.0
+    assert scale_of({"election_timeout_ms": 300}, 300) == scale_of({"election_timeout_ms": 50}, 50) == 1.0
+    assert scale_of({}, 3000) == 30
+
+
+def test_a_schedule_that_starts_a_node_again_runs_on_stretched_timeouts():
+    """A real restart takes a moment the simulator's does not: the nodes' timeouts, and so the moments, are stretched."""
+    defaults = {"election_timeout_ms": 300, "fetch_timeout_ms": 600}
+    stretched = {"election_timeout_ms": 3000, "fetch_timeout_ms": 6000}
+    assert timeouts_for({}, {"steps": [["run", 0, 5], ["bounce", 4, 1]]}, defaults) == stretched
+    assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "lose-unfsynced", "args": {}}]}, defaults) == stretched
+    assert timeouts_for({}, {"steps": [["isolate", 0, 0], ["heal", 0, 0]]}, defaults) == {}
+    assert timeouts_for({"election_timeout_ms": 50}, {"steps": [["bounce", 4, 1]]}, defaults) == {}
 
 
 @given(seed=st.integers(0, 2**31 - 1), count=st.integers(0, 40), nodes=st.sampled_from([3, 5]))
@@ -86,5 +97,5 @@ def test_the_membership_step_that_broke_the_simulation_counts_as_made():
     settings = {"nodes": 3, "observers": 0, "bugs": ["ack-voter-early"]}
     verdict = TARGET.simulate(settings, 20, 20, 0, True, False, lambda items: items)
     [violation] = verdict["checkers"]["simulation-invariants"]["anomalies"]
-    ops, _, workload = TARGET.real_schedule(settings, violation)
+    ops, _, workload, _ = TARGET.real_schedule(settings, violation)
     assert {"shrink", "rejoin", "wipe"} & {op["f"] for op in ops} and workload == "append"
