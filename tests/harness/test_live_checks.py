@@ -63,7 +63,8 @@ def test_the_live_verdict_of_a_correct_run_is_the_batch_ones(tmp_path):
     assert judged and all(verdict["checkers"][name]["valid"] == valid for name, valid in judged.items())
     assert meta["stopped_load_at_s"] is None
     # What only the final copies show is not judged live, and the line says so: `true` is not read as final.
-    assert live["after_healing"] == ["committed-data-loss"], live
-    assert "final copies show comes with the batch verdict, once healed: committed-data-loss" in done.stderr
+    assert "committed-data-loss" in live["after_healing"], live
+    said = f"final copies show comes with the batch verdict, once healed: {', '.join(live['after_healing'])}"
+    assert said in done.stderr
     # Said within moments of the end of load (goal 1 s at 5,000 ops/s for 10 minutes: benchmarks/live_verdict.py).
     assert 0 <= live["verdict_after_load_s"] < 5 and "s after load ended" in done.stderr, live
