@@ -53,12 +53,15 @@ def test_the_stretch_is_the_real_timeout_over_the_simulated_one():
     assert scale_of({}, 3000) == 30
 
 
-def test_a_schedule_that_starts_a_node_again_runs_on_stretched_timeouts():
+def test_a_schedule_that_bounces_a_node_runs_on_stretched_timeouts():
     """A real restart takes a moment the simulator's does not: the nodes' timeouts, and so the moments, are stretched."""
     defaults = {"election_timeout_ms": 300, "fetch_timeout_ms": 600}
     stretched = {"election_timeout_ms": 3000, "fetch_timeout_ms": 6000}
     assert timeouts_for({}, {"steps": [["run", 0, 5], ["bounce", 4, 1]]}, defaults) == stretched
-    assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "lose-unfsynced", "args": {}}]}, defaults) == stretched
+    assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "bounce", "args": {}}]}, defaults) == stretched
+    # A power loss's unclean start waits ten fetch timeouts: stretched, longer than a run waits to settle.
+    assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "lose-unfsynced", "args": {}}]}, defaults) == {}
+    assert timeouts_for({}, {"steps": [["lose_leader", 0, 0], ["restart", 1, 0]]}, defaults) == {}
     assert timeouts_for({}, {"steps": [["isolate", 0, 0], ["heal", 0, 0]]}, defaults) == {}
     assert timeouts_for({"election_timeout_ms": 50}, {"steps": [["bounce", 4, 1]]}, defaults) == {}
 
