@@ -67,13 +67,14 @@ seeds = [1, 2, 3]
 """
 
 
-def compared(run_dir: Path) -> tuple[dict, dict, bool | str]:
+def compared(run_dir: Path) -> tuple[dict, dict, bool | str, bool | str]:
     """(checker: (live, batch)) for every checker the live verdict judged,
     each batch answer over the cases the live look judges too (its anomalies
     that only the final copies show set aside: `as_judged_so_far`); the live
-    verdict; the batch verdict over those checkers and cases."""
+    verdict; the batch verdict over those checkers and cases; the whole batch verdict."""
     live = json.loads((run_dir / "live.json").read_text())
-    checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    checkers = verdict["checkers"]
     pairs = {
         name: (valid, as_judged_so_far(name, checkers[name]))
         for name, valid in live["last"].items()
@@ -81,7 +82,7 @@ def compared(run_dir: Path) -> tuple[dict, dict, bool | str]:
     }
     answers = [batch for _, batch in pairs.values()]
     so_far = False if False in answers else "unknown" if "unknown" in answers else True
-    return pairs, live, so_far
+    return pairs, live, so_far, verdict["valid"]
 
 
 def main() -> int:
@@ -108,8 +109,7 @@ def main() -> int:
         runs = sorted(p for p in (work / "live").iterdir() if (p / "verdict.json").exists())
         equal, alike, checker_by_checker, failing = 0, 0, 0, 0
         for run_dir in runs:
-            pairs, live, so_far = compared(run_dir)
-            whole = json.loads((run_dir / "verdict.json").read_text())["valid"]
+            pairs, live, so_far, whole = compared(run_dir)
             failing += whole is False
             equal += live["valid"] == so_far
             alike += live["valid"] == whole

@@ -161,13 +161,12 @@ class Live:
         stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
         # What only the final copies show is judged once the run is healed: said, so `true` is not read as final.
         after_healing = [name for name in decided if name in AFTER_HEALING and decided[name] is not False]
-        later = (
-            f"; what the nodes' final copies show comes with the batch verdict, once healed: {', '.join(after_healing)}"
-        )
+        said = "what the nodes' final copies show comes with the batch verdict, once healed"
+        later = f"; {said}: {', '.join(after_healing)}" if after_healing else ""
         print(
             f"splitbrain: live verdict: valid={json.dumps(verdict)} over {self.last['rows']} rows "
             f"({', '.join(f'{name} {json.dumps(valid)}' for name, valid in decided.items()) or 'no checker applies'}; "
-            f"{self.last['took_s']} s; {after_load_s} s after load ended){stopped}{later if after_healing else ''}",
+            f"{self.last['took_s']} s; {after_load_s} s after load ended){stopped}{later}",
             file=sys.stderr,
         )
         (run_dir / LIVE_FILE).write_text(

@@ -82,8 +82,7 @@ READERS_BESIDE = 2
 RESTART_STRETCH = 10
 TIMEOUTS = ("election_timeout_ms", "fetch_timeout_ms")
 # The simulator's step, and the search's operation, that kills a node and starts it again at once.
-RESTART_STEPS = frozenset({"bounce"})
-RESTART_OPS = frozenset({"bounce"})
+BOUNCE = "bounce"
 
 
 def scale_of(settings: dict[str, Any], real_ms: int) -> float:
@@ -102,11 +101,9 @@ def timeouts_for(settings: dict[str, Any], violation: dict[str, Any], defaults: 
     `simulate` was given no timeout of its own; else none."""
     if settings.get("election_timeout_ms") is not None:
         return {}
-    if "ops" in violation:  # the novelty search's operations
-        restarts = any(op["f"] in RESTART_OPS for op in violation["ops"])
-    else:
-        restarts = any(step[0] in RESTART_STEPS for step in violation["steps"])
-    return {name: defaults[name] * RESTART_STRETCH for name in TIMEOUTS} if restarts else {}
+    # The novelty search's operations, or the random schedule's steps.
+    made = [op["f"] for op in violation["ops"]] if "ops" in violation else [step[0] for step in violation["steps"]]
+    return {name: defaults[name] * RESTART_STRETCH for name in TIMEOUTS} if BOUNCE in made else {}
 
 
 def _aim(action: str, node: str) -> dict[str, Any]:

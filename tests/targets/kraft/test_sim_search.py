@@ -35,7 +35,7 @@ def test_the_search_finds_a_bug_and_reports_the_operations_it_made(tmp_path):
     assert [op["at_s"] for op in first["ops"]] == sorted(op["at_s"] for op in first["ops"])
     ops, limit_s, workload, timeouts = TARGET.real_schedule({"nodes": 5}, first)
     assert workload == "register" and ops[-1] == {"at_s": limit_s, "f": "heal-all", "args": {}}
-    # Stretched: the real timeouts over the simulator's 100 ms (300 ms, or ten times that where a node starts again).
+    # Stretched: the real timeouts over the simulator's 100 ms (300 ms, or ten times that where a node is bounced).
     assert ops[1]["at_s"] == round(first["ops"][0]["at_s"] * timeouts.get("election_timeout_ms", 300) / 100, 3)
     learned = Memory.read(memory)
     assert learned.visits and learned.moves
