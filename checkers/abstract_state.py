@@ -71,11 +71,11 @@ def abstract(rows: Mapping[str, Mapping[str, Any]], in_force: Iterable[str] = ()
         behind = None if epoch is None or top_epoch is None else top_epoch - epoch
         lag = None if offset is None or top_offset is None else top_offset - offset
         tail = None if offset is None or hwm is None else offset - hwm
-        parts.append(f"{_role(node, row)}:{epochs_behind(behind)}{entries_behind(lag)}{entries_behind(tail)}")
+        parts.append(f"{stated_role(node, row)}:{epochs_behind(behind)}{entries_behind(lag)}{entries_behind(tail)}")
     return " ".join(sorted(parts)) + " | " + (",".join(sorted(set(in_force))) or "-")
 
 
-def _role(node: str, row: Mapping[str, Any]) -> str:
+def stated_role(node: str, row: Mapping[str, Any]) -> str:
     """The role a node states, or, where its status names no state (etcd's
     reads the leader apart), the one its view of the leader implies."""
     state, leader = row.get("state"), row.get("leader")
@@ -226,7 +226,7 @@ def _keys(said: pd.DataFrame, latest: dict[str, _Said], faults: list[tuple[list[
 
 
 def _roles(said: pd.DataFrame, latest: dict[str, _Said]) -> list[np.ndarray]:
-    """Each node's role at each row as codes: `_role`, worked out once per
+    """Each node's role at each row as codes: `stated_role`, worked out once per
     distinct (state, leader) it said."""
     states, state_names = pd.factorize(said["state"])
     leaders, leader_names = pd.factorize(said["leader"])
@@ -236,7 +236,9 @@ def _roles(said: pd.DataFrame, latest: dict[str, _Said]) -> list[np.ndarray]:
         pair = node_said.latest(states, "state", -1) * width + node_said.latest(leaders, "leader", -1) + 1
         codes, distinct = pd.factorize(pair)
         roles = [
-            _role(node, {"state": None if s < 0 else state_names[s], "leader": None if ld < 0 else leader_names[ld]})
+            stated_role(
+                node, {"state": None if s < 0 else state_names[s], "leader": None if ld < 0 else leader_names[ld]}
+            )
             for s, ld in ((int(p) // width, int(p) % width - 1) for p in distinct)
         ]
         found.append(pd.factorize(pd.Series(roles, dtype=object))[0][codes])

@@ -51,6 +51,11 @@ class Fault:
     # A correct node may stop on it (fail-stop: a full disk, damaged files):
     # the node-crashes checker does not count such a stop.
     may_stop: bool = False
+    # May leave a node's files damaged or cut back (a flipped bit, a write a
+    # full disk tore): the node may then lack records it acknowledged, which
+    # a quorum survives on at most a minority of its voters until they are
+    # repaired, so the guided nemesis keeps to that (nemesis/guided.py).
+    damages: bool = False
 
     @property
     def operation(self) -> str:
@@ -104,6 +109,7 @@ CATALOGUE = (
         refused=LAZY,
         on_this_machine=True,
         may_stop=True,
+        damages=True,
     ),
     # One of a stopped node's data files damaged (a bit flipped, or bytes cut
     # off: at its log's tail, anywhere in blocks, snapshots or metadata), and
@@ -117,6 +123,7 @@ CATALOGUE = (
         refused=" names no data files that corrupt could damage",
         on_this_machine=True,
         may_stop=True,
+        damages=True,
     ),
     # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
     Fault(

@@ -37,7 +37,7 @@ from harness.live import Live
 from harness.soak import Soak
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
-from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried
+from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried, repaired
 from nemesis.novelty import Memory, Search, search_turns
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
@@ -673,10 +673,15 @@ class Run:
             **dict.fromkeys(self.nemesis.down, "kill"),
             **dict.fromkeys(self.nemesis.paused, "pause"),
         }
+        rows = {node: row for node, row in self.rows.items() if node not in gone}
+        damaged = self.nemesis.damaged
+        for node in repaired(damaged, rows):
+            del damaged[node]
         return Observation(
             {node: state for node, state in self.states.items() if node not in gone},
-            rows={node: row for node, row in self.rows.items() if node not in gone},
+            rows=rows,
             gone=gone,
+            damaged=frozenset(damaged),
         )
 
     def decided(self, op: NemesisOp) -> None:

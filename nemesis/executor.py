@@ -31,6 +31,8 @@ class Recorder(Protocol):
 
     def record(self, process: int, type: str, f: str, **fields: Any) -> dict[str, Any]: ...
 
+    def now_ns(self) -> int: ...
+
 
 class Nemesis:
     """Makes, records and heals the faults a strategy names, on a cluster
@@ -54,6 +56,10 @@ class Nemesis:
         self.removed: set[str] = set()
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
+        # Nodes whose files a fault may have damaged (`Fault.damages`; node ->
+        # when, on the history's clock), until the run sees them repaired
+        # (nemesis/guided.py's `repaired`).
+        self.damaged: dict[str, int] = {}
         self.faulty_links = False
         # Links cut by partitions (a brief fault cuts only the others, and
         # restores only its own); `heals` counts heal-alls, so a brief fault
@@ -189,6 +195,7 @@ class Nemesis:
         for node in nodes:
             self.cluster.fill_disk(node)
             self.full.add(node)
+            self.damaged[node] = self.recorder.now_ns()
         return nodes
 
     def _corrupt(self, f: str, args: dict[str, Any]) -> list[Any]:
@@ -196,6 +203,7 @@ class Nemesis:
         touched: list[Any] = []
         for node in self.aimed(args, rng):
             self.cluster.kill(node)
+            self.damaged[node] = self.recorder.now_ns()
             touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
             self.cluster.start(node)
             self.paused.discard(node)

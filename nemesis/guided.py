@@ -27,11 +27,12 @@ import json
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from checkers.abstract_state import NEAR_ENTRIES, stated_role
 from checkers.coverage import context as context_of
 from checkers.coverage import role_of
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
@@ -176,18 +177,40 @@ class Observation:
     """What the nodes say at a moment: each live node's state, and the kinds
     of faults in force; for the novelty search (nemesis/novelty.py), each
     live node's latest status as an events row, and the nodes held down
-    (node -> the fault that holds it)."""
+    (node -> the fault that holds it); the nodes whose files a fault damaged
+    that are not seen repaired yet (`repaired`)."""
 
     states: dict[str, str]
     in_force: tuple[str, ...] = ()
     rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gone: Mapping[str, str] = field(default_factory=dict)
+    damaged: frozenset[str] = frozenset()
 
     def context(self) -> str:
         return context_of(self.in_force, self.states)
 
     def nodes_in(self, role: str) -> list[str]:
         return sorted(node for node, state in self.states.items() if role_of(state) == role)
+
+
+def repaired(damaged: Mapping[str, int], rows: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """Of the nodes whose files were damaged (node -> when, in the history's
+    nanoseconds), those whose status since says they are whole again: leading,
+    or following while a node leads, and (where the status has offsets) with a
+    log level with the longest (within NEAR_ENTRIES). A node that may lack
+    records it acknowledged catches up from a leader before it counts again."""
+    known = {node: row for node, row in rows.items() if node not in damaged or row["time_ns"] > damaged[node]}
+    if not any(stated_role(node, row) == "leader" for node, row in known.items()):
+        return set()
+    offsets = {node: row["offset"] for node, row in known.items() if row.get("offset") is not None}
+    longest = max(offsets.values(), default=0)
+    return {
+        node
+        for node in damaged
+        if node in known
+        and stated_role(node, known[node]) in ("leader", "follower")
+        and longest - offsets.get(node, longest) <= NEAR_ENTRIES
+    }
 
 
 @dataclass(frozen=True)
@@ -225,8 +248,10 @@ class Guide:
         fault is made), so a replay aims them the same way."""
         context = seen.context()
         roles = [role for role in ("leader", "follower", "candidate") if seen.nodes_in(role)]
+        # A quorum survives damaged files on a minority of its voters: no more while that many are not repaired.
+        kinds = [k for k in self.kinds if not BY_NAME[k].damages or len(seen.damaged) < (self.voters - 1) // 2]
         found = []
-        for kind in self.kinds:
+        for kind in kinds:
             if kind in NODE_FAULTS:
                 # A fault that may hit many at once (a power loss) is also aimed at a majority, and at all.
                 many = AT_ONCE if BY_NAME[kind].at_once and len(seen.states) > 1 else ()
@@ -337,7 +362,7 @@ class Guide:
         first = "voter-change" if made[0].f == "membership" else made[0].cell[1]
         options = [
             c
-            for c in self.choices(Observation(seen.states, in_force), node_faults_only=True)
+            for c in self.choices(replace(seen, in_force=in_force), node_faults_only=True)
             if (self.tried[c.cell] == 0 or (at_once and (first, *c.cell[:2]) in risks))
             and c.f not in {m.f for m in made}
         ]

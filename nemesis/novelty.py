@@ -33,7 +33,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +161,7 @@ class Search:
             found[HEAL] = None
         if len(self.made) < MAX_DEPTH:
             in_force = set(self.in_force())
-            for choice in self.guide.choices(Observation(seen.states, tuple(in_force), seen.rows, seen.gone)):
+            for choice in self.guide.choices(replace(seen, in_force=tuple(in_force))):
                 if choice.f not in in_force:
                     found.setdefault(f"{choice.cell[0]}/{choice.cell[1]}", choice)
         return found

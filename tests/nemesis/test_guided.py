@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nemesis import clock
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide, Observation, repaired
 from nemesis.schedule import NemesisOp, generate
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation
@@ -241,3 +241,36 @@ def test_the_first_turn_mutes_the_leader_and_jumps_a_followers_clock_ahead_at_on
         nemesis.apply(NemesisOp(0, "heal-all"))
         quiesce(nemesis.sim)
     assert caught == (5 if bugs else 0)
+
+
+@given(st.integers(0, 2**32), st.integers(3, 7), st.integers(0, 4))
+def test_files_are_damaged_on_at_most_a_minority_not_yet_repaired(seed, voters, damaged):
+    """A corrupt file or a full disk may leave a node without records it
+    acknowledged: a quorum survives that on a minority of its voters, so the
+    guide offers those faults only while fewer than a minority are damaged."""
+    guide = Guide(random.Random(seed), ["corrupt", "disk-full", "kill"], voters=voters)
+    nodes = [f"n{i}" for i in range(1, voters + 1)]
+    seen = Observation(
+        {node: "leader" if node == "n1" else "follower" for node in nodes}, damaged=frozenset(nodes[:damaged])
+    )
+    offered = {choice.f for choice in guide.choices(seen)} | {guide.choose(seen).f}
+    assert "kill" in offered
+    assert ("corrupt" in offered and "disk-full" in offered) == (damaged < (voters - 1) // 2)
+    assert not {"corrupt", "disk-full"} & offered or damaged < (voters - 1) // 2
+
+
+def row(at: int, state: str, offset: int | None = None, leader: str | None = None) -> dict:
+    return {"time_ns": at, "state": state, "offset": offset, "leader": leader}
+
+
+def test_a_damaged_node_is_repaired_once_seen_since_following_a_leader_level_with_its_log():
+    damaged_at = {"n2": 100}
+    following = {"n1": row(150, "leader", 1000), "n2": row(150, "follower", 990)}
+    assert repaired(damaged_at, following) == {"n2"}
+    # What it said before the damage, behind the longest log, or with no leader: not yet.
+    assert repaired(damaged_at, {**following, "n2": row(90, "follower", 1000)}) == set()
+    assert repaired(damaged_at, {**following, "n2": row(150, "follower", 900)}) == set()
+    assert repaired(damaged_at, {**following, "n2": row(150, "unattached", 1000)}) == set()
+    assert repaired(damaged_at, {**following, "n1": row(150, "candidate", 1000)}) == set()
+    # A status with no offsets that names the leader, not its state: following it is enough.
+    assert repaired(damaged_at, {"n1": row(150, None, leader="n1"), "n2": row(150, None, leader="n1")}) == {"n2"}
