@@ -60,13 +60,17 @@ def hunt(bug: str, folder: Path, schedules: int, per_bug: int) -> list[Path]:
 
 
 def replays(run_dir: Path, trials: int, results: Path) -> list[str]:
-    """Each trial's verdict on the real cluster: true, false or unknown."""
+    """Each trial's verdict on the real cluster: true, false or unknown; or,
+    for a replay that gave none, its exit status and last words (the other
+    trials and bugs are still measured)."""
     verdicts = []
     for _ in range(trials):
         done = splitbrain("replay", str(run_dir), "--results", str(results), "--quiet")
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"replay {run_dir}: {done.stderr.strip()}")
-        verdicts.append(done.stdout.strip().splitlines()[-1].split("valid ")[-1].split(" now")[0])
+        if done.returncode in (0, 1):
+            verdicts.append(done.stdout.strip().splitlines()[-1].split("valid ")[-1].split(" now")[0])
+        else:
+            said = (done.stderr.strip().splitlines() or ["nothing"])[-1]
+            verdicts.append(f"exit {done.returncode}: {said}")
     return verdicts
 
 
