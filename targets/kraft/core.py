@@ -508,11 +508,16 @@ class RaftCore:
         return self.catching_up
 
     def _caught_up(self, hwm: int) -> None:
-        """A leader answered a fetch: caught up once the log reaches its high watermark."""
+        """A leader answered a fetch: caught up once the log reaches its high
+        watermark, one that covers a record of this epoch. Until the leader
+        has committed one, its high watermark may fall short of what was
+        committed before it (0 after its own restart: a soak's node cut back
+        took that for caught up, and could vote again still lacking records
+        it had acknowledged)."""
         if not self.catching_up:
             return
         self._catch_up_until_ms = self.now_ms + UNCLEAN_WAIT * self.config.fetch_timeout_ms
-        if self.log.end_offset >= hwm:
+        if 0 < hwm <= self.log.end_offset and self.log.epoch_at(hwm - 1) == self.epoch:
             self.catching_up = False
             self._events.append({"event": "caught-up", "epoch": self.epoch, "offset": self.log.end_offset, "hwm": hwm})
 

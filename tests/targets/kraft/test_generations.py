@@ -70,9 +70,23 @@ def test_a_replica_that_may_have_lost_writes_votes_only_once_caught_up():
     assert [m.granted for m in behind.ready().messages] == [False] and behind.catching_up
 
     follower = core("n2", ElectionState(1, None, "n1"), generation=2, flush_interval_ms=100, unclean_start=True)
-    follower.step(FetchResponse("n1", "n2", 1, "n1", 1, 0, hwm=1, replica_generation=2), 10)
+    epoch_start = (Entry(1, {"op": "leader", "node": "n1"}),)
+    follower.step(FetchResponse("n1", "n2", 1, "n1", 1, 0, entries=epoch_start, hwm=2, replica_generation=2), 10)
     assert not follower.catching_up
-    assert {"event": "caught-up", "epoch": 1, "offset": 1, "hwm": 1} in events_of(follower)
+    assert {"event": "caught-up", "epoch": 1, "offset": 2, "hwm": 2} in events_of(follower)
+
+
+@pytest.mark.parametrize("hwm", [0, 1])
+def test_a_leaders_high_watermark_counts_for_catching_up_only_once_it_covers_its_own_epoch(hwm):
+    """A leader's high watermark before it commits a record of its epoch may
+    fall short of what was committed before (0 after its restart; what it
+    knew as a follower else): a replica catching up that took it for the
+    end of what it lost could vote again without those records."""
+    follower = core("n2", ElectionState(1, None, "n1"), generation=2, truncated_log=True)
+    epoch_start = (Entry(1, {"op": "leader", "node": "n1"}),)
+    follower.step(FetchResponse("n1", "n2", 1, "n1", 1, 0, entries=epoch_start, hwm=hwm, replica_generation=2), 10)
+    assert follower.catching_up
+    assert not [e for e in events_of(follower) if e["event"] == "caught-up"]
 
 
 @settings(SIM, max_examples=120)
