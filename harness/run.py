@@ -667,7 +667,9 @@ class Run:
     def observe(self) -> Observation:
         """Each live node's latest state from the status probes (their
         answers, not the events rows: a target may leave the state out of
-        those, as etcd does, whose status reads leader and term apart)."""
+        those, as etcd does, whose status reads leader and term apart), and
+        the nodes whose files a fault damaged that no status since shows
+        repaired (those it does are let go here)."""
         gone = {
             **dict.fromkeys(self.nemesis.removed, "removed"),
             **dict.fromkeys(self.nemesis.down, "kill"),

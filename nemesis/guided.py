@@ -16,7 +16,9 @@ then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once if its pair with
 the first holds a known risk (RISK_AT_ONCE), one halfway through, the
 riskiest untried first (RISK_HALFWAY); then lost disks and removed voters
-added back and `heal-all`.
+added back and `heal-all`. Faults that damage files (corrupt, a full disk)
+are aimed only while fewer than a minority of the voters are still damaged
+(`repaired`): beyond that a quorum cannot mend what was lost.
 Coverage carries over: a campaign hands each run what its earlier runs
 tried, so later runs go where earlier ones did not.
 """
