@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from checkers.coverage import CANDIDATE_STATES
 from checkers.errors import Defect
+from checkers.faults import BY_NAME
 from checkers.schema import NEMESIS_PROCESS
 
 from . import clock, topologies
@@ -57,8 +58,8 @@ class Nemesis:
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
         # Nodes whose files a fault may have damaged (`Fault.damages`; node ->
-        # when, on the history's clock), until the run sees them repaired
-        # (nemesis/guided.py's `repaired`).
+        # when, on the history's clock, noted by `perform`), until the run
+        # sees them repaired (nemesis/guided.py's `repaired`).
         self.damaged: dict[str, int] = {}
         self.faulty_links = False
         # Links cut by partitions (a brief fault cuts only the others, and
@@ -102,7 +103,12 @@ class Nemesis:
         make = OPERATIONS.get(op.f)
         if make is None:
             raise Defect(f"unknown nemesis operation {op.f!r}")
-        return make(self, op.f, op.args)
+        touched = make(self, op.f, op.args)
+        fault = BY_NAME.get(op.f)
+        if fault is not None and fault.damages:  # noted once made: a status polled after this is the damaged node's
+            at_ns = self.recorder.now_ns()
+            self.damaged.update((node, at_ns) for node in touched if isinstance(node, str))
+        return touched
 
     def _partition(self, f: str, args: dict[str, Any]) -> list[Any]:
         """A topology's cut (aimed at the leader, or at a role), or the `links` named (a translated schedule's)."""
@@ -195,7 +201,6 @@ class Nemesis:
         for node in nodes:
             self.cluster.fill_disk(node)
             self.full.add(node)
-            self.damaged[node] = self.recorder.now_ns()
         return nodes
 
     def _corrupt(self, f: str, args: dict[str, Any]) -> list[Any]:
@@ -203,7 +208,6 @@ class Nemesis:
         touched: list[Any] = []
         for node in self.aimed(args, rng):
             self.cluster.kill(node)
-            self.damaged[node] = self.recorder.now_ns()
             touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
             self.cluster.start(node)
             self.paused.discard(node)

@@ -40,3 +40,35 @@ def test_a_step_aimed_at_the_leader_does_nothing_when_none_leads():
     assert made.perform(NemesisOp(0, "partition", {"topology": "isolate-leader", "only_a_leader": True})) == []
     assert links.down == set() and made.paused == set()
     assert len(made.perform(NemesisOp(0, "pause", {"target": "leader", "seed": 1}))) == 1  # the guided aim: anyone
+
+
+class Disks(Cluster):
+    """Disks filled and files damaged, as the executor asks; nodes killed and started."""
+
+    def kill(self, node: str) -> None: ...
+
+    def start(self, node: str) -> None: ...
+
+    def fill_disk(self, node: str) -> None: ...
+
+    def corrupt(self, node: str, rng: random.Random, kind: str | None) -> dict:
+        return {"kind": "log", "file": "log.bin", "mode": "flip", "at": 0}
+
+
+class Clock:
+    """A recorder's clock: 100 ns later at each reading."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def now_ns(self) -> int:
+        self.ns += 100
+        return self.ns
+
+
+def test_the_nodes_a_damaging_fault_hits_are_noted_with_when_once_it_is_made():
+    made = Nemesis(Disks(), Links(), recorder=Clock(), rng=random.Random(0))
+    made.perform(NemesisOp(0, "kill", {"nodes": ["n3"]}))
+    made.perform(NemesisOp(0, "corrupt", {"nodes": ["n2"]}))
+    made.perform(NemesisOp(0, "disk-full", {"nodes": ["n1"]}))
+    assert made.damaged == {"n2": 100, "n1": 200}  # the corrupt row's damage description is not a node
