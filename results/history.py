@@ -13,6 +13,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -106,20 +107,53 @@ class HistoryRecorder:
             self.file.close()
 
 
-def read_jsonl(path: Path, columns: dict[str, str] | None = None) -> tuple[list[dict], str | None]:
-    """The rows of a JSON-lines file. A torn last line (a write cut short by a
-    crash) is left out and described in the second value; any other bad line,
-    or with `columns` a value of the wrong type, raises `HistoryError`
-    naming the file and line."""
+# A history.jsonl is read this much at a time (about 500,000 rows): a
+# soak's 13.2M rows, read whole as a dict a row, were 16.8 GB.
+PIECE_BYTES = 64 << 20
+
+
+def jsonl_pieces(path: Path, piece_bytes: int = PIECE_BYTES) -> Iterator[tuple[pd.DataFrame, str | None]]:
+    """A history.jsonl as typed frames of its whole lines, about `piece_bytes`
+    of the file each, so memory holds a piece and not the file. Each is read
+    by Arrow's JSON reader where it can be (`lines_table`), else line by line
+    (`rows_table`): a torn last line (a write cut short by a crash) is left
+    out and described in the second value; any other bad line raises
+    `HistoryError` naming the file and line."""
+    first, rest = 1, b""
+    try:
+        with open(path, "rb") as file:
+            while block := file.read(piece_bytes):
+                data = rest + block
+                cut = data.rfind(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+                if data:
+                    yield _piece(path, data, first)
+                    first += data.count(b"\n")
+    except OSError as error:
+        raise HistoryError(f"{path}: unreadable: {error}") from None
+    if rest.strip():
+        yield _piece(path, rest, first)
+
+
+def _piece(path: Path, data: bytes, first: int) -> tuple[pd.DataFrame, str | None]:
+    table = lines_table(data) if data.endswith(b"\n") else None
+    if table is not None:
+        return table, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise HistoryError(f"{path}: unreadable: {error}") from None
+    return rows_table(text, first, path)
+
+
+def rows_table(text: str, first: int, path: Path) -> tuple[pd.DataFrame, str | None]:
+    """Lines of a history.jsonl, the first numbered `first`, read a dict a
+    row (as `jsonl_pieces` reads what Arrow cannot). Only a last line with no
+    newline after it can be torn."""
     rows: list[dict] = []
     torn = None
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-    except (OSError, UnicodeDecodeError) as error:
-        raise HistoryError(f"{path}: unreadable: {error}") from None
-    last = len(lines) - 1
-    for number, line in enumerate(lines, start=1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=first):
         if not line.strip():
             continue
         try:
@@ -128,16 +162,15 @@ def read_jsonl(path: Path, columns: dict[str, str] | None = None) -> tuple[list[
         except ValueError as error:
             problem = str(error)
         if problem is not None:
-            if number - 1 == last:
+            if number - first == len(lines) - 1:
                 torn = f"{path}: line {number}: torn last line left out ({problem})"
                 continue
             raise HistoryError(f"{path}: line {number}: {problem}")
-        if columns is not None:
-            problem = _type_problem(row, columns)
-            if problem:
-                raise HistoryError(f"{path}: line {number}: {problem}")
+        problem = _type_problem(row, HISTORY_COLUMNS)
+        if problem:
+            raise HistoryError(f"{path}: line {number}: {problem}")
         rows.append(row)
-    return rows, torn
+    return frame(rows, HISTORY_COLUMNS), torn
 
 
 REQUIRED = {"index", "time_ns", "process", "type", "f"}
@@ -174,13 +207,10 @@ def load_history(run_dir: Path, warnings: list[str] | None = None) -> pd.DataFra
     jsonl = run_dir / "history.jsonl"
     if not jsonl.exists():
         raise HistoryError(f"{run_dir}: no history.parquet or history.jsonl")
-    table = jsonl_table(jsonl)
-    if table is not None:
-        return table
-    rows, torn = read_jsonl(jsonl, HISTORY_COLUMNS)
-    if torn and warnings is not None:
-        warnings.append(torn)
-    return frame(rows, HISTORY_COLUMNS)
+    pieces = list(jsonl_pieces(jsonl))
+    if warnings is not None:
+        warnings += [torn for _, torn in pieces if torn]
+    return pd.concat([piece for piece, _ in pieces], ignore_index=True) if pieces else frame([], HISTORY_COLUMNS)
 
 
 _ARROW_SCHEMA = pa.schema(
@@ -191,21 +221,11 @@ _ARROW_SCHEMA = pa.schema(
 )
 
 
-def jsonl_table(path: Path) -> pd.DataFrame | None:
-    """A history.jsonl read by Arrow's JSON reader, as a run writes it (a
-    tenth of the time of a dict a row, and no dicts held: 14M rows of a
-    soak); None where it cannot be read so (a torn or bad line, a value of
-    another type, a missing column or a type of row not known), for the line
-    by line reading to leave out or name."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    return lines_table(data) if data.endswith(b"\n") else None
-
-
 def lines_table(data: bytes) -> pd.DataFrame | None:
-    """Whole lines of a history.jsonl as a table (as `jsonl_table`), or None."""
+    """Whole lines of a history.jsonl as a table, read by Arrow's JSON reader
+    (a tenth of the time of a dict a row); None where they cannot be read so
+    (a torn or bad line, a value of another type, a missing column or a type
+    of row not known), for the line by line reading to leave out or name."""
     if not data:
         return frame([], HISTORY_COLUMNS)
     if not data.startswith(b"{") or data.count(b"\n{") != data.count(b"\n") - 1:
@@ -275,11 +295,20 @@ TABLES = {"history.parquet": HISTORY_COLUMNS, "events.parquet": EVENTS_COLUMNS, 
 
 
 def recover(run_dir: Path) -> str | None:
-    """Write `history.parquet` from `history.jsonl` (after a crash); returns
-    the note about a torn last line, if there was one."""
+    """Write `history.parquet` from `history.jsonl` (at a run's end, and after
+    a crash), a piece at a time (`jsonl_pieces`), each piece a row group or
+    more; returns the note about a torn last line, if there was one."""
     run_dir = Path(run_dir)
-    rows, torn = read_jsonl(run_dir / "history.jsonl", HISTORY_COLUMNS)
-    frame(rows, HISTORY_COLUMNS).to_parquet(run_dir / "history.parquet", index=False)
+    staged, torn = run_dir / "history.parquet.part", None
+    try:
+        with pq.ParquetWriter(staged, _ARROW_SCHEMA) as writer:
+            for piece, note in jsonl_pieces(run_dir / "history.jsonl"):
+                writer.write_table(pa.Table.from_pandas(piece, schema=_ARROW_SCHEMA, preserve_index=False))
+                torn = note or torn
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    staged.replace(run_dir / "history.parquet")
     return torn
 
 
