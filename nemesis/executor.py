@@ -47,8 +47,8 @@ class Nemesis:
         self.links = links
         self.recorder = recorder
         self.rng = rng
-        # Clients on the minority's side of a partition that names `clients`
-        # (client index -> the one node it can reach), until the links heal.
+        # Clients on the minority's side of a partition (client index -> the
+        # one node it can reach), until the links heal (`confine`).
         self.clients = clients
         self.confined: dict[int, str] = {}
         self.paused: set[str] = set()
@@ -129,7 +129,7 @@ class Nemesis:
         self.faulty_links = True
         made = self.links.cut(topologies.links(grudge))
         self.cut |= set(made)
-        self.confine(args.get("clients", 0), grudge, rng)
+        self.confine(grudge, rng, args.get("clients", 0))
         return [list(link) for link in made]
 
     def _flicker(self, f: str, args: dict[str, Any]) -> list[Any]:
@@ -313,16 +313,20 @@ class Nemesis:
             MemberChanges(self).rejoin()
         return touched
 
-    def confine(self, count: int, grudge: dict[str, Any], rng: random.Random) -> None:
-        """Up to `count` clients, at most half of them, are put on the
-        minority's side of a partition (the nodes that reach no majority): a
-        client beside a cut-off leader is the one that can read what it still
-        says, where a client free to go anywhere soon finds the new leader."""
+    def confine(self, grudge: dict[str, Any], rng: random.Random, at_least: int = 0) -> None:
+        """A partition cuts clients off with their nodes: clients are spread
+        over the nodes (as Jepsen binds each client to one), so the nodes
+        that reach no majority keep their share of them (at least one, or
+        `at_least` where a translated schedule names more; at most half of
+        all), each able to reach only a node on that side. A client free to
+        go anywhere soon finds the new leader; one left beside a node cut
+        off is the one that sees what that node still says."""
         ids = list(self.cluster.ids)
         side = sorted(n for n in ids if len(ids) - len(grudge.get(n, ())) <= len(ids) // 2)
-        if not side or not count:
+        if not side or not self.clients:
             return
-        for i, client in enumerate(sorted(rng.sample(range(self.clients), min(count, self.clients // 2)))):
+        share = max(1, at_least, round(self.clients * len(side) / len(ids)))
+        for i, client in enumerate(sorted(rng.sample(range(self.clients), min(share, self.clients // 2)))):
             self.confined[client] = side[i % len(side)]
 
     def give_room(self) -> list[str]:

@@ -8,8 +8,7 @@ seeded generator, so a seed reproduces the decisions given the same
 observations.
 
 Each turn (nemesis/turns.py times them) is one interval of faults (two for
-a leader cut off, with clients left beside it, CLIENTS_BESIDE_CUT_OFF, or a
-leader's power lost: HOLD) followed by a quiet one: a first fault
+a leader cut off, or a leader's power lost: HOLD) followed by a quiet one: a first fault
 (or a voter change, first of all where `membership` is among the faults,
 made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
@@ -97,11 +96,6 @@ PARTITIONS = (
     ("follower", "orphan", "follower", "follower-orphaned"),
     ("follower", "isolate", "follower", "followers-cut-off"),
 )
-# Clients left beside a leader cut off (at most half of them): a client free
-# to go anywhere finds the new leader within a second, and only one beside
-# the old leader reads what it still says (a stale read needs both: a write
-# the new leader commits, then a read the old one answers).
-CLIENTS_BESIDE_CUT_OFF = 2
 # Faults held for more than one interval, for the election their question
 # needs. A leader cut off: a new leader is elected one to three seconds in,
 # and a stale read needs a write that leader commits, then a read the old
@@ -332,8 +326,6 @@ class Guide:
         for role, topology, target, cell in PARTITIONS:
             if seen.nodes_in(role) and (allowed is None or topology in allowed):
                 aim: dict[str, Any] = {"target": target} if target else {}
-                if cell == "leader-cut-off":
-                    aim["clients"] = CLIENTS_BESIDE_CUT_OFF
                 found.append(
                     Choice(
                         ("partition", cell, context),

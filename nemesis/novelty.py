@@ -18,8 +18,7 @@ it can learn sequences three deep and when in an election or a commit to
 make them.
 
 Without `priors`, nothing of the planted bugs' recipes is in it: no risk
-table, no clients kept beside a cut-off leader, no power loss staged on a
-bare majority. With them, the guided nemesis's risk of a choice adds to its
+table, no power loss staged on a bare majority. With them, the guided nemesis's risk of a choice adds to its
 score and its recipes are made as the guided nemesis makes them.
 
 What it learned (`Memory`) carries over a campaign: a file it reads at the
@@ -40,7 +39,7 @@ from typing import Any
 from checkers.abstract_state import abstract
 from checkers.faults import BY_NAME
 
-from .guided import CLIENTS_BESIDE_CUT_OFF, Choice, Guide, Observation, risk_of
+from .guided import Choice, Guide, Observation, risk_of
 from .schedule import NemesisOp
 from .turns import SETTLE_S
 
@@ -198,8 +197,6 @@ class Search:
             self.made.append(choice)
         if self.priors or choice.f == "membership":  # a voter change is a procedure of several operations
             return self.guide.ops(at_s, choice, interval_s)
-        if choice.args.get("clients") == CLIENTS_BESIDE_CUT_OFF:  # stale-read's recipe: not without priors
-            choice = Choice(choice.cell, choice.f, {k: v for k, v in choice.args.items() if k != "clients"})
         return [self.guide.op(at_s, choice)]
 
 
