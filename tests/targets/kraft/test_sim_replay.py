@@ -62,6 +62,9 @@ def test_a_schedule_that_bounces_a_node_runs_on_stretched_timeouts():
     # A power loss's unclean start waits ten fetch timeouts: stretched, longer than a run waits to settle.
     assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "lose-unfsynced", "args": {}}]}, defaults) == {}
     assert timeouts_for({}, {"steps": [["lose_leader", 0, 0], ["restart", 1, 0]]}, defaults) == {}
+    # A bounce beside a power loss: the unclean start's wait, stretched, would outlast the settling.
+    assert timeouts_for({}, {"steps": [["bounce", 2, 0], ["lose_unsynced", 1, 0]]}, defaults) == {}
+    assert timeouts_for({}, {"ops": [{"f": "bounce", "args": {}}, {"f": "lose-unfsynced", "args": {}}]}, defaults) == {}
     assert timeouts_for({}, {"steps": [["isolate", 0, 0], ["heal", 0, 0]]}, defaults) == {}
     assert timeouts_for({"election_timeout_ms": 50}, {"steps": [["bounce", 4, 1]]}, defaults) == {}
 
