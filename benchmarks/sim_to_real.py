@@ -1,7 +1,8 @@
 """From the simulator to a real cluster (issue 39): for each planted bug,
-`splitbrain simulate` searches seeded random schedules; the first failing
-ones are written out (`--write-schedules`) and each is replayed on a real
-local cluster of the reference quorum (`splitbrain replay`) a few times.
+`splitbrain simulate` searches seeded random schedules (and, where they
+fail none, the novelty search's on 5 nodes); the first failing ones are
+written out (`--write-schedules`) and each is replayed on a real local
+cluster of the reference quorum (`splitbrain replay`) a few times.
 Printed: per bug, the schedules the simulator failed and, per schedule, in
 how many replays the real run's checkers found a violation. The goal: every
 bug the simulator finds reproduced by at least one of its schedules in at
@@ -46,17 +47,28 @@ def splitbrain(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=ROOT, capture_output=True, text=True)
 
 
-def hunt(bug: str, folder: Path, schedules: int, per_bug: int) -> list[Path]:
-    """The first `per_bug` schedules the simulator fails with `bug`, written as runs."""
-    written = folder / bug
-    simulated = splitbrain(
-        "simulate", "--bug", bug, "--schedules", str(schedules), "--keep-going", "--quiet",
-        "--write-schedules", str(written), *NEEDS.get(bug, []),
-    )  # fmt: skip
-    if simulated.returncode not in (0, 1):
-        raise SystemExit(f"simulate --bug {bug}: {simulated.stderr.strip()}")
-    found = sorted(written.glob("sim-*"), key=lambda path: int(path.name.removeprefix("sim-")))
-    return found[:per_bug]
+# Where the random schedules find nothing, the novelty search's (`--search
+# novelty`) on 5 nodes: the only schedules that reach `ignore-generation`
+# (2 of 100, README). It takes a few times as long a schedule.
+SEARCHED = ["--search", "novelty", "--nodes", "5"]
+
+
+def hunt(bug: str, folder: Path, schedules: int, per_bug: int) -> tuple[list[Path], str]:
+    """The first `per_bug` schedules the simulator fails with `bug`, written
+    as runs, and the search that found them: random schedules first, then
+    (where they found none) a third as many of the novelty search's."""
+    for search, extra, count in (("random", [], schedules), ("novelty", SEARCHED, max(1, schedules // 3))):
+        written = folder / bug / search
+        simulated = splitbrain(
+            "simulate", "--bug", bug, "--schedules", str(count), "--keep-going", "--quiet",
+            "--write-schedules", str(written), *extra, *NEEDS.get(bug, []),
+        )  # fmt: skip
+        if simulated.returncode not in (0, 1):
+            raise SystemExit(f"simulate --bug {bug} {' '.join(extra)}: {simulated.stderr.strip()}")
+        found = sorted(written.glob("sim-*"), key=lambda path: int(path.name.removeprefix("sim-")))
+        if found:
+            return found[:per_bug], search
+    return [], "neither"
 
 
 def replays(run_dir: Path, trials: int, results: Path) -> list[str]:
@@ -84,9 +96,9 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="splitbrain-sim-to-real-"))
     outcome = {}
     for bug in args.bugs.split(","):
-        schedules = hunt(bug, folder, args.schedules, args.per_bug)
+        schedules, search = hunt(bug, folder, args.schedules, args.per_bug)
         if not schedules:
-            print(f"{bug}: the simulator failed none of {args.schedules} schedules")
+            print(f"{bug}: the simulator failed none of its schedules, random or searched")
             continue
         counts = {}
         for run_dir in schedules:
@@ -95,7 +107,8 @@ def main() -> int:
             meta = json.loads((run_dir / "run.json").read_text())
             faults = len(meta["schedule"])
             print(
-                f"{bug}: {run_dir.name} ({meta['config']['workload']}, {faults} operations): real {verdicts}",
+                f"{bug}: {search} {run_dir.name} ({meta['config']['nodes']} nodes, {meta['config']['workload']}, "
+                f"{faults} operations): real {verdicts}",
                 flush=True,
             )
         outcome[bug] = max(counts.values())
