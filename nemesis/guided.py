@@ -8,9 +8,9 @@ seeded generator, so a seed reproduces the decisions given the same
 observations.
 
 Each turn (nemesis/turns.py times them) is one interval of faults (two for
-a leader cut off, or a leader's power lost: HOLD) followed by a quiet one: a first fault
-(or a voter change, first of all where `membership` is among the faults,
-made as the random schedule makes them),
+a leader cut off, or a leader's power lost: HOLD) followed by a quiet one:
+a first fault (or a voter change, first of all where `membership` is among
+the faults, made as the random schedule makes them),
 then more faults where one would reach a cell never tried with those before
 it in force (overlapping faults): one at once if its pair with
 the first holds a known risk (RISK_AT_ONCE), one halfway through, the

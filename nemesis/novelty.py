@@ -18,8 +18,9 @@ it can learn sequences three deep and when in an election or a commit to
 make them.
 
 Without `priors`, nothing of the planted bugs' recipes is in it: no risk
-table, no power loss staged on a bare majority. With them, the guided nemesis's risk of a choice adds to its
-score and its recipes are made as the guided nemesis makes them.
+table, no power loss staged on a bare majority. With them, the guided
+nemesis's risk of a choice adds to its score and its recipes are made as
+the guided nemesis makes them.
 
 What it learned (`Memory`) carries over a campaign: a file it reads at the
 start of a run and writes at its end.
