@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from .log import ReplicatedLog
+from .log import Records, ReplicatedLog
 from .machine import RegisterMachine
 from .messages import (
     BeginQuorumEpoch,
@@ -202,18 +202,21 @@ class RaftCore:
         self,
         config: RaftConfig,
         persisted: ElectionState,
-        entries: list[Entry],
+        entries: Records,
         rng: random.Random,
         now_ms: int,
+        snapshot: tuple[int, dict] | None = None,
     ) -> None:
+        """`snapshot`: the state machine after the log's first records, as
+        (how many were applied, the registers), where the shell kept one."""
         self.config = config
         self.node_id = config.node_id
         self.rng = rng
         self.now_ms = now_ms
         self.log = ReplicatedLog(entries)
         # Written by the shell, and of that fsynced (what a leader counts for itself).
-        self.flushed_end = len(entries)
-        self.synced_end = len(entries)
+        self.flushed_end = self.log.end_offset
+        self.synced_end = self.log.end_offset
         # KIP-380/KIP-903's lesson: after an unclean start with a flush
         # interval, or on a log cut back past a damaged tail, this replica
         # may have lost records it reported, so it neither votes nor
@@ -224,8 +227,9 @@ class RaftCore:
         self.may_give_up = not config.truncated_log
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0
-        self.applied = 0
-        self.machine = RegisterMachine()
+        # Applied may run ahead of the high watermark this life has learnt: what a snapshot held was committed.
+        self.applied = snapshot[0] if snapshot else 0
+        self.machine = RegisterMachine(snapshot[1] if snapshot else None)
         self._messages: list[Message] = []
         self._replies: list[tuple[Any, dict]] = []
         self._events: list[dict] = []
@@ -1073,10 +1077,10 @@ class RaftCore:
             pending = self._pending.pop(pending_offset)
             if not pending.acked:
                 self._answer(pending, pending_offset, {"error": INDETERMINATE, "reason": "truncated"})
-        if offset < self.hwm:
+        self.hwm = min(self.hwm, offset)
+        if offset < self.applied:
             # Only a broken node truncates committed records; rebuild honestly
             # so the violation shows in what it reports.
-            self.hwm = offset
             self.machine = RegisterMachine()
             self.applied = 0
             self._apply_committed()

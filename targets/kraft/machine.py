@@ -11,8 +11,8 @@ from typing import Any
 
 
 class RegisterMachine:
-    def __init__(self) -> None:
-        self.registers: dict[str, Any] = {}
+    def __init__(self, registers: dict[str, Any] | None = None) -> None:
+        self.registers: dict[str, Any] = dict(registers or {})
 
     def apply(self, data: dict) -> dict:
         """Apply one committed record and return the client-visible result."""

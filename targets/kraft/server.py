@@ -45,12 +45,14 @@ from typing import Any
 
 from .core import INDETERMINATE, RaftConfig, RaftCore, Ready
 from .messages import Message, decode, encode
-from .storage import DataDir
+from .storage import DataDir, Snapshot
 from .wallclock import true_time_ns
 
 log = logging.getLogger("kraft")
 
 LOG_READ_LIMIT = 1000
+# How often the recovery point moves up (`DataDir.checkpoint`): what a start reads record by record.
+CHECKPOINT_S = 5.0
 LINK_QUEUE_LIMIT = 10_000
 CONNECT_TIMEOUT_S = 0.5
 RECONNECT_BACKOFF_S = 0.05
@@ -132,7 +134,15 @@ class NodeServer:
         )
         self.generation = self.data.generation
         rng = random.Random(options.seed)
-        self.core = RaftCore(self.config, self.data.election_state, list(self.data.entries), rng, _now_ms())
+        snapshot = self.data.snapshot
+        self.core = RaftCore(
+            self.config,
+            self.data.election_state,
+            self.data.entries,
+            rng,
+            _now_ms(),
+            (snapshot.applied, snapshot.registers) if snapshot is not None else None,
+        )
         self.durable_end = len(self.data.entries)
         self.links = {peer: PeerLink(peer, address) for peer, address in options.peers.items()}
         self.events = open(options.event_log, "a", encoding="utf-8")
@@ -165,6 +175,7 @@ class NodeServer:
             link.task = asyncio.create_task(link.run())
         ticker = asyncio.create_task(self._tick_forever())
         flusher = asyncio.create_task(self._flush_forever()) if self.config.flush_interval_ms else None
+        checkpointer = asyncio.create_task(self._checkpoint_forever())
         log.info("node %s generation %d serving", self.config.node_id, self.generation)
         try:
             await self.stopping.wait()
@@ -175,6 +186,7 @@ class NodeServer:
             await asyncio.sleep(0.05)
         finally:
             ticker.cancel()
+            checkpointer.cancel()
             if flusher is not None:
                 flusher.cancel()
             for link in self.links.values():
@@ -210,6 +222,19 @@ class NodeServer:
             with self._fatal():
                 self.core.synced(self.durable_end, _now_ms())
             self._kick()
+
+    async def _checkpoint_forever(self) -> None:
+        """The recovery point, moved up to what is fsynced, with the state
+        machine as applied then, every `CHECKPOINT_S`."""
+        while self.halted is None:
+            await asyncio.sleep(CHECKPOINT_S)
+            core = self.core
+            snapshot = Snapshot(core.applied, core.log.epoch_at(core.applied - 1), dict(core.machine.registers))
+            try:
+                self.data.checkpoint(snapshot)
+            except OSError as error:
+                self._halt(_written(error, self.data.recovery_point_path))
+                return
 
     def _kick(self) -> None:
         """Drain once after everything that arrived in this loop iteration:

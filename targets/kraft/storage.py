@@ -14,6 +14,10 @@ Files:
                        without it, on a disk that held a life before, is unclean
     catching-up        there from a start that cut the log back until the node has
                        caught up with a leader's high watermark (what was cut, as JSON)
+    log.index, recovery-point.json
+                       what spares a start most of the log (`log_index`): the
+                       records' ends and epochs, and a snapshot of the state
+                       machine, as of a moment when they were fsynced
 
 A formatted directory may start its log with the bootstrap voters record
 (KIP-853's bootstrap checkpoint): the initial voter set, or this node alone
@@ -23,7 +27,8 @@ bootstrapped a second time.
 
 A log whose tail is torn (a record cut short) or damaged (a checksum that
 does not match, a record that is not an entry) is truncated on start to the
-last valid record before the damage, as Kafka's log recovery does, and
+last valid record before the damage, as Kafka's log recovery does (checking
+the records after the recovery point, and always the log's last 64 KiB), and
 `DataDir.truncated` says what went: the node then may lack records it
 reported, so it neither votes nor campaigns until it has caught up
 (`RaftConfig.truncated_log`). That holds across restarts (`catching-up`,
@@ -39,20 +44,26 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import struct
 import uuid
 import zlib
+from array import array
 from pathlib import Path
 
+from .log_index import (
+    HEADER,
+    Snapshot,
+    StorageError,
+    StoredRecords,
+    read_recovery_point,
+    recovery_point_text,
+    trusted_records,
+    write_index,
+)
 from .messages import Entry
 from .quorum_state import ElectionState
-from .voters import ReplicaKey, VoterSet
+from .voters import ReplicaKey, VoterSet, is_voters_record
 
-_HEADER = struct.Struct(">II")
-
-
-class StorageError(Exception):
-    """A file of the data directory is corrupt or truncated; the message names it."""
+__all__ = ["DataDir", "Snapshot", "StorageError", "format_data_dir", "new_directory_id"]
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -118,16 +129,16 @@ def format_data_dir(path: str | os.PathLike, directory_id: str, voters: tuple[Re
 
 def _encode(entry: Entry) -> bytes:
     payload = json.dumps({"epoch": entry.epoch, "data": entry.data}, separators=(",", ":")).encode()
-    return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
+    return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
 def _read_record(data: bytes, position: int) -> tuple[Entry | None, int, str | None]:
     """The log record at `position` and where the next begins, or what is wrong with it."""
-    if position + _HEADER.size > len(data):
-        return None, position, f"torn header ({len(data) - position} of {_HEADER.size} bytes)"
-    length, crc = _HEADER.unpack_from(data, position)
-    end = position + _HEADER.size + length
-    payload = data[position + _HEADER.size : end]
+    if position + HEADER.size > len(data):
+        return None, position, f"torn header ({len(data) - position} of {HEADER.size} bytes)"
+    length, crc = HEADER.unpack_from(data, position)
+    end = position + HEADER.size + length
+    payload = data[position + HEADER.size : end]
     if len(payload) < length:
         return None, position, f"torn record ({len(payload)} of {length} bytes)"
     if zlib.crc32(payload) != crc:
@@ -149,12 +160,22 @@ class DataDir:
         self.generation_path = self.path / "generation"
         self.directory_id_path = self.path / "directory-id"
         self.log_path = self.path / "log.bin"
+        self.index_path = self.path / "log.index"
+        self.recovery_point_path = self.path / "recovery-point.json"
         self.directory_id = self._load_directory_id()
         self.election_state = self._load_election_state()
-        # The log as found at start (the core owns it from then on), and the
-        # byte position of every record, for truncation; what a damaged tail lost.
+        # The log as found at start (the core owns it from then on); the byte
+        # end and epoch of every record, and the voters records, as written
+        # since; what a damaged tail lost; the state machine's last snapshot.
         self.truncated: dict | None = None
-        self.entries, self._positions = self._load_log()
+        self._ends, self._epochs = array("q"), array("q")
+        self._voter_offsets: list[int] = []
+        self.snapshot: Snapshot | None = None
+        # Records the recovery point on disk names, and of those how many log.index is known to hold.
+        self._named = self._indexed = 0
+        self.entries = self._load_log()
+        # Records fsynced, and of those how many the recovery point names.
+        self._synced = len(self._ends)
         # Cut back now, or in a life that ended before it caught up: the log may lack records it reported.
         self.catching_up_path = self.path / "catching-up"
         if self.truncated is not None:
@@ -185,6 +206,7 @@ class DataDir:
             self.sync()
             _write_atomically(self.path / "clean-shutdown", f"{self.generation}\n")
         self._log.close()
+        self.entries.close()
 
     def sync(self) -> None:
         """fsync what was written without it."""
@@ -192,6 +214,26 @@ class DataDir:
             with _naming(self.log_path):
                 os.fsync(self._log.fileno())
             self.unsynced = False
+        self._synced = len(self._ends)
+
+    def checkpoint(self, snapshot: Snapshot | None) -> None:
+        """Move the recovery point up to the records fsynced so far, with the
+        state machine's `snapshot` where it lies within them (else the last
+        one that does)."""
+        records = self._synced
+        with _naming(self.index_path):
+            write_index(self.index_path, min(self._indexed, records), self._ends[:records], self._epochs[:records])
+        self._indexed = records
+        if snapshot is not None and snapshot.applied <= records:
+            self.snapshot = snapshot
+        self._write_recovery_point(records)
+
+    def _write_recovery_point(self, records: int) -> None:
+        snapshot = self.snapshot if self.snapshot is not None and self.snapshot.applied <= records else None
+        end = self._ends[records - 1] if records else 0
+        _write_atomically(self.recovery_point_path, recovery_point_text(records, end, self._voter_offsets, snapshot))
+        self._named = records
+        self._indexed = min(self._indexed, records)
 
     # ------------------------------------------------------------------ loading
 
@@ -220,22 +262,44 @@ class DataDir:
         except (KeyError, TypeError, ValueError):
             raise StorageError(f"{self.quorum_path}: corrupt at byte offset 0: not a quorum state") from None
 
-    def _load_log(self) -> tuple[list[Entry], list[int]]:
-        entries: list[Entry] = []
-        positions: list[int] = []
-        if not self.log_path.exists():
-            return entries, positions
-        data = self.log_path.read_bytes()
-        position = 0
-        while position < len(data):
-            entry, following, problem = _read_record(data, position)
-            if entry is None:
-                self._truncate_damaged(position, len(data) - position, len(entries), problem or "unreadable")
-                break
-            entries.append(entry)
-            positions.append(position)
-            position = following
-        return entries, positions
+    def _load_log(self) -> StoredRecords:
+        """The log: what the recovery point vouches for left on disk, the rest
+        read and checked record by record (cut back at damage)."""
+        trusted, point, size = 0, None, 0
+        if self.log_path.exists():
+            size = self.log_path.stat().st_size
+            point = read_recovery_point(self.path, size)
+        if point is not None:
+            trusted = trusted_records(point, size)
+            self._ends, self._epochs = point.ends[:trusted], point.epochs[:trusted]
+            self._voter_offsets = [o for o in point.voter_offsets if o < trusted]
+        self._named = point.records if point is not None else 0
+        self._indexed = trusted
+        stored = StoredRecords(self.log_path, self._ends[:], trusted, [], self._epochs[:], list(self._voter_offsets))
+        begin = self._ends[-1] if trusted else 0
+        if size > begin:
+            with open(self.log_path, "rb") as log:
+                log.seek(begin)
+                data = log.read()
+            position = 0
+            while position < len(data):
+                entry, following, problem = _read_record(data, position)
+                if entry is None:
+                    self._truncate_damaged(begin + position, len(data) - position, len(stored), problem or "unreadable")
+                    break
+                if is_voters_record(entry.data):
+                    self._voter_offsets.append(len(stored))
+                    stored.voter_offsets.append(len(stored))
+                stored.append(entry)
+                stored.epochs.append(entry.epoch)
+                self._ends.append(begin + following)
+                self._epochs.append(entry.epoch)
+                position = following
+        snapshot = point.snapshot if point is not None else None
+        if snapshot is not None and snapshot.applied <= len(stored):
+            if snapshot.applied == 0 or self._epochs[snapshot.applied - 1] == snapshot.applied_epoch:
+                self.snapshot = snapshot
+        return stored
 
     def _truncate_damaged(self, position: int, dropped: int, kept: int, problem: str) -> None:
         """Cut the log back to its last valid record, durably, and say so."""
@@ -254,15 +318,26 @@ class DataDir:
     def write_log(self, log_from: int, entries: tuple[Entry, ...] | list[Entry], sync: bool = True) -> None:
         """Make the log its first `log_from` records followed by `entries`,
         durably (`sync`), or written now and fsynced by `sync()` later."""
-        if log_from < len(self._positions):
-            self._log.truncate(self._positions[log_from])
-            del self._positions[log_from:]
+        if log_from < len(self._ends):
+            if self.snapshot is not None and log_from < self.snapshot.applied:
+                self.snapshot = None
+            if log_from < self._named:
+                # Lowered first: a recovery point must never name records cut away.
+                self._write_recovery_point(log_from)
+            self._log.truncate(self._ends[log_from - 1] if log_from else 0)
+            del self._ends[log_from:], self._epochs[log_from:]
+            while self._voter_offsets and self._voter_offsets[-1] >= log_from:
+                self._voter_offsets.pop()
+            self._synced = min(self._synced, log_from)
         position = self._log.seek(0, os.SEEK_END)
         chunks = []
         for entry in entries:
             chunks.append(_encode(entry))
-            self._positions.append(position)
             position += len(chunks[-1])
+            if is_voters_record(entry.data):
+                self._voter_offsets.append(len(self._ends))
+            self._ends.append(position)
+            self._epochs.append(entry.epoch)
         with _naming(self.log_path):
             self._log.write(b"".join(chunks))
             self._log.flush()

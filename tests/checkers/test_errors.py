@@ -25,6 +25,7 @@ NODE_PROGRAMS = (
     "targets/kraft/messages.py",
     "targets/kraft/server.py",
     "targets/kraft/storage.py",
+    "targets/kraft/log_index.py",
     "targets/kraft/wallclock.py",
     "targets/kraft/invariants.py",
     "targets/kraft/quorum_state.py",
