@@ -148,7 +148,9 @@ class StoredRecords(Sequence):
         if isinstance(key, slice):
             start, stop, step = key.indices(len(self))
             if step != 1:
-                return [self[i] for i in range(start, stop, step)]
+                raise TypeError("a log's records are read in order")
+            if start >= stop:
+                return []
             stored = self._read(start, min(stop, self._count)) if start < self._count else []
             return stored + self._entries[max(start, self._count) - self._count : max(stop, self._count) - self._count]
         if key < 0:

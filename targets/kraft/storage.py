@@ -174,7 +174,7 @@ class DataDir:
         # Records the recovery point on disk names, and of those how many log.index is known to hold.
         self._named = self._indexed = 0
         self.entries = self._load_log()
-        # Records fsynced, and of those how many the recovery point names.
+        # How many records are fsynced: all that were read.
         self._synced = len(self._ends)
         # Cut back now, or in a life that ended before it caught up: the log may lack records it reported.
         self.catching_up_path = self.path / "catching-up"

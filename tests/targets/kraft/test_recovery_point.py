@@ -142,3 +142,37 @@ def test_a_core_started_from_a_snapshot_rebuilds_when_its_records_are_cut_away()
     assert core.applied == 4 and core.machine.read_now("k") == {"value": 3}
     core._truncate(2)
     assert core.applied == 0 and core.machine.read_now("k") == {"value": None}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    stored=st.integers(0, 6),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["append", "cut", "get", "slice"]), st.integers(-8, 12), st.integers(-8, 12)),
+        max_size=20,
+    ),
+)
+def test_the_stored_log_reads_appends_and_cuts_as_a_list_does(tmp_path_factory, stored, ops):
+    """The records left on disk at start and those appended after, read,
+    sliced and cut back as the core does with a list."""
+    path = tmp_path_factory.mktemp("data")
+    _checkpointed(path, _records(stored))
+    (path / "log.bin").write_bytes((path / "log.bin").read_bytes() + b"\0" * ALWAYS_CHECKED_BYTES)
+    data = DataDir(path)  # the zeros: a torn tail cut back, the records before it trusted
+    assert data.entries._count == stored
+    model = _records(stored)
+    for op, a, b in ops:
+        if op == "append":
+            entry = Entry(2, {"v": a})
+            data.entries.append(entry)
+            model.append(entry)
+        elif op == "cut":
+            del data.entries[max(0, a) :]
+            del model[max(0, a) :]
+        elif op == "get" and -len(model) <= a < len(model):
+            assert data.entries[a] == model[a]
+        elif op == "slice":
+            assert data.entries[a:b] == model[a:b]
+        assert len(data.entries) == len(model)
+    assert list(data.entries) == model
+    data.close()
