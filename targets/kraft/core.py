@@ -300,7 +300,7 @@ class RaftCore:
         """This node's committed records (below its high watermark) from `from_offset`, at most `limit`."""
         start = max(0, from_offset)
         end = self.hwm if limit is None else min(self.hwm, start + limit)
-        return [(o, self.log.entries[o]) for o in range(start, end)]
+        return list(zip(range(start, end), self.log.entries[start:end]))
 
     # ------------------------------------------------------------------ inputs
 

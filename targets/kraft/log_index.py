@@ -44,6 +44,9 @@ from .messages import Entry
 ALWAYS_CHECKED_BYTES = 64 * 1024
 # A log.bin record's header: the payload's length and CRC-32, big-endian.
 HEADER = struct.Struct(">II")
+# Stored records read by one at a time (the state machine catching up, record
+# by record) are read from disk this many at once, and kept till the next.
+READ_AHEAD = 512
 
 
 class StorageError(Exception):
@@ -89,11 +92,11 @@ def read_recovery_point(directory: Path, log_size: int) -> RecoveryPoint | None:
     return RecoveryPoint(records, ends, epochs, voter_offsets, snapshot)
 
 
-def write_index(path: Path, first: int, ends: array, epochs: array) -> None:
-    """Make log.index hold records [0, len(ends)), writing from record `first`
+def write_index(path: Path, first: int, records: int, ends: array, epochs: array) -> None:
+    """Make log.index hold records [0, records), writing from record `first`
     (those before it are there already), fsynced."""
-    pairs = array("q", bytes(2 * (len(ends) - first) * ends.itemsize))
-    pairs[0::2], pairs[1::2] = ends[first:], epochs[first:]
+    pairs = array("q", bytes(2 * (records - first) * ends.itemsize))
+    pairs[0::2], pairs[1::2] = ends[first:records], epochs[first:records]
     with open(path, "r+b" if path.exists() else "wb") as f:
         f.seek(first * 2 * ends.itemsize)
         f.write(pairs.tobytes())
@@ -132,6 +135,9 @@ class StoredRecords(Sequence):
         self._ends = ends
         self._count = count
         self._entries = entries
+        # The last records read ahead: the offset of the first, and them.
+        self._ahead_from = 0
+        self._ahead: list[Entry] = []
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -159,7 +165,9 @@ class StoredRecords(Sequence):
             raise IndexError("log offset out of range")
         if key >= self._count:
             return self._entries[key - self._count]
-        return self._read(key, key + 1)[0]
+        if not self._ahead_from <= key < self._ahead_from + len(self._ahead):
+            self._ahead_from, self._ahead = key, self._read(key, min(key + READ_AHEAD, self._count))
+        return self._ahead[key - self._ahead_from]
 
     def append(self, entry: Entry) -> None:
         self._entries.append(entry)

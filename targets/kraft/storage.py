@@ -222,7 +222,7 @@ class DataDir:
         one that does)."""
         records = self._synced
         with _naming(self.index_path):
-            write_index(self.index_path, min(self._indexed, records), self._ends[:records], self._epochs[:records])
+            write_index(self.index_path, min(self._indexed, records), records, self._ends, self._epochs)
         self._indexed = records
         if snapshot is not None and snapshot.applied <= records:
             self.snapshot = snapshot
