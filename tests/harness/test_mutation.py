@@ -86,8 +86,8 @@ def test_the_simulation_catches_a_crashing_mutant_and_sets_an_equivalent_one_apa
     assert simulated(copy_project(tmp_path / "unchanged"), "kraft", 4, 1) == baseline  # no change, no difference
     # A follower that takes an EndQuorumEpoch of another epoch or sender: the core raises on the state it finds.
     crash = one("if msg.epoch != self.epoch or not isinstance(state, FollowerState)", "drop-guard")
-    # Truncating at the high watermark itself, not below it: no schedule truncates exactly there.
-    same = one("if offset < self.hwm:", "off-by-one")
+    # The state machine rebuilt when a truncation cuts exactly at what it applied, not only below: the same state again.
+    same = one("if offset < self.applied:", "off-by-one")
     for name, mutant in (("crash", crash), ("same", same)):
         copy = copy_project(tmp_path / name)
         (copy / mutant.path).write_text(mutant.source)
