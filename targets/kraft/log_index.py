@@ -112,6 +112,24 @@ def recovery_point_text(records: int, end: int, voter_offsets: list[int], snapsh
     return json.dumps(value) + "\n"
 
 
+def read_record(data: bytes, position: int) -> tuple[Entry | None, int, str | None]:
+    """The log record at `position` and where the next begins, or what is wrong with it."""
+    if position + HEADER.size > len(data):
+        return None, position, f"torn header ({len(data) - position} of {HEADER.size} bytes)"
+    length, crc = HEADER.unpack_from(data, position)
+    end = position + HEADER.size + length
+    payload = data[position + HEADER.size : end]
+    if len(payload) < length:
+        return None, position, f"torn record ({len(payload)} of {length} bytes)"
+    if zlib.crc32(payload) != crc:
+        return None, position, "checksum mismatch"
+    try:
+        record = json.loads(payload)
+        return Entry(int(record["epoch"]), dict(record["data"])), end, None
+    except (ValueError, KeyError, TypeError):
+        return None, position, "checksum matches but the record is not an entry"
+
+
 def trusted_records(point: RecoveryPoint, log_size: int) -> int:
     """How many records below the recovery point need no check: those that
     end before the log's last `ALWAYS_CHECKED_BYTES`."""
@@ -189,10 +207,10 @@ class StoredRecords(Sequence):
         out = []
         for offset in range(first, stop):
             at = (self._ends[offset - 1] if offset else 0) - begin
-            length, crc = HEADER.unpack_from(data, at)
-            payload = data[at + HEADER.size : at + HEADER.size + length]
-            if len(payload) != length or zlib.crc32(payload) != crc:
-                raise StorageError(f"{self.path}: record {offset} at byte offset {at + begin} changed on disk")
-            record = json.loads(payload)
-            out.append(Entry(int(record["epoch"]), dict(record["data"])))
+            entry, _, problem = read_record(data, at)
+            if entry is None:
+                raise StorageError(
+                    f"{self.path}: record {offset} at byte offset {at + begin} changed on disk: {problem}"
+                )
+            out.append(entry)
         return out

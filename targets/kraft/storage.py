@@ -54,6 +54,7 @@ from .log_index import (
     Snapshot,
     StorageError,
     StoredRecords,
+    read_record,
     read_recovery_point,
     recovery_point_text,
     trusted_records,
@@ -130,24 +131,6 @@ def format_data_dir(path: str | os.PathLike, directory_id: str, voters: tuple[Re
 def _encode(entry: Entry) -> bytes:
     payload = json.dumps({"epoch": entry.epoch, "data": entry.data}, separators=(",", ":")).encode()
     return HEADER.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-def _read_record(data: bytes, position: int) -> tuple[Entry | None, int, str | None]:
-    """The log record at `position` and where the next begins, or what is wrong with it."""
-    if position + HEADER.size > len(data):
-        return None, position, f"torn header ({len(data) - position} of {HEADER.size} bytes)"
-    length, crc = HEADER.unpack_from(data, position)
-    end = position + HEADER.size + length
-    payload = data[position + HEADER.size : end]
-    if len(payload) < length:
-        return None, position, f"torn record ({len(payload)} of {length} bytes)"
-    if zlib.crc32(payload) != crc:
-        return None, position, "checksum mismatch"
-    try:
-        record = json.loads(payload)
-        return Entry(int(record["epoch"]), dict(record["data"])), end, None
-    except (ValueError, KeyError, TypeError):
-        return None, position, "checksum matches but the record is not an entry"
 
 
 class DataDir:
@@ -229,9 +212,11 @@ class DataDir:
         self._write_recovery_point(records)
 
     def _write_recovery_point(self, records: int) -> None:
-        snapshot = self.snapshot if self.snapshot is not None and self.snapshot.applied <= records else None
+        # self.snapshot always lies within the fsynced records (checkpoint, write_log): never past `records`.
         end = self._ends[records - 1] if records else 0
-        _write_atomically(self.recovery_point_path, recovery_point_text(records, end, self._voter_offsets, snapshot))
+        _write_atomically(
+            self.recovery_point_path, recovery_point_text(records, end, self._voter_offsets, self.snapshot)
+        )
         self._named = records
         self._indexed = min(self._indexed, records)
 
@@ -275,31 +260,31 @@ class DataDir:
             self._voter_offsets = [o for o in point.voter_offsets if o < trusted]
         self._named = point.records if point is not None else 0
         self._indexed = trusted
-        stored = StoredRecords(self.log_path, self._ends[:], trusted, [], self._epochs[:], list(self._voter_offsets))
+        trusted_ends = self._ends[:]
         begin = self._ends[-1] if trusted else 0
+        entries: list[Entry] = []
         if size > begin:
             with open(self.log_path, "rb") as log:
                 log.seek(begin)
                 data = log.read()
             position = 0
             while position < len(data):
-                entry, following, problem = _read_record(data, position)
+                entry, following, problem = read_record(data, position)
                 if entry is None:
-                    self._truncate_damaged(begin + position, len(data) - position, len(stored), problem or "unreadable")
+                    kept = trusted + len(entries)
+                    self._truncate_damaged(begin + position, len(data) - position, kept, problem or "unreadable")
                     break
                 if is_voters_record(entry.data):
-                    self._voter_offsets.append(len(stored))
-                    stored.voter_offsets.append(len(stored))
-                stored.append(entry)
-                stored.epochs.append(entry.epoch)
+                    self._voter_offsets.append(len(self._ends))
+                entries.append(entry)
                 self._ends.append(begin + following)
                 self._epochs.append(entry.epoch)
                 position = following
         snapshot = point.snapshot if point is not None else None
-        if snapshot is not None and snapshot.applied <= len(stored):
+        if snapshot is not None and snapshot.applied <= len(self._ends):
             if snapshot.applied == 0 or self._epochs[snapshot.applied - 1] == snapshot.applied_epoch:
                 self.snapshot = snapshot
-        return stored
+        return StoredRecords(self.log_path, trusted_ends, trusted, entries, self._epochs[:], list(self._voter_offsets))
 
     def _truncate_damaged(self, position: int, dropped: int, kept: int, problem: str) -> None:
         """Cut the log back to its last valid record, durably, and say so."""
