@@ -9,11 +9,13 @@ search counts is one the report shows.
 A node's part is its role (checkers/coverage.py's `role_of`, or why it is
 gone: the fault that holds it down), how many epochs it is behind the
 newest any node reports, how far its log end is behind the longest log,
-and how much of its own log is beyond its high watermark (uncommitted).
-The cluster's state is the sorted parts of its nodes and the kinds of the
-faults in force. What is not polled is not in it: a target whose status has
-no offsets (etcd's has none) has `?` there, and fsync lag, which no status
-reports, is not part of any state.
+how much of its own log is beyond its high watermark (uncommitted), and
+how much of it is not yet on disk (fsync lag: what a power loss would take,
+where a node fsyncs on a timer). The cluster's state is the sorted parts of
+its nodes and the kinds of the faults in force. What is not polled is not
+in it: a target whose status has no offsets (etcd's has none) has `?`
+there, and one that does not say what it fsynced (etcd's, NATS's) `?` for
+its fsync lag.
 
 Pure: functions of rows and of the history and events tables.
 """
@@ -55,8 +57,8 @@ def _number(value: Any) -> int | None:
 
 def abstract(rows: Mapping[str, Mapping[str, Any]], in_force: Iterable[str] = (), gone: Mapping[str, str] = {}) -> str:
     """The state of nodes whose latest status rows are `rows` (node -> an
-    events row: state, epoch, offset, hwm, leader; None where unknown), with `gone` nodes (node -> the
-    fault that holds it: kill, pause, ...) and faults of kinds `in_force`."""
+    events row: state, epoch, offset, synced, hwm, leader; None where unknown), with `gone` nodes
+    (node -> the fault that holds it: kill, pause, ...) and faults of kinds `in_force`."""
     epochs = [e for row in rows.values() if (e := _number(row.get("epoch"))) is not None]
     offsets = [o for row in rows.values() if (o := _number(row.get("offset"))) is not None]
     top_epoch = max(epochs, default=None)
@@ -68,10 +70,13 @@ def abstract(rows: Mapping[str, Mapping[str, Any]], in_force: Iterable[str] = ()
             continue
         row = rows[node]
         epoch, offset, hwm = _number(row.get("epoch")), _number(row.get("offset")), _number(row.get("hwm"))
+        synced = _number(row.get("synced"))
         behind = None if epoch is None or top_epoch is None else top_epoch - epoch
         lag = None if offset is None or top_offset is None else top_offset - offset
         tail = None if offset is None or hwm is None else offset - hwm
-        parts.append(f"{stated_role(node, row)}:{epochs_behind(behind)}{entries_behind(lag)}{entries_behind(tail)}")
+        unsynced = None if offset is None or synced is None else offset - synced
+        gaps = "".join(entries_behind(gap) for gap in (lag, tail, unsynced))
+        parts.append(f"{stated_role(node, row)}:{epochs_behind(behind)}{gaps}")
     return " ".join(sorted(parts)) + " | " + (",".join(sorted(set(in_force))) or "-")
 
 
@@ -155,9 +160,9 @@ def _reached(history: pd.DataFrame, chunk: tuple[pd.DataFrame, int]) -> list[str
     return reached
 
 
-FIELDS = ("state", "epoch", "offset", "hwm", "leader")
+FIELDS = ("state", "epoch", "offset", "synced", "hwm", "leader")
 CHUNK_ROWS = 250_000
-GAPS = ("epoch", "offset", "hwm")
+GAPS = ("epoch", "offset", "hwm", "synced")
 
 
 @dataclass(frozen=True)
@@ -215,12 +220,14 @@ def _keys(said: pd.DataFrame, latest: dict[str, _Said], faults: list[tuple[list[
     behind = top(numbers["epoch"]) - numbers["epoch"]
     lag = top(numbers["offset"]) - numbers["offset"]
     tail = numbers["offset"] - numbers["hwm"]
+    unsynced = numbers["offset"] - numbers["synced"]
     per_node = [
         counted,
         np.array(_roles(said, latest)),
         np.where(np.isnan(behind), -1, np.clip(np.nan_to_num(behind), 0, 2)),
         np.where(np.isnan(lag), -1, np.nan_to_num(lag) > NEAR_ENTRIES),
         np.where(np.isnan(tail), -1, np.nan_to_num(tail) > NEAR_ENTRIES),
+        np.where(np.isnan(unsynced), -1, np.nan_to_num(unsynced) > NEAR_ENTRIES),
     ]
     return np.column_stack([stretch, *(part.T.astype("int64") for part in per_node)])
 

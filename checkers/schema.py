@@ -58,6 +58,9 @@ EVENTS_COLUMNS = {
     "replicas": TEXT,
     # Why a node stopped on its own (`halted`: its own error; `exited`: seen by the harness).
     "reason": TEXT,
+    # Where a status poll says it: the end of the node's log that is on disk
+    # (fsynced), for the abstract state's fsync lag.
+    "synced": "Int64",
 }
 # `key`: the list an append went to where appends are keyed (etcd); null for
 # the reference quorum's one log.

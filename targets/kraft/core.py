@@ -291,6 +291,7 @@ class RaftCore:
             "leader": self.quorum.leader,
             "voted_for": self.quorum.voted_for,
             "log_end_offset": self.log.end_offset,
+            "synced_offset": self.synced_end,
             "hwm": self.hwm,
             "voters": [list(v) for v in self.voters.voters],
             "voter": self.is_voter,

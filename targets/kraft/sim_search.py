@@ -71,6 +71,7 @@ class SimNemesis:
             "state": status["state"],
             "epoch": status["epoch"],
             "offset": status["log_end_offset"],
+            "synced": status["synced_offset"],
             "hwm": status["hwm"],
         }
 

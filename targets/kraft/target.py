@@ -230,6 +230,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             "leader": status.get("leader"),
             "voted_for": status.get("voted_for"),
             "offset": status.get("log_end_offset"),
+            "synced": status.get("synced_offset"),
             "hwm": status.get("hwm"),
             "directory_id": status.get("directory_id"),
             "voters": status.get("voters"),

@@ -109,6 +109,8 @@ def test_client_api_answers_and_redirects(tmp_path):
         assert call(at, "write", key="k")["error"] == "bad-request"
         status = cluster.status(leader)
         assert {"node", "generation", "state", "epoch", "leader", "voted_for", "log_end_offset", "hwm"} <= set(status)
+        # What is on disk: all of it, once a write is answered (the leader fsyncs before it counts its own).
+        assert status["synced_offset"] == status["log_end_offset"] > 0
 
 
 def test_a_damaged_log_is_cut_back_and_a_corrupt_quorum_state_refused(tmp_path):
