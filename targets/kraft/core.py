@@ -225,6 +225,8 @@ class RaftCore:
         # `UNCLEAN_WAIT` timeouts (`_still_catching_up`).
         self.catching_up = bool(config.flush_interval_ms and config.unclean_start) or config.truncated_log
         self.may_give_up = not config.truncated_log
+        # Gave up waiting (an unclean recovery) and has not caught up with a leader since.
+        self.unclean = False
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0
         # Applied may run ahead of the high watermark this life has learnt: what a snapshot held was committed.
@@ -500,8 +502,16 @@ class RaftCore:
         """Whether this replica must still not vote or campaign. After an
         unclean start, once `UNCLEAN_WAIT` fetch timeouts passed without a
         leader's answer, it gives up waiting (an unclean recovery: a majority
-        that lost unflushed records at once may never see a leader again,
-        and may have lost commits). On a damaged log, never: what it lost
+        that lost unflushed records at once may never see a leader again).
+        Until it has caught up with a leader, an election it takes part in
+        needs every voter's vote (`unclean`, VoteRequest's `everyone`): the
+        one holding a commit that the others lost may be down, and a
+        majority without it must not elect (the simulator's random schedules
+        lost a commit so in 15 of 4,000: a leader killed while one follower
+        lost power and the other lagged; all three started uncleanly, and the
+        two without the commit elected one of them once they gave up). So
+        the longest log among all of them wins, and nothing any voter holds
+        is lost but what they all lost at once. On a damaged log, never: what it lost
         was fsynced by the others that acknowledged it, and a majority
         without it can elect one that holds it (an unclean recovery there
         lost a commit: a node cut back to 311 records, tired of waiting, was
@@ -509,6 +519,7 @@ class RaftCore:
         held offset 311)."""
         if self.catching_up and self.may_give_up and self.now_ms >= self._catch_up_until_ms:
             self.catching_up = False
+            self.unclean = True
             self._events.append({"event": "unclean-recovery", "epoch": self.epoch, "offset": self.log.end_offset})
         return self.catching_up
 
@@ -519,11 +530,11 @@ class RaftCore:
         committed before it (0 after its own restart: a soak's node cut back
         took that for caught up, and could vote again still lacking records
         it had acknowledged)."""
-        if not self.catching_up:
+        if not (self.catching_up or self.unclean):
             return
         self._catch_up_until_ms = self.now_ms + UNCLEAN_WAIT * self.config.fetch_timeout_ms
         if 0 < hwm <= self.log.end_offset and self.log.epoch_at(hwm - 1) == self.epoch:
-            self.catching_up = False
+            self.catching_up = self.unclean = False
             self._events.append({"event": "caught-up", "epoch": self.epoch, "offset": self.log.end_offset, "hwm": hwm})
 
     def _observe(self) -> None:
@@ -564,6 +575,7 @@ class RaftCore:
                     self.log.end_offset,
                     pre_vote,
                     voters.directory_of(peer),
+                    self.unclean,
                 )
             )
 
@@ -585,6 +597,7 @@ class RaftCore:
             self.quorum.become_unattached(self.epoch, self.now_ms, voted_for=state.voted_for)
 
     def _become_leader(self) -> None:
+        self.unclean = False  # if it was, every voter elected it: none holds a longer log
         self.quorum.become_leader(self.now_ms)
         state = self.state
         assert isinstance(state, LeaderState)
@@ -618,7 +631,13 @@ class RaftCore:
         # KIP-853: a replica whose directory is not the one the candidate's
         # voter set names (a wiped disk) is not that voter and never votes as it.
         identity_ok = self._ignore_directory or same_directory(req.voter_directory, self.config.directory_id)
-        if req.epoch == self.epoch and identity_ok and not self._still_catching_up():
+        # A replica that recovered uncleanly votes only where every voter must.
+        if (
+            req.epoch == self.epoch
+            and identity_ok
+            and not self._still_catching_up()
+            and (req.everyone or not self.unclean)
+        ):
             log_ok = self.log.is_up_to_date(req.last_epoch, req.last_offset)
             if req.pre_vote:
                 granted = self._grants_pre_vote(log_ok)
@@ -662,19 +681,23 @@ class RaftCore:
                 self._become_follower(self.epoch, resp.leader)
                 return
             (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= voters.majority:
+            if len(state.granted) + 1 >= self._votes_needed():
                 self._start_candidate()
-            elif len(state.rejected) > len(voters.voters) - voters.majority:
+            elif len(state.rejected) > len(voters.voters) - self._votes_needed():
                 self._lose_pre_vote()
         elif isinstance(state, CandidateState) and not resp.pre_vote:
             if resp.leader is not None and resp.leader != self.node_id:
                 self._become_follower(self.epoch, resp.leader)
                 return
             (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= voters.majority:
+            if len(state.granted) + 1 >= self._votes_needed():
                 self._become_leader()
             # A lost standard vote waits out the election timeout, then goes
             # back to Prospective (KIP-996 "CandidateState changes").
+
+    def _votes_needed(self) -> int:
+        """Votes (this node's own among them) that elect it: a majority, or every voter after an unclean recovery."""
+        return len(self.voters.voters) if self.unclean else self.voters.majority
 
     def _handle_begin_quorum_epoch(self, msg: BeginQuorumEpoch) -> None:
         state = self.state

@@ -32,6 +32,8 @@ class VoteRequest:
     record, and its log end offset) for the "at least as up to date" rule.
     `voter_directory` is the directory id the sender's voter set gives the
     receiver (KIP-853): a receiver with another directory is not that voter.
+    `everyone`: the sender recovered uncleanly and needs every voter's vote
+    (see RaftCore._still_catching_up).
     """
 
     src: str
@@ -41,6 +43,7 @@ class VoteRequest:
     last_offset: int
     pre_vote: bool
     voter_directory: str | None = None
+    everyone: bool = False
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ BUGS = ("multi-voter-change", "ignore-directory-id", "ack-voter-early")
 def run_campaign(name: str, workspace: Path) -> dict[str, list[Path]]:
     """Run examples/NAME.toml with its results under `workspace`: {target: [run directories]}.
     Its 12 runs go three at a time, as Spark tasks on `local[3]` (each run's
-    containers mostly wait on their clocks: 81 s where one at a time took 194 s)."""
+    containers mostly wait on their clocks: the membership campaign took 81 s
+    so on a quiet machine, and 194 s one at a time in CI)."""
     config = workspace / f"{name}.toml"
     text = (EXAMPLES / f"{name}.toml").read_text()
     config.write_text(text.replace('results = "runs/campaigns"', f'results = "{workspace}"'))

@@ -16,7 +16,7 @@ from targets.kraft.core import UNCLEAN_WAIT, RaftConfig, RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest
 from targets.kraft.quorum_state import ElectionState
-from targets.kraft.simulation import SimSettings, Simulation, run_schedule
+from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, run_schedule
 
 from .schedules import lagging_losses, leader_power_loss, power_losses, violates
 
@@ -166,7 +166,7 @@ def test_a_replica_on_a_damaged_log_waits_for_a_leader_however_long_it_takes():
     """An unclean start gives up waiting after UNCLEAN_WAIT fetch timeouts;
     a log cut back past a damaged tail does not (it once did, and a node cut
     back to 311 records was elected over the one holding offset 311)."""
-    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2")
+    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2", everyone=True)
     later = 10 + 2 * UNCLEAN_WAIT * 600
     unclean = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
     unclean.tick(later)
@@ -176,3 +176,39 @@ def test_a_replica_on_a_damaged_log_waits_for_a_leader_however_long_it_takes():
     damaged.tick(later)
     damaged.step(request, later)
     assert [m.granted for m in damaged.ready().messages if hasattr(m, "granted")] == [False] and damaged.catching_up
+
+
+def test_after_giving_up_waiting_an_election_needs_every_voter():
+    """A replica that gave up waiting for a leader (an unclean recovery)
+    votes only where every voter must, and campaigns so itself: a majority
+    without the one voter that holds a commit must not elect. The
+    simulator's random schedules lost a commit in 15 of 4,000 before: this
+    one (seed 1130, shrunk) cuts a link, loses a follower's power and kills
+    the leader; all three start uncleanly, and the two without the commit
+    elected one of them once they gave up waiting."""
+    steps = [("cut", 3, 1), ("run", 0, 150), ("lose_unsynced", 2, 0), ("crash_leader", 6, 3)]
+    sim = run_schedule(SimSettings(nodes=3, seed=1130, flush_interval_ms=100), steps)
+    assert sim.leader() is not None
+    later = 10 + 2 * UNCLEAN_WAIT * 600
+    gave_up = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
+    gave_up.tick(later)
+    gave_up.step(VoteRequest("n3", "n2", 1, 0, 1, False, "d2"), later)  # a majority's election
+    sent = gave_up.ready().messages
+    assert [m.granted for m in sent if hasattr(m, "granted")] == [False]
+    # Having given up, it campaigns: both others asked, and told that every voter must grant.
+    asked = [m for m in sent if isinstance(m, VoteRequest)]
+    assert sorted(m.dst for m in asked) == ["n1", "n3"] and all(m.everyone for m in asked)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_cluster_whose_every_node_lost_power_at_once_still_elects(seed):
+    """Every voter gives up waiting for a leader, so the election that needs all of them can be held."""
+    sim = Simulation(SimSettings(nodes=3, seed=seed, flush_interval_ms=100))
+    load = LoadedRun(sim)
+    load.run(1500)
+    for node in sim.ids:
+        sim.crash(node, lose_unsynced=True)
+    for node in sim.ids:
+        sim.start(node)
+    load.run(15000)
+    assert sim.leader() is not None
