@@ -215,17 +215,15 @@ class RaftCore:
         self.now_ms = now_ms
         self.log = ReplicatedLog(entries)
         # Written by the shell, and of that fsynced (what a leader counts for itself).
-        self.flushed_end = self.log.end_offset
-        self.synced_end = self.log.end_offset
+        self.flushed_end = self.synced_end = self.log.end_offset
         # KIP-380/KIP-903's lesson: after an unclean start with a flush
         # interval, or on a log cut back past a damaged tail, this replica
         # may have lost records it reported, so it neither votes nor
         # campaigns until it has caught up with a leader's high watermark;
         # after an unclean start only until no leader answered for
-        # `UNCLEAN_WAIT` timeouts (`_still_catching_up`).
+        # `UNCLEAN_WAIT` timeouts (`_still_catching_up`); `unclean`: gave up so, not caught up since.
         self.catching_up = bool(config.flush_interval_ms and config.unclean_start) or config.truncated_log
         self.may_give_up = not config.truncated_log
-        # Gave up waiting (an unclean recovery) and has not caught up with a leader since.
         self.unclean = False
         self._catch_up_until_ms = now_ms + UNCLEAN_WAIT * config.fetch_timeout_ms
         self.hwm = 0
@@ -504,8 +502,8 @@ class RaftCore:
         leader's answer, it gives up waiting (an unclean recovery: a majority
         that lost unflushed records at once may never see a leader again).
         Until it has caught up with a leader, an election it takes part in
-        needs every voter's vote (`unclean`, VoteRequest's `everyone`): the
-        one holding a commit that the others lost may be down, and a
+        needs every voter's vote (it campaigns so, and its vote says so:
+        VoteResponse's `unclean`): the one holding a commit that the others lost may be down, and a
         majority without it must not elect (the simulator's random schedules
         lost a commit so in 15 of 4,000: a leader killed while one follower
         lost power and the other lagged; all three started uncleanly, and the
@@ -575,7 +573,6 @@ class RaftCore:
                     self.log.end_offset,
                     pre_vote,
                     voters.directory_of(peer),
-                    self.unclean,
                 )
             )
 
@@ -631,13 +628,7 @@ class RaftCore:
         # KIP-853: a replica whose directory is not the one the candidate's
         # voter set names (a wiped disk) is not that voter and never votes as it.
         identity_ok = self._ignore_directory or same_directory(req.voter_directory, self.config.directory_id)
-        # A replica that recovered uncleanly votes only where every voter must.
-        if (
-            req.epoch == self.epoch
-            and identity_ok
-            and not self._still_catching_up()
-            and (req.everyone or not self.unclean)
-        ):
+        if req.epoch == self.epoch and identity_ok and not self._still_catching_up():
             log_ok = self.log.is_up_to_date(req.last_epoch, req.last_offset)
             if req.pre_vote:
                 granted = self._grants_pre_vote(log_ok)
@@ -657,7 +648,10 @@ class RaftCore:
                 if state.voted_for is None:
                     self.quorum.grant_standard_vote(req.src, req.voter_directory)
                 granted = state.voted_for == req.src
-        self._send(VoteResponse(self.node_id, req.src, self.epoch, granted, req.pre_vote, self.quorum.leader))
+        answer = VoteResponse(
+            self.node_id, req.src, self.epoch, granted, req.pre_vote, self.quorum.leader, self.unclean
+        )
+        self._send(answer)
 
     def _grants_pre_vote(self, log_ok: bool) -> bool:
         """KIP-996 "Pre-Vote request handling": leaders never grant; followers
@@ -680,24 +674,31 @@ class RaftCore:
             if resp.leader not in (None, self.node_id, state.leader):
                 self._become_follower(self.epoch, resp.leader)
                 return
-            (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= self._votes_needed():
+            self._count(state, resp)
+            if len(state.granted) + 1 >= self._votes_needed(state):
                 self._start_candidate()
-            elif len(state.rejected) > len(voters.voters) - self._votes_needed():
+            elif len(state.rejected) > len(voters.voters) - self._votes_needed(state):
                 self._lose_pre_vote()
         elif isinstance(state, CandidateState) and not resp.pre_vote:
             if resp.leader is not None and resp.leader != self.node_id:
                 self._become_follower(self.epoch, resp.leader)
                 return
-            (state.granted if resp.granted else state.rejected).add(resp.src)
-            if len(state.granted) + 1 >= self._votes_needed():
+            self._count(state, resp)
+            if len(state.granted) + 1 >= self._votes_needed(state):
                 self._become_leader()
             # A lost standard vote waits out the election timeout, then goes
             # back to Prospective (KIP-996 "CandidateState changes").
 
-    def _votes_needed(self) -> int:
-        """Votes (this node's own among them) that elect it: a majority, or every voter after an unclean recovery."""
-        return len(self.voters.voters) if self.unclean else self.voters.majority
+    @staticmethod
+    def _count(state: ProspectiveState | CandidateState, resp: VoteResponse) -> None:
+        (state.granted if resp.granted else state.rejected).add(resp.src)
+        if resp.granted and resp.unclean:
+            state.unclean.add(resp.src)
+
+    def _votes_needed(self, state: ProspectiveState | CandidateState) -> int:
+        """Votes (its own among them) that elect this node: a majority, or
+        every voter where it or a voter that granted recovered uncleanly."""
+        return len(self.voters.voters) if self.unclean or state.unclean else self.voters.majority
 
     def _handle_begin_quorum_epoch(self, msg: BeginQuorumEpoch) -> None:
         state = self.state

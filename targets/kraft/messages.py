@@ -32,8 +32,6 @@ class VoteRequest:
     record, and its log end offset) for the "at least as up to date" rule.
     `voter_directory` is the directory id the sender's voter set gives the
     receiver (KIP-853): a receiver with another directory is not that voter.
-    `everyone`: the sender recovered uncleanly and needs every voter's vote
-    (see RaftCore._still_catching_up).
     """
 
     src: str
@@ -43,13 +41,14 @@ class VoteRequest:
     last_offset: int
     pre_vote: bool
     voter_directory: str | None = None
-    everyone: bool = False
 
 
 @dataclass(frozen=True)
 class VoteResponse:
     """Whether the vote (or Pre-Vote) was granted; `leader` is who the
-    responder believes leads `epoch`, so a Prospective can go back to following."""
+    responder believes leads `epoch`, so a Prospective can go back to following.
+    `unclean`: the responder recovered uncleanly, and its vote elects only
+    where every voter's does (see RaftCore._still_catching_up)."""
 
     src: str
     dst: str
@@ -57,6 +56,7 @@ class VoteResponse:
     granted: bool
     pre_vote: bool
     leader: str | None = None
+    unclean: bool = False
 
 
 @dataclass(frozen=True)

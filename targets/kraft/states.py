@@ -39,6 +39,7 @@ class ProspectiveState:
     election_deadline_ms: int
     granted: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)
+    unclean: set[str] = field(default_factory=set)  # granted by voters that recovered uncleanly
     requests_sent_ms: int = 0
     name: str = "prospective"
 
@@ -66,6 +67,7 @@ class CandidateState(_VotedForItself):
     election_deadline_ms: int
     granted: set[str] = field(default_factory=set)
     rejected: set[str] = field(default_factory=set)
+    unclean: set[str] = field(default_factory=set)  # granted by voters that recovered uncleanly
     requests_sent_ms: int = 0
     name: str = "candidate"
 

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from targets.kraft.core import UNCLEAN_WAIT, RaftConfig, RaftCore
 from targets.kraft.invariants import InvariantViolation
-from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest
+from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest, VoteResponse
 from targets.kraft.quorum_state import ElectionState
+from targets.kraft.states import CandidateState, ProspectiveState
 from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, run_schedule
 
 from .schedules import lagging_losses, leader_power_loss, power_losses, violates
@@ -166,7 +167,7 @@ def test_a_replica_on_a_damaged_log_waits_for_a_leader_however_long_it_takes():
     """An unclean start gives up waiting after UNCLEAN_WAIT fetch timeouts;
     a log cut back past a damaged tail does not (it once did, and a node cut
     back to 311 records was elected over the one holding offset 311)."""
-    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2", everyone=True)
+    request = VoteRequest("n3", "n2", 1, 0, 1, False, "d2")
     later = 10 + 2 * UNCLEAN_WAIT * 600
     unclean = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
     unclean.tick(later)
@@ -180,8 +181,9 @@ def test_a_replica_on_a_damaged_log_waits_for_a_leader_however_long_it_takes():
 
 def test_after_giving_up_waiting_an_election_needs_every_voter():
     """A replica that gave up waiting for a leader (an unclean recovery)
-    votes only where every voter must, and campaigns so itself: a majority
-    without the one voter that holds a commit must not elect. The
+    campaigns for every voter's vote, and its own vote says it elects only
+    so: a majority without the one voter that holds a commit must not
+    elect. The
     simulator's random schedules lost a commit in 15 of 4,000 before: this
     one (seed 1130, shrunk) cuts a link, loses a follower's power and kills
     the leader; all three start uncleanly, and the two without the commit
@@ -192,12 +194,22 @@ def test_after_giving_up_waiting_an_election_needs_every_voter():
     later = 10 + 2 * UNCLEAN_WAIT * 600
     gave_up = core("n2", ElectionState(1, None, None), generation=2, flush_interval_ms=100, unclean_start=True)
     gave_up.tick(later)
-    gave_up.step(VoteRequest("n3", "n2", 1, 0, 1, False, "d2"), later)  # a majority's election
-    sent = gave_up.ready().messages
-    assert [m.granted for m in sent if hasattr(m, "granted")] == [False]
-    # Having given up, it campaigns: both others asked, and told that every voter must grant.
-    asked = [m for m in sent if isinstance(m, VoteRequest)]
-    assert sorted(m.dst for m in asked) == ["n1", "n3"] and all(m.everyone for m in asked)
+    gave_up.step(VoteRequest("n3", "n2", 1, 0, 1, False, "d2"), later)
+    [answer] = [m for m in gave_up.ready().messages if isinstance(m, VoteResponse)]
+    assert answer.granted and answer.unclean
+    # A candidate granted such a vote needs every voter's: one more is not enough.
+    candidate = core("n1", ElectionState(1, None, None))
+    candidate.tick(later)
+    assert isinstance(candidate.state, ProspectiveState)
+    candidate.step(VoteResponse("n2", "n1", 1, True, True, None, unclean=True), later)
+    assert isinstance(candidate.state, ProspectiveState)
+    candidate.step(VoteResponse("n3", "n1", 1, True, True, None), later)
+    assert isinstance(candidate.state, CandidateState)
+    # And one that gave up itself, even granted by voters that did not.
+    gave_up.step(VoteResponse("n1", "n2", 1, True, True, None), later)
+    assert isinstance(gave_up.state, ProspectiveState)
+    gave_up.step(VoteResponse("n3", "n2", 1, True, True, None), later)
+    assert isinstance(gave_up.state, CandidateState)
 
 
 @pytest.mark.parametrize("seed", range(10))
