@@ -13,9 +13,8 @@ how much of its own log is beyond its high watermark (uncommitted), and
 how much of it is not yet on disk (fsync lag: what a power loss would take,
 where a node fsyncs on a timer). The cluster's state is the sorted parts of
 its nodes and the kinds of the faults in force. What is not polled is not
-in it: a target whose status has no offsets (etcd's has none) has `?`
-there, and one that does not say what it fsynced (etcd's, NATS's) `?` for
-its fsync lag.
+in it: a target whose status has no offsets has `?` there, and one whose
+status does not say what it fsynced `?` for its fsync lag.
 
 Pure: functions of rows and of the history and events tables.
 """
@@ -81,8 +80,8 @@ def abstract(rows: Mapping[str, Mapping[str, Any]], in_force: Iterable[str] = ()
 
 
 def stated_role(node: str, row: Mapping[str, Any]) -> str:
-    """The role a node states, or, where its status names no state (etcd's
-    reads the leader apart), the one its view of the leader implies."""
+    """The role a node states, or, where its status names no state (a target
+    may read the leader apart), the one its view of the leader implies."""
     state, leader = row.get("state"), row.get("leader")
     if state is not None:
         return role_of(state)

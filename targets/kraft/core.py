@@ -503,14 +503,14 @@ class RaftCore:
         that lost unflushed records at once may never see a leader again).
         Until it has caught up with a leader, an election it takes part in
         needs every voter's vote (it campaigns so, and its vote says so:
-        VoteResponse's `unclean`): the one holding a commit that the others lost may be down, and a
-        majority without it must not elect (the simulator's random schedules
-        lost a commit so in 15 of 4,000: a leader killed while one follower
-        lost power and the other lagged; all three started uncleanly, and the
-        two without the commit elected one of them once they gave up). So
-        the longest log among all of them wins, and nothing any voter holds
-        is lost but what they all lost at once. On a damaged log, never: what it lost
-        was fsynced by the others that acknowledged it, and a majority
+        VoteResponse's `unclean`): the one holding a commit that the others
+        lost may be down, and a majority without it must not elect (the
+        simulator's random schedules lost a commit so in 15 of 4,000: a
+        leader killed while one follower lost power and the other lagged;
+        all three started uncleanly, and the two without the commit elected
+        one of them once they gave up). So the longest log among all of them
+        wins, and nothing any voter holds is lost but what they all lost at
+        once. On a damaged log, never: what it lost was fsynced by the others that acknowledged it, and a majority
         without it can elect one that holds it (an unclean recovery there
         lost a commit: a node cut back to 311 records, tired of waiting, was
         elected with the vote of one that had been down, over the one that

@@ -183,11 +183,10 @@ def test_after_giving_up_waiting_an_election_needs_every_voter():
     """A replica that gave up waiting for a leader (an unclean recovery)
     campaigns for every voter's vote, and its own vote says it elects only
     so: a majority without the one voter that holds a commit must not
-    elect. The
-    simulator's random schedules lost a commit in 15 of 4,000 before: this
-    one (seed 1130, shrunk) cuts a link, loses a follower's power and kills
-    the leader; all three start uncleanly, and the two without the commit
-    elected one of them once they gave up waiting."""
+    elect. The simulator's random schedules lost a commit in 15 of 4,000
+    before: this one (seed 1130, shrunk) cuts a link, loses a follower's
+    power and kills the leader; all three start uncleanly, and the two
+    without the commit elected one of them once they gave up waiting."""
     steps = [("cut", 3, 1), ("run", 0, 150), ("lose_unsynced", 2, 0), ("crash_leader", 6, 3)]
     sim = run_schedule(SimSettings(nodes=3, seed=1130, flush_interval_ms=100), steps)
     assert sim.leader() is not None
