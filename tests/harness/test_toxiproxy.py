@@ -112,7 +112,11 @@ def test_latency_is_added_within_tolerance(proxy):
         proxy.add_toxic(type="latency", stream="upstream", attributes={"latency": 100, "jitter": 20})
         both = [round_trip(sock) for _ in range(5)]
     assert 0.150 <= delayed - base < 0.150 + 0.1
-    assert all(0.150 + 0.080 <= t < 0.150 + 0.120 + 0.1 for t in both), both
+    # Latency only ever adds: every round trip is at least both delays less
+    # their jitter. A loaded machine can stall one round trip further (CI saw
+    # 0.378 s once beside 0.24 s ones), so the ceiling is asked of the median.
+    assert all(t >= 0.150 + 0.080 for t in both), both
+    assert sorted(both)[2] < 0.150 + 0.120 + 0.1, both
 
 
 def test_bandwidth_caps_the_rate(proxy):
