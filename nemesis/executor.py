@@ -57,6 +57,9 @@ class Nemesis:
         self.removed: set[str] = set()
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
+        # Nodes whose disk was full at any time: one may halt on a write that
+        # failed just before its room came back (`start_halted_on_full_disk`).
+        self.were_full: set[str] = set()
         # Nodes whose files a fault may have damaged (`Fault.damages`; node ->
         # when, on the history's clock, noted by `perform`), until the run
         # sees them repaired (nemesis/guided.py's `repaired`).
@@ -201,6 +204,7 @@ class Nemesis:
         for node in nodes:
             self.cluster.fill_disk(node)
             self.full.add(node)
+            self.were_full.add(node)
         return nodes
 
     def _corrupt(self, f: str, args: dict[str, Any]) -> list[Any]:
@@ -339,6 +343,20 @@ class Nemesis:
                 self.cluster.start(node)
         self.full.clear()
         return freed
+
+    def start_halted_on_full_disk(self) -> list[str]:
+        """Start again the nodes whose disk was full that have stopped, though
+        the nemesis did not take them down: a write that failed just before
+        `give_room` halts its node a moment after (`give_room` saw it still
+        running). What the node logged of it stays for the checkers."""
+        started = [
+            node
+            for node in sorted(self.were_full - self.full - self.down - self.removed)
+            if not self.cluster.running(node)
+        ]
+        for node in started:
+            self.cluster.start(node)
+        return started
 
     def move_clocks(self, nodes: list[str], args: dict[str, Any]) -> None:
         """Give each node's clock the fault's offset now; one that changes with

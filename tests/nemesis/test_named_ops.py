@@ -72,3 +72,37 @@ def test_the_nodes_a_damaging_fault_hits_are_noted_with_when_once_it_is_made():
     made.perform(NemesisOp(0, "corrupt", {"nodes": ["n2"]}))
     made.perform(NemesisOp(0, "disk-full", {"nodes": ["n1"]}))
     assert made.damaged == {"n2": 100, "n1": 200}  # the corrupt row's damage description is not a node
+
+
+class Halting(Disks):
+    """Disks filled and given room; a node stops when `halt` says, as one whose write failed does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopped: set[str] = set()
+        self.started: list[str] = []
+
+    def fill_disk(self, node: str, full: bool = True) -> None: ...
+
+    def kill(self, node: str) -> None:
+        self.stopped.add(node)
+
+    def start(self, node: str) -> None:
+        self.stopped.discard(node)
+        self.started.append(node)
+
+    def running(self, node: str) -> bool:
+        return node not in self.stopped
+
+
+def test_a_node_that_halts_on_its_full_disk_just_after_the_heal_gave_it_room_is_started_again():
+    cluster = Halting()
+    made = Nemesis(cluster, Links(), recorder=Clock(), rng=random.Random(0))
+    made.perform(NemesisOp(0, "disk-full", {"nodes": ["n2"]}))
+    made.perform(NemesisOp(0, "kill", {"nodes": ["n3"]}))
+    made.heal_all()  # n2 still runs here: its write failed a moment ago, and it halts just after
+    assert cluster.started == ["n3"]
+    cluster.stopped |= {"n2", "n1"}  # n1 stops too, but its disk was never full: not ours to start
+    assert made.start_halted_on_full_disk() == ["n2"]
+    assert cluster.started == ["n3", "n2"] and cluster.running("n2") and not cluster.running("n1")
+    assert made.start_halted_on_full_disk() == []
