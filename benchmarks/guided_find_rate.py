@@ -6,7 +6,9 @@ the set for the membership bugs), 60 s runs over the given seeds, once with
 loses data only where followers fsync late: it runs with
 `--flush-interval-ms 200` (a deployment's choice, not a fault), and nothing
 of `examples/ignore-generation.toml`'s schedule. `--nemesis` replaces the
-strategy's default fault set (as `stale-read` under `partition,kill,pause`).
+strategy's default fault set (as `stale-read` under `partition,kill,pause`);
+`--run-args` adds run options after the bug's own settings (a longer
+`--flush-interval-ms`, say).
 
 Prints a row per run (caught by the bug's checker or not, the time of the
 first anomaly it names after the load began, coverage cells hit), then per bug and strategy: runs
@@ -17,13 +19,14 @@ random's, and hits more cells.
 
     .venv/bin/python benchmarks/guided_find_rate.py [--bugs ...] [--seeds 1 2 3 4 5] [--time-limit 60]
         [--strategies random guided novelty novelty-priors] [--backend docker|local] [--nodes 5]
-        [--nemesis partition,kill,pause]
+        [--nemesis partition,kill,pause] [--run-args '--flush-interval-ms 10000']
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -135,6 +138,11 @@ def main() -> int:
     parser.add_argument("--backend", default="docker", choices=["docker", "local"])
     parser.add_argument("--nodes", type=int, default=5)
     parser.add_argument("--nemesis", help="the faults, in place of the strategy's default set")
+    parser.add_argument(
+        "--run-args",
+        default="",
+        help="more of `splitbrain run`'s options, after the bug's own settings (e.g. '--flush-interval-ms 10000')",
+    )
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-guided-"))
     print("| bug | strategy | seed | caught | first catch (s) | cells hit |")
@@ -143,7 +151,7 @@ def main() -> int:
     for bug in args.bugs:
         for strategy in args.strategies:
             for seed in args.seeds:
-                run_dir = run(results, bug, strategy, seed, args)
+                run_dir = run(results, bug, strategy, seed, args, *shlex.split(args.run_args))
                 if not (run_dir / "verdict.json").exists():
                     print(f"| {bug} | {strategy} | {seed} | no verdict: see {run_dir} | | |", flush=True)
                     continue
