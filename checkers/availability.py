@@ -123,6 +123,7 @@ class ClientTally:
             p50, p99 = np.quantile(answered_ok, [0.5, 0.99]) if len(answered_ok) else (None, None)
             figures[name] = {
                 "operations": operations,
+                "acknowledged": self.ok[name],
                 "ok_rate": round(self.ok[name] / operations, 4),
                 "latency_p50_ms": None if p50 is None else round(float(p50), 2),
                 "latency_p99_ms": None if p99 is None else round(float(p99), 2),
@@ -130,7 +131,9 @@ class ClientTally:
         return dict(sorted(figures.items()))
 
 
-def _clients(history: pd.DataFrame, windows: pd.DataFrame) -> dict[str, Any]:
+def client_figures(history: pd.DataFrame, windows: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The client operations' figures by fault window (`ClientTally.figures`)."""
+    windows = fault_windows(history) if windows is None else windows
     tally = ClientTally()
     if (history["process"] >= 0).any():
         tally.add(history, windows)
@@ -269,7 +272,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
         "leaderless_ms": round(_leaderless_ms(transitions, span_ns), 1),
         "disruptive_elections": len(disruptive),
         "disruptive": disruptive[:20],
-        "clients": _clients(history, windows) if clients is None else clients,
+        "clients": client_figures(history, windows) if clients is None else clients,
         "fault_windows": len(windows),
     }
     verdict = result([], stats)

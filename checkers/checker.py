@@ -52,6 +52,14 @@ class Tables:
             return set(self.functions)
         return set(self.history.loc[self.history["process"] >= 0, "f"].dropna().unique())
 
+    @cached_property
+    def client_figures(self) -> dict[str, Any]:
+        """The client operations' figures by fault window, worked out once for
+        `availability` and `progress` (a run checked in pieces gives its own)."""
+        from .availability import client_figures
+
+        return client_figures(self.history)
+
 
 class Checker(Protocol):
     """A checker: its verdict's name, whether it applies to these tables, and its check."""

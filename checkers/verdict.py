@@ -24,6 +24,7 @@ from .membership import CHANGES, membership
 from .membership import FINAL_COPY_KINDS as VOTERS_FINAL_COPY_KINDS
 from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
+from .progress import progress
 from .result import merge, run_checker
 from .schema import FINAL_COLUMNS, frame
 from .signatures import signatures
@@ -53,6 +54,10 @@ def _stopped(t: Tables) -> bool:
     return not stops(t.events).empty
 
 
+def _clients_called(t: Tables) -> bool:
+    return bool(t.client_fs)
+
+
 def _always(t: Tables) -> bool:
     return True
 
@@ -66,7 +71,8 @@ CHECKERS: tuple[Checker, ...] = (
     Rule("mutual-exclusion", _locks, lambda t: mutual_exclusion(t.history, t.final)),
     Rule("membership", _membership_changed, lambda t: membership(t.history, t.events, t.final)),
     Rule("node-crashes", _stopped, lambda t: node_crashes(t.history, t.events)),
-    Rule("availability", _always, lambda t: availability(t.history, t.events)),
+    Rule("progress", _clients_called, lambda t: progress(t.client_figures)),
+    Rule("availability", _always, lambda t: availability(t.history, t.events, t.client_figures)),
 )
 NAMES = tuple(checker.name for checker in CHECKERS)
 # What each checker can judge of a run's first part, so that a violation

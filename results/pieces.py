@@ -32,6 +32,7 @@ from checkers.data_loss import committed_data_loss_in_windows, value_hashes
 from checkers.membership import membership
 from checkers.mutex import mutual_exclusion
 from checkers.pieces import InPieces
+from checkers.progress import progress
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame, holds
 from checkers.verdict import check
 
@@ -87,6 +88,7 @@ def check_in_pieces(run_dir: Path, capabilities: Any, budget_s: float, piece_row
     clients = pieces.client_figures()
     judged: dict[str, Callable[[], Result]] = {
         "availability": lambda: availability(tables.history, events, clients),
+        "progress": lambda: progress(clients),
         "mutual-exclusion": lambda: mutual_exclusion(tables.history, final()),
         "membership": lambda: membership(tables.history, events, final()),
     }

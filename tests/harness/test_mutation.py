@@ -147,3 +147,29 @@ def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
     crashes = json.loads((run_dir / "verdict.json").read_text())["checkers"]["node-crashes"]
     assert crashes["valid"] is False
     assert any("internal error: TypeError" in a["summary"] for a in crashes["anomalies"]), crashes
+
+
+@pytest.mark.slow
+def test_a_leader_that_refuses_its_own_epochs_fetches_is_caught_making_no_progress(tmp_path):
+    """A mutant survivor of the safety checkers (2026-11-28, seed 2): a
+    leader that serves fetches of every epoch but its own. It is elected and
+    nothing ever commits, so no write is acknowledged, faults or none: every
+    safety checker passes it, and `progress` fails it."""
+    mutant = one("if not isinstance(state, LeaderState) or req.epoch != self.epoch:", "epoch-compare")
+    copy = copy_project(tmp_path / "copy")
+    (copy / mutant.path).write_text(mutant.source)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
+        + ["--results", str(tmp_path / "runs")],
+        cwd=copy,
+        env={**os.environ, "PYTHONPATH": str(copy)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    [run_dir] = (tmp_path / "runs").iterdir()
+    checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
+    assert checkers["progress"]["valid"] is False, checkers["progress"]
+    assert [a["kind"] for a in checkers["progress"]["anomalies"]] == ["no-progress"]
+    assert all(result["valid"] is True for name, result in checkers.items() if name != "progress"), checkers
