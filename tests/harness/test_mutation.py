@@ -124,13 +124,9 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     assert Path(tmp_path / "mutation").is_dir()
 
 
-@pytest.mark.slow
-def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
-    """A real run of a mutant whose core raises while it serves (a voter
-    change's bookkeeping read with none in flight): the node halts on its
-    internal error (fail-stop) and `node-crashes` finds it; before, the node
-    logged the error and went on, and the run was valid."""
-    mutant = one("if self._change_in_flight is None or self._change_in_flight[0] != peer:", "drop-guard")
+def failing_run(mutant, tmp_path: Path) -> Path:
+    """The run directory of an 8 s run (seed 1) of a copy of the project with
+    `mutant` in it, which must end with a checker false (exit 1)."""
     copy = copy_project(tmp_path / "copy")
     (copy / mutant.path).write_text(mutant.source)
     done = subprocess.run(
@@ -144,6 +140,17 @@ def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
     )
     assert done.returncode == 1, done.stdout + done.stderr
     [run_dir] = (tmp_path / "runs").iterdir()
+    return run_dir
+
+
+@pytest.mark.slow
+def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
+    """A real run of a mutant whose core raises while it serves (a voter
+    change's bookkeeping read with none in flight): the node halts on its
+    internal error (fail-stop) and `node-crashes` finds it; before, the node
+    logged the error and went on, and the run was valid."""
+    mutant = one("if self._change_in_flight is None or self._change_in_flight[0] != peer:", "drop-guard")
+    run_dir = failing_run(mutant, tmp_path)
     crashes = json.loads((run_dir / "verdict.json").read_text())["checkers"]["node-crashes"]
     assert crashes["valid"] is False
     assert any("internal error: TypeError" in a["summary"] for a in crashes["anomalies"]), crashes
@@ -156,19 +163,7 @@ def test_a_leader_that_refuses_its_own_epochs_fetches_is_caught_making_no_progre
     nothing ever commits, so no write is acknowledged, faults or none: every
     safety checker passes it, and `progress` fails it."""
     mutant = one("if not isinstance(state, LeaderState) or req.epoch != self.epoch:", "epoch-compare")
-    copy = copy_project(tmp_path / "copy")
-    (copy / mutant.path).write_text(mutant.source)
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
-        + ["--results", str(tmp_path / "runs")],
-        cwd=copy,
-        env={**os.environ, "PYTHONPATH": str(copy)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    [run_dir] = (tmp_path / "runs").iterdir()
+    run_dir = failing_run(mutant, tmp_path)
     checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     assert checkers["progress"]["valid"] is False, checkers["progress"]
     assert [a["kind"] for a in checkers["progress"]["anomalies"]] == ["no-progress"]
