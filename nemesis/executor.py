@@ -13,7 +13,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from checkers.coverage import CANDIDATE_STATES
@@ -339,8 +339,7 @@ class Nemesis:
         freed = sorted(self.full)
         for node in freed:
             self.cluster.fill_disk(node, full=False)
-            if not self.cluster.running(node) and node not in self.down | self.removed:
-                self.cluster.start(node)
+        self._start_stopped(freed)
         self.full.clear()
         return freed
 
@@ -349,10 +348,12 @@ class Nemesis:
         the nemesis did not take them down: a write that failed just before
         `give_room` halts its node a moment after (`give_room` saw it still
         running). What the node logged of it stays for the checkers."""
+        return self._start_stopped(self.were_full - self.full)
+
+    def _start_stopped(self, nodes: Iterable[str]) -> list[str]:
+        """Of `nodes`, those stopped on their own (not taken down or removed by the nemesis), started again."""
         started = [
-            node
-            for node in sorted(self.were_full - self.full - self.down - self.removed)
-            if not self.cluster.running(node)
+            node for node in sorted(nodes) if node not in self.down | self.removed and not self.cluster.running(node)
         ]
         for node in started:
             self.cluster.start(node)

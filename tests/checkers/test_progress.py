@@ -13,9 +13,9 @@ from checkers.progress import MIN_QUIET_CALLS, progress
 from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 
 
-def history(outcomes: list[str], fault_from: int | None = None, fault_to: int | None = None) -> pd.DataFrame:
+def history(outcomes: list[str], fault_from: int | None = None) -> pd.DataFrame:
     """One client call per outcome, a second apart; a partition in force
-    from call `fault_from` until call `fault_to`, where given."""
+    from call `fault_from` on, where given."""
     rows: list[dict] = []
     for i, outcome in enumerate(outcomes):
         at = (i + 1) * 1_000_000_000
@@ -23,11 +23,6 @@ def history(outcomes: list[str], fault_from: int | None = None, fault_to: int | 
             rows += [
                 {"process": NEMESIS_PROCESS, "type": "invoke", "f": "partition", "time_ns": at - 2},
                 {"process": NEMESIS_PROCESS, "type": "ok", "f": "partition", "time_ns": at - 1},
-            ]
-        if i == fault_to:
-            rows += [
-                {"process": NEMESIS_PROCESS, "type": "invoke", "f": "heal", "time_ns": at - 2},
-                {"process": NEMESIS_PROCESS, "type": "ok", "f": "heal", "time_ns": at - 1},
             ]
         rows += [
             {"process": i, "type": "invoke", "f": "append", "time_ns": at},

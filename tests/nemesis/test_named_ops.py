@@ -75,7 +75,7 @@ def test_the_nodes_a_damaging_fault_hits_are_noted_with_when_once_it_is_made():
 
 
 class Halting(Disks):
-    """Disks filled and given room; a node stops when `halt` says, as one whose write failed does."""
+    """Disks filled and given room; nodes killed and started, and stopped by hand (as one whose write failed is)."""
 
     def __init__(self) -> None:
         super().__init__()
