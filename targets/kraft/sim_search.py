@@ -30,7 +30,7 @@ from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns
 from nemesis.schedule import NemesisOp
 
 from .invariants import InvariantViolation
-from .simulation import LoadedRun, SimSettings, Simulation, quiesce, random_steps, run_schedule
+from .simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
 
 # The simulated cluster's load runs this long before the first fault (a run waits for a leader).
 SETTLE_MS = 2000
@@ -191,9 +191,7 @@ def searched(nemesis: SimNemesis, memory: Memory, kinds: tuple[str, ...], limit_
         random.Random(settings.seed), list(kinds), voters=settings.nodes, timeout_ms=settings.election_timeout_ms
     )
     play(nemesis, search_turns(Search(guide, memory), INTERVAL_S, limit_s))
-    quiesce(nemesis.sim)
-    nemesis.load.run(200)
-    nemesis.sim.run(1000)
+    settle(nemesis.sim, nemesis.load)
 
 
 def shrunk(settings: SimSettings, steps: list, violation: str) -> list:

@@ -272,6 +272,18 @@ class Simulation:
             self.disks[node].directory_id == directory for node, directory in voters.voters
         )
 
+    def quorum_intact(self) -> bool:
+        """Can the cluster still elect? Every voter set a node is in force
+        under has a majority of voters whose disks still hold the identity
+        it names: a set left with a majority of lost disks (a wipe and a
+        removal that crossed) waits for ever, correctly."""
+        for core in self.nodes.values():
+            voters = core.voters.voters if core is not None else ()
+            intact = sum(self.disks[node].directory_id == directory for node, directory in voters)
+            if voters and 2 * intact <= len(voters):
+                return False
+        return True
+
     def may_lose_unsynced(self, node: str) -> bool:
         """May `node` lose its unflushed writes now? Only while no other node
         is behind from such a loss (down since, or catching up): replication
@@ -481,9 +493,7 @@ def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | N
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
         elif action in MEMBERSHIP_ACTIONS:
             change_membership(sim, action, node, partial(changed.add, at) if changed is not None else lambda: None)
-    quiesce(sim)
-    load.run(200)
-    sim.run(1000)
+    settle(sim, load)
     return sim
 
 
@@ -523,6 +533,48 @@ def random_steps(
         else:
             steps.append((rng.choice(actions), rng.randrange(8), rng.randrange(8)))
     return steps
+
+
+# After the heal and 3 s of quiet, what a correct cluster does in the last stretch of a schedule.
+STEADY_LOAD_MS = 200
+STEADY_MS = 1200
+WRITES = ("append", "write", "cas")
+
+
+def settle(sim: Simulation, load: LoadedRun) -> None:
+    """The end of every schedule: heal, quiesce, then load while nothing is
+    wrong, and the liveness invariant, the simulation's `progress`: in a
+    healed cluster, after 3 s (30 election timeouts) of quiet, a leader
+    acknowledges writes and no node stands for election (where a majority
+    of the voters' disks are intact: `quorum_intact`). A safety invariant
+    cannot see a cluster that elects and then commits nothing, or whose
+    followers stand while they hear their leader; the runs' checkers
+    (`progress`, `availability`) can, but only where a real run's 30 s
+    happen to show it."""
+    quiesce(sim)
+    since_ms = sim.now_ms
+    load.run(STEADY_LOAD_MS)
+    sim.run(STEADY_MS - STEADY_LOAD_MS)
+    if not (sim.settings.check_invariants and sim.quorum_intact()):
+        return
+    stood = sorted(
+        {
+            node
+            for at, node, event in sim.events
+            if at > since_ms and event["event"] == "transition" and event["state"] in ("prospective", "candidate")
+        }
+    )
+    if stood:
+        sim.monitor.fail(f"liveness: {', '.join(stood)} stood for election in a healed cluster after {since_ms} ms")
+    acknowledged = [
+        request
+        for request, (_, command, invoked_ms) in sim.requests.items()
+        if invoked_ms >= since_ms
+        and command.get("op") in WRITES
+        and "error" not in sim.replies.get(request, {"error": 0})
+    ]
+    if not acknowledged:
+        sim.monitor.fail(f"liveness: no write acknowledged in a healed cluster after {since_ms} ms")
 
 
 def quiesce(sim: Simulation, duration_ms: int = 3000) -> None:

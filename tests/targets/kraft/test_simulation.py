@@ -13,8 +13,10 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from targets.kraft.core import RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+from targets.kraft.states import FollowerState
 
 from .schedules import election_churn, schedules, violates
 
@@ -71,3 +73,35 @@ def test_planted_bug_breaks_its_invariant(bug, nodes, family, fragment):
     assert len(steps) <= 8, f"hypothesis did not shrink the schedule: {steps}"
     with_fix = SimSettings(nodes=nodes, seed=seed)
     run_schedule(with_fix, steps)
+
+
+def restless_followers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Followers that stand for election while they still hear their leader (the
+    fetch deadline's test negated: a mutant every safety invariant passed)."""
+    tick = RaftCore.tick
+
+    def restless(core: RaftCore, now_ms: int) -> None:
+        if isinstance(core.state, FollowerState):
+            core.state.fetch_deadline_ms = now_ms
+        tick(core, now_ms)
+
+    monkeypatch.setattr(RaftCore, "tick", restless)
+
+
+def idle_leaders(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaders that never move their high watermark: elected, they commit nothing."""
+    monkeypatch.setattr(RaftCore, "_maybe_advance_hwm", lambda core, state: None)
+
+
+@pytest.mark.parametrize(
+    "break_it, fragment",
+    [(restless_followers, "stood for election in a healed cluster"), (idle_leaders, "no write acknowledged")],
+)
+def test_liveness_fails_a_healed_cluster_that_does_not_settle(monkeypatch, break_it, fragment):
+    """The liveness invariant: after the heal, the same schedule passes on the
+    correct core and fails on a core that never settles, by what it does."""
+    steps = random_steps(random.Random(7), 12)
+    run_schedule(SimSettings(nodes=3, seed=7), steps)
+    break_it(monkeypatch)
+    with pytest.raises(InvariantViolation, match=f"liveness: .*{fragment}"):
+        run_schedule(SimSettings(nodes=3, seed=7), steps)
