@@ -201,6 +201,11 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         return outcome.caught_by(strategy) or (not settings.real_for_all and outcome.caught_by_simulation)
 
     scores = {strategy: sum(scored(o, strategy) for o in counted) for strategy in settings.strategies}
+    # With `real_for_all`, also as the default run scores it: the simulation first, the strategy's runs after.
+    with_simulation = {
+        strategy: sum(o.caught_by(strategy) or o.caught_by_simulation for o in counted)
+        for strategy in settings.strategies
+    }
     return {
         "settings": asdict(settings),
         "mutants": len(outcomes),
@@ -209,7 +214,8 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         "counted": len(counted),
         "caught_by_simulation": sum(o.caught_by_simulation for o in counted),
         "caught": scores,
-        "score": {s: round(c / len(counted), 3) if counted else None for s, c in scores.items()},
+        "score": share(scores, len(counted)),
+        "score_with_simulation": share(with_simulation, len(counted)),
         # Per strategy, the changes of the counted mutants its score misses (what a gate names).
         "survived": {s: [o.change for o in counted if not scored(o, s)] for s in settings.strategies},
         "outcomes": [
@@ -223,3 +229,8 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
             for o in outcomes
         ],
     }
+
+
+def share(caught: dict[str, int], counted: int) -> dict[str, float | None]:
+    """Each strategy's catch over the mutants that count (None where none does)."""
+    return {strategy: round(n / counted, 3) if counted else None for strategy, n in caught.items()}

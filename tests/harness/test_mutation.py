@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.mutants import OPERATORS, mutants, sample
-from harness.mutation import ROOT, copy_project, simulated
+from harness.mutation import ROOT, Outcome, Settings, copy_project, simulated, summary
 
 SOURCE = """
 def step(self, msg):
@@ -96,6 +96,21 @@ def test_the_simulation_catches_a_crashing_mutant_and_sets_an_equivalent_one_apa
             assert verdict.startswith("crashed: "), verdict
         else:
             assert (verdict, digest) == baseline  # equivalent by the rule
+
+
+def test_every_mutant_run_for_real_is_scored_by_the_runs_alone_and_with_the_simulation_first():
+    outcomes = [
+        Outcome("a", "a", True, "caught", {"guided": [0], "novelty": [1]}),  # the simulation and novelty's run
+        Outcome("b", "b", True, "missed", {"guided": [1], "novelty": [0]}),  # guided's run alone
+        Outcome("c", "c", True, "caught", {"guided": [0], "novelty": [0]}),  # the simulation alone
+        Outcome("d", "d", True, "missed", {"guided": [2], "novelty": [2]}),  # stillborn: set apart
+        Outcome("e", "e", False, "", {"guided": [0], "novelty": [0]}),  # survived
+    ]
+    report = summary(Settings(strategies=("guided", "novelty"), real_for_all=True), outcomes)
+    assert report["counted"] == 4
+    assert report["score"] == {"guided": 0.25, "novelty": 0.25}
+    assert report["score_with_simulation"] == {"guided": 0.75, "novelty": 0.5}
+    assert summary(Settings(strategies=("guided", "novelty")), outcomes)["score"] == report["score_with_simulation"]
 
 
 @pytest.mark.slow
