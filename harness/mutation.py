@@ -11,8 +11,12 @@ How a mutant is judged, by rules stated here and nowhere decided by hand:
 - `stillborn`: no real run of it completed (the cluster never came up or
   the run errored), and the simulation did not catch it. Set apart too:
   it is broken in a way no checker is for.
-- caught by the simulation: `simulate` found an invariant broken, or the
-  simulation itself raised (the mutant crashed the core).
+- caught by the simulation: `simulate` found an invariant broken (safety,
+  or liveness at the end of a schedule), the simulation itself raised (the
+  mutant crashed the core), or it `hung`: it ran past SIMULATE_TIMEOUT_S
+  where the original's takes seconds (`original_simulation_s` in the
+  report), as a core that never stops producing work does (a node that
+  spins).
 - caught by a strategy: one of its real runs ended with a checker false.
 A mutant's real runs use the main job's settings (local, 3 nodes, append,
 `time_limit_s`) and the seeds 1 to `runs`, the same for every strategy.
@@ -29,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,7 +68,7 @@ class Outcome:
 
     @property
     def caught_by_simulation(self) -> bool:
-        return self.simulation == "caught" or self.simulation.startswith("crashed")
+        return self.simulation in ("caught", "hung") or self.simulation.startswith("crashed")
 
     @property
     def stillborn(self) -> bool:
@@ -170,7 +175,9 @@ def mutate(
     results.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="splitbrain-mutants-") as work:
         original = copy_project(Path(work) / "original")
+        started = time.monotonic()
         baseline = simulated(original, settings.target, settings.schedules, settings.seed)[1] if simulates else ""
+        original_s = round(time.monotonic() - started, 1)
         outcomes = []
         for number, mutant in enumerate(progress(picked)):
             copy = copy_project(Path(work) / f"m{number}")
@@ -187,7 +194,7 @@ def mutate(
                     )
             outcomes.append(outcome)
             shutil.rmtree(copy)
-    report = summary(settings, outcomes)
+    report = {**summary(settings, outcomes), "original_simulation_s": original_s}
     (results / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
 

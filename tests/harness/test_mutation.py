@@ -105,11 +105,12 @@ def test_every_mutant_run_for_real_is_scored_by_the_runs_alone_and_with_the_simu
         Outcome("c", "c", True, "caught", {"guided": [0], "novelty": [0]}),  # the simulation alone
         Outcome("d", "d", True, "missed", {"guided": [2], "novelty": [2]}),  # stillborn: set apart
         Outcome("e", "e", False, "", {"guided": [0], "novelty": [0]}),  # survived
+        Outcome("f", "f", True, "hung", {"guided": [2], "novelty": [2]}),  # a core that spins: no run came up
     ]
     report = summary(Settings(strategies=("guided", "novelty"), real_for_all=True), outcomes)
-    assert report["counted"] == 4
-    assert report["score"] == {"guided": 0.25, "novelty": 0.25}
-    assert report["score_with_simulation"] == {"guided": 0.75, "novelty": 0.5}
+    assert report["counted"] == 5 and report["stillborn"] == 1
+    assert report["score"] == {"guided": 0.2, "novelty": 0.2}
+    assert report["score_with_simulation"] == {"guided": 0.8, "novelty": 0.6}
     assert summary(Settings(strategies=("guided", "novelty")), outcomes)["score"] == report["score_with_simulation"]
 
 
