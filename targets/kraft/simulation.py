@@ -548,9 +548,9 @@ def settle(sim: Simulation, load: LoadedRun) -> None:
     acknowledges writes and no node stands for election (where a majority
     of the voters' disks are intact: `quorum_intact`). A safety invariant
     cannot see a cluster that elects and then commits nothing, or whose
-    followers stand while they hear their leader; the runs' checkers
-    (`progress`, `availability`) can, but only where a real run's 30 s
-    happen to show it."""
+    followers stand while they hear their leader; of a real run's
+    checkers, `progress` sees the first, and `availability` only counts
+    the second's disruptive elections."""
     quiesce(sim)
     since_ms = sim.now_ms
     load.run(STEADY_LOAD_MS)
