@@ -13,10 +13,10 @@ How a mutant is judged, by rules stated here and nowhere decided by hand:
   it is broken in a way no checker is for.
 - caught by the simulation: `simulate` found an invariant broken (safety,
   or liveness at the end of a schedule), the simulation itself raised (the
-  mutant crashed the core), or it `hung`: it ran past SIMULATE_TIMEOUT_S
-  where the original's takes seconds (`original_simulation_s` in the
-  report), as a core that never stops producing work does (a node that
-  spins).
+  mutant crashed the core), or it `hung`: one of its simulations ran
+  HUNG_TIMES as long as the original's two (`original_simulation_s` in the
+  report), and at least HUNG_MIN_S, as a core that never stops producing
+  work does (a node that spins).
 - caught by a strategy: one of its real runs ended with a checker false.
 A mutant's real runs use the main job's settings (local, 3 nodes, append,
 `time_limit_s`) and the seeds 1 to `runs`, the same for every strategy.
@@ -47,7 +47,11 @@ from .mutants import Mutant, mutants, sample
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
-SIMULATE_TIMEOUT_S = 300
+# A mutant's simulation that runs this many times as long as the original's, and at least HUNG_MIN_S, hung.
+HUNG_TIMES = 20
+HUNG_MIN_S = 60.0
+# The original's own simulation, before its time is known.
+SIMULATE_TIMEOUT_S = 600.0
 EXIT_INVALID = 1
 
 
@@ -99,14 +103,16 @@ def _command(copy: Path, args: list[str], timeout_s: float) -> subprocess.Comple
     )
 
 
-def simulated(copy: Path, target: str, schedules: int, seed: int) -> tuple[str, str]:
+def simulated(
+    copy: Path, target: str, schedules: int, seed: int, timeout_s: float = SIMULATE_TIMEOUT_S
+) -> tuple[str, str]:
     """(`caught`, `missed`, `crashed: why` or `hung`; the digest of what the
     simulation did), over the schedules without voter changes and with them."""
     digests = []
     for extra in ([], ["--membership"]):
         args = ["simulate", "--target", target, "--quiet", "--nodes", "5", "--schedules", str(schedules), *extra]
         try:
-            done = _command(copy, [*args, "--seed", str(seed), "--keep-going"], SIMULATE_TIMEOUT_S)
+            done = _command(copy, [*args, "--seed", str(seed), "--keep-going"], timeout_s)
         except subprocess.TimeoutExpired:
             return "hung", ""
         try:
@@ -178,13 +184,14 @@ def mutate(
         started = time.monotonic()
         baseline = simulated(original, settings.target, settings.schedules, settings.seed)[1] if simulates else ""
         original_s = round(time.monotonic() - started, 1)
+        hung_s = max(HUNG_MIN_S, HUNG_TIMES * original_s)
         outcomes = []
         for number, mutant in enumerate(progress(picked)):
             copy = copy_project(Path(work) / f"m{number}")
             (copy / mutant.path).write_text(mutant.source)
             outcome = Outcome(mutant.name, mutant.describe(), sources[mutant.path])
             if simulates and outcome.simulated:
-                verdict, digest = simulated(copy, settings.target, settings.schedules, settings.seed)
+                verdict, digest = simulated(copy, settings.target, settings.schedules, settings.seed, hung_s)
                 outcome.simulation = "equivalent" if verdict == "missed" and digest == baseline else verdict
             if not outcome.equivalent and (settings.real_for_all or not outcome.caught_by_simulation):
                 for strategy in settings.strategies:

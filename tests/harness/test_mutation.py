@@ -114,6 +114,13 @@ def test_every_mutant_run_for_real_is_scored_by_the_runs_alone_and_with_the_simu
     assert summary(Settings(strategies=("guided", "novelty")), outcomes)["score"] == report["score_with_simulation"]
 
 
+def test_a_core_that_never_stops_producing_work_hangs_its_simulation(tmp_path):
+    spins = one("or self.log.dirty_from < self.flushed_end", "off-by-one")  # has_ready for ever
+    copy = copy_project(tmp_path / "spins")
+    (copy / spins.path).write_text(spins.source)
+    assert simulated(copy, "kraft", 2, 1, timeout_s=10) == ("hung", "")
+
+
 @pytest.mark.slow
 def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     done = subprocess.run(
