@@ -3,7 +3,9 @@ operator makes the change it names at one place and nothing else; the
 planted bugs' switches are left alone; mutants are drawn by seed; and, on
 the reference quorum's real code, a mutant that crashes the core is caught
 by the simulation, one the simulation cannot tell from the original is
-equivalent, and the command judges two mutants end to end."""
+equivalent, one whose core never stops producing work hangs it; each
+strategy is scored by its runs alone and with the simulation first; and
+the command judges two mutants end to end."""
 
 from __future__ import annotations
 

@@ -148,8 +148,10 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     """Every member dials one front per peer, which names the dialling node
     from /proc: an isolated member loses its peers, the others keep theirs.
     (How many elections the two take is up to timing: on a loaded machine
-    they split their votes, or a new leader missed its quorum's heartbeats
-    once and was elected again.)"""
+    they split their votes, once for a whole 4 s window in CI, or a new
+    leader missed its quorum's heartbeats once and was elected again. So the
+    two are shown to hear each other by a leader elected, or by one of them
+    following an epoch the other stood for: a vote request that crossed.)"""
     done = etcd_run(
         tmp_path,
         "--time-limit",
@@ -173,12 +175,21 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     ]
     assert len(windows) >= 2
     events = pd.read_parquet(run_dir / "events.parquet")
-    leaders = events[(events["source"] == "log") & (events["event"] == "transition") & (events["state"] == "leader")]
-    # Each isolated leader is replaced by one of the two that can still reach each other, and never leads while cut off.
+    transitions = events[(events["source"] == "log") & (events["event"] == "transition")]
+    # An isolated leader never leads while cut off; the two that can still reach each other do.
     for start, end, links in windows:
         [isolated] = set.intersection(*(set(link) for link in links))
-        elected = set(leaders[(leaders["time_ns"] > start) & (leaders["time_ns"] < end)]["node"])
-        assert elected and isolated not in elected, (isolated, leaders)
+        inside = transitions[transitions["time_ns"].between(start, end, inclusive="neither")]
+        elected = set(inside[inside["state"] == "leader"]["node"])
+        others = inside[inside["node"] != isolated]
+        stood = others[others["state"] == "candidate"]
+        followed = [
+            (row.node, row.epoch)
+            for row in others[others["state"] == "follower"].itertuples()
+            if ((stood["epoch"] == row.epoch) & (stood["node"] != row.node)).any()
+        ]
+        assert isolated not in elected, (isolated, inside)
+        assert elected or followed, (isolated, inside)
     checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     assert all(c["valid"] is True for c in checkers.values()), checkers
 

@@ -1,5 +1,6 @@
 """The reference quorum under deterministic simulation: the correct node keeps
-every safety invariant over thousands of fault schedules, and each planted bug
+every safety invariant, and liveness once healed, over thousands of fault
+schedules; a core that never settles fails liveness; and each planted bug
 breaks the invariant it is named for within a bounded search, shrunk by
 hypothesis to a short schedule. The search is derandomized: shrinking can stop
 in a local minimum (dropping a short run step moves the timing that shows the
