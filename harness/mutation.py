@@ -210,16 +210,15 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
     """The score per strategy (and the simulation's), over the mutants that count."""
     counted = [o for o in outcomes if not o.equivalent and not o.stillborn]
 
-    def scored(outcome: Outcome, strategy: str) -> bool:
-        """Caught, for the strategy's score: by its runs, or by the simulation unless every mutant ran for real."""
-        return outcome.caught_by(strategy) or (not settings.real_for_all and outcome.caught_by_simulation)
+    def caught(outcome: Outcome, strategy: str, simulation_counts: bool) -> bool:
+        """Caught by the strategy's runs, or (where the simulation counts) by the simulation."""
+        return outcome.caught_by(strategy) or (simulation_counts and outcome.caught_by_simulation)
 
-    scores = {strategy: sum(scored(o, strategy) for o in counted) for strategy in settings.strategies}
-    # With `real_for_all`, also as the default run scores it: the simulation first, the strategy's runs after.
-    with_simulation = {
-        strategy: sum(o.caught_by(strategy) or o.caught_by_simulation for o in counted)
-        for strategy in settings.strategies
-    }
+    def tally(simulation_counts: bool) -> dict[str, int]:
+        return {s: sum(caught(o, s, simulation_counts) for o in counted) for s in settings.strategies}
+
+    # The score: the simulation counts unless every mutant ran for real; `with_simulation` as the default scores.
+    scores, with_simulation = tally(not settings.real_for_all), tally(True)
     return {
         "settings": asdict(settings),
         "mutants": len(outcomes),
@@ -231,7 +230,9 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         "score": share(scores, len(counted)),
         "score_with_simulation": share(with_simulation, len(counted)),
         # Per strategy, the changes of the counted mutants its score misses (what a gate names).
-        "survived": {s: [o.change for o in counted if not scored(o, s)] for s in settings.strategies},
+        "survived": {
+            s: [o.change for o in counted if not caught(o, s, not settings.real_for_all)] for s in settings.strategies
+        },
         "outcomes": [
             {
                 **asdict(o),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -267,10 +267,8 @@ class Simulation:
             return False
         if settled and any(core.log.last_voter_offset() not in (None, committed) for core in cores):
             return False
-        voters = VoterSet.from_record(newest.log.entries[committed].data)
-        return len(voters.voters) >= 3 and all(
-            self.disks[node].directory_id == directory for node, directory in voters.voters
-        )
+        voters = VoterSet.from_record(newest.log.entries[committed].data).voters
+        return len(voters) >= 3 and self.intact(voters) == len(voters)
 
     def quorum_intact(self) -> bool:
         """Can the cluster still elect? Every voter set a node is in force
@@ -279,10 +277,13 @@ class Simulation:
         removal that crossed) waits for ever, correctly."""
         for core in self.nodes.values():
             voters = core.voters.voters if core is not None else ()
-            intact = sum(self.disks[node].directory_id == directory for node, directory in voters)
-            if voters and 2 * intact <= len(voters):
+            if voters and 2 * self.intact(voters) <= len(voters):
                 return False
         return True
+
+    def intact(self, voters: Iterable[tuple[str, str | None]]) -> int:
+        """How many of `voters` name the directory their node's disk holds now (not lost since)."""
+        return sum(self.disks[node].directory_id == directory for node, directory in voters)
 
     def may_lose_unsynced(self, node: str) -> bool:
         """May `node` lose its unflushed writes now? Only while no other node
