@@ -9,7 +9,12 @@ runs alone and with the simulation first (a mutant the simulation caught
 counts for every strategy, as `splitbrain mutate` scores by default). The goals:
 the new default at least 60%, and at least 1.5x today's guided.
 
+`--runs N --simulation-first` asks what a larger budget would add: N real
+runs per strategy, only for the mutants the simulation missed (the
+survivors of one run are what more runs could still catch).
+
     .venv/bin/python benchmarks/mutation_score.py [--mutants 20] [--seed 1] [--strategies random,guided,novelty]
+        [--runs 1] [--simulation-first]
 """
 
 from __future__ import annotations
@@ -30,10 +35,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--strategies", default="random,guided,novelty")
     parser.add_argument("--time-limit", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=1, help="real runs per mutant and strategy")
+    parser.add_argument(
+        "--simulation-first", action="store_true", help="real runs only where the simulation missed the mutant"
+    )
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-mutation-"))
     command = [sys.executable, "-m", "harness.cli", "mutate", "--mutants", str(args.mutants), "--seed", str(args.seed)]
-    command += ["--strategies", args.strategies, "--time-limit", str(args.time_limit), "--real-for-all"]
+    command += ["--strategies", args.strategies, "--time-limit", str(args.time_limit), "--runs", str(args.runs)]
+    command += [] if args.simulation_first else ["--real-for-all"]
     done = subprocess.run([*command, "--results", str(results), "--quiet"], cwd=ROOT, capture_output=True, text=True)
     print(done.stdout, end="")
     if done.returncode != 0:
