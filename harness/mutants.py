@@ -43,9 +43,16 @@ PERSISTS = re.compile(r"^(write_|persist)|^f?sync$")
 PLANTED = re.compile(r"\bBug\.|\bbugs\b")
 
 
+# What a mutant's probed copy calls where it changed (harness/reach.py): always True.
+PROBE = '__import__("harness.reach").reach.reached()'
+
+
 @dataclass(frozen=True)
 class Mutant:
-    """One change to one file: where, by which operator, and the file's text after it."""
+    """One change to one file: where, by which operator, and the file's text
+    after it; `probed`: the same text with a probe at the change (an
+    expression changed inside `(PROBE and ...)`, a statement left out
+    replaced by the probe), or None where the change sits in an f-string."""
 
     path: str
     operator: str
@@ -53,6 +60,7 @@ class Mutant:
     before: str
     after: str
     source: str
+    probed: str | None = None
 
     @property
     def name(self) -> str:
@@ -89,20 +97,33 @@ def mutants(path: str, source: str) -> list[Mutant]:
     """Every mutant of `source` (the file at `path`) by every operator, in source order."""
     text = _Text(source)
     found: list[Mutant] = []
+    tree = ast.parse(source, path)
+    formatted = [text.span(node) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)]
 
-    def add(operator: str, node: ast.AST, start: int, end: int, new: str) -> None:
+    def add(operator: str, node: ast.AST, start: int, end: int, new: str, around: tuple[int, int] | None) -> None:
+        """The change of [start, end) to `new`; `around`: the expression the
+        probe goes before (None: the change is a statement left out)."""
         before = source[start:end]
-        found.append(Mutant(path, operator, node.lineno, before, new, text.replaced(start, end, new)))  # type: ignore[attr-defined]
+        if any(a <= start and end <= b for a, b in formatted):
+            probed = None  # a probe's quotes could close the f-string's
+        elif around is None:
+            probed = text.replaced(start, end, PROBE)
+        else:
+            first, last = around
+            inside = source[first:start] + new + source[end:last]
+            probed = text.replaced(first, last, f"({PROBE} and {inside})")
+        mutant = Mutant(path, operator, node.lineno, before, new, text.replaced(start, end, new), probed)  # type: ignore[attr-defined]
+        found.append(mutant)
 
-    for node in ast.walk(ast.parse(source, path)):
+    for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.Compare)) and PLANTED.search(source[slice(*text.span(node))]):
             continue
         if isinstance(node, ast.If):
             start, end = text.span(node.test)
-            add("negate-condition", node, start, end, f"not ({source[start:end]})")
+            add("negate-condition", node, start, end, f"not ({source[start:end]})", (start, end))
             if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], LEAVES):
                 start, end = text.span(node)
-                add("drop-guard", node, start, end, "pass")
+                add("drop-guard", node, start, end, "pass", None)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             op = type(node.ops[0])
             if op not in SYMBOLS:
@@ -111,16 +132,17 @@ def mutants(path: str, source: str) -> list[Mutant]:
             after_left, before_right = text.span(node.left)[1], text.span(node.comparators[0])[0]
             at = source.index(SYMBOLS[op], after_left, before_right)
             start, end = at, at + len(SYMBOLS[op])
+            whole = text.span(node)
             if op in STRICTNESS:
-                add("off-by-one", node, start, end, STRICTNESS[op])
-            if op in TURNED and EPOCHS.search(source[slice(*text.span(node))]):
-                add("epoch-compare", node, start, end, TURNED[op])
+                add("off-by-one", node, start, end, STRICTNESS[op], whole)
+            if op in TURNED and EPOCHS.search(source[slice(*whole)]):
+                add("epoch-compare", node, start, end, TURNED[op], whole)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             called = node.value.func
             name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
             if PERSISTS.match(name):
                 start, end = text.span(node)
-                add("skip-persistence", node, start, end, "pass")
+                add("skip-persistence", node, start, end, "pass", None)
     return sorted(found, key=lambda m: (m.line, OPERATORS.index(m.operator)))
 
 

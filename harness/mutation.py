@@ -22,7 +22,12 @@ A mutant's real runs use the main job's settings (local, 3 nodes, append,
 `time_limit_s`) and the seeds 1 to `runs`, the same for every strategy.
 
 The score of a strategy: mutants it caught, over those neither equivalent
-nor stillborn.
+nor stillborn. Each copy carries a probe where its mutant changed the code
+(harness/reach.py), so the report also says which mutants' changes never
+ran in their simulation or any real run (`unreached`: nothing they did
+could tell them from the original there), and `score_reached` leaves those
+out too (PIT's and Stryker's "no coverage", and Stryker's score "based on
+covered code").
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from checkers.errors import SettingError
 from targets.interface import Mutable, Simulated
 
 from .mutants import Mutant, mutants, sample
+from .reach import ENV as REACHED_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
@@ -52,6 +58,8 @@ HUNG_TIMES = 20
 HUNG_MIN_S = 60.0
 # The original's own simulation, before its time is known.
 SIMULATE_TIMEOUT_S = 600.0
+# The file a copy's probe makes when its mutant's change runs.
+REACHED = "reached"
 EXIT_INVALID = 1
 
 
@@ -65,6 +73,7 @@ class Outcome:
     simulation: str = ""  # caught, equivalent, missed, crashed: ..., hung
     runs: dict[str, list[int]] = field(default_factory=dict)  # strategy -> exit codes of its runs
     errors: dict[str, list[str]] = field(default_factory=dict)  # strategy -> why each run that errored did
+    reached: bool | None = None  # its change ran (in the simulation or a real run); None: not probed
 
     @property
     def equivalent(self) -> bool:
@@ -91,8 +100,9 @@ def copy_project(into: Path) -> Path:
 
 
 def _command(copy: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    """splitbrain's command, run from `copy`: the nodes it starts import the copy's code too."""
-    env = {**os.environ, "PYTHONPATH": str(copy)}
+    """splitbrain's command, run from `copy`: the nodes it starts import the
+    copy's code too, and its probe marks `copy`/REACHED when the change runs."""
+    env = {**os.environ, "PYTHONPATH": str(copy), REACHED_ENV: str(copy / REACHED)}
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
         cwd=copy,
@@ -188,7 +198,7 @@ def mutate(
         outcomes = []
         for number, mutant in enumerate(progress(picked)):
             copy = copy_project(Path(work) / f"m{number}")
-            (copy / mutant.path).write_text(mutant.source)
+            (copy / mutant.path).write_text(mutant.probed or mutant.source)
             outcome = Outcome(mutant.name, mutant.describe(), sources[mutant.path])
             if simulates and outcome.simulated:
                 verdict, digest = simulated(copy, settings.target, settings.schedules, settings.seed, hung_s)
@@ -199,6 +209,7 @@ def mutate(
                     outcome.runs[strategy], outcome.errors[strategy] = real_runs(
                         copy, where, settings.target, strategy, settings.runs, settings.time_limit_s
                     )
+            outcome.reached = (copy / REACHED).exists() if mutant.probed else None
             outcomes.append(outcome)
             shutil.rmtree(copy)
     report = {**summary(settings, outcomes), "original_simulation_s": original_s}
@@ -217,8 +228,13 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
     def tally(simulation_counts: bool) -> dict[str, int]:
         return {s: sum(caught(o, s, simulation_counts) for o in counted) for s in settings.strategies}
 
+    def never_ran(outcome: Outcome) -> bool:
+        """Its change never ran, and nothing caught it."""
+        return outcome.reached is False and not any(caught(outcome, s, True) for s in settings.strategies)
+
     # The score: the simulation counts unless every mutant ran for real; `with_simulation` as the default scores.
     scores, with_simulation = tally(not settings.real_for_all), tally(True)
+    unreached = sum(never_ran(o) for o in counted)
     return {
         "settings": asdict(settings),
         "mutants": len(outcomes),
@@ -229,6 +245,8 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         "caught": scores,
         "score": share(scores, len(counted)),
         "score_with_simulation": share(with_simulation, len(counted)),
+        "unreached": unreached,
+        "score_reached": share(scores, len(counted) - unreached),
         # Per strategy, the changes of the counted mutants its score misses (what a gate names).
         "survived": {
             s: [o.change for o in counted if not caught(o, s, not settings.real_for_all)] for s in settings.strategies
@@ -239,6 +257,7 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
                 "equivalent": o.equivalent,
                 "stillborn": o.stillborn,
                 "caught_by_simulation": o.caught_by_simulation,
+                "unreached": never_ran(o),
                 "caught_by": [name for name in settings.strategies if o.caught_by(name)],
             }
             for o in outcomes

@@ -66,7 +66,8 @@ def scores(report: dict) -> str:
     caught = ", ".join(f"{s} {n} of {report['counted']}" for s, n in report["caught"].items())
     return (
         f"{report['mutants']} mutants, {report['equivalent']} equivalent, {report['stillborn']} stillborn; "
-        f"caught: {caught} (the simulation alone {report['caught_by_simulation']})"
+        f"caught: {caught} (the simulation alone {report['caught_by_simulation']}); "
+        f"{report['unreached']} of those counted never ran their change"
     )
 
 
@@ -79,5 +80,11 @@ def one(outcome: dict) -> str:
     else:
         by = ["simulation"] if outcome["caught_by_simulation"] else []
         by += outcome["caught_by"]
-        verdict = f"caught by {', '.join(by)}" if by else "SURVIVED"
+        verdict = (
+            f"caught by {', '.join(by)}"
+            if by
+            else "SURVIVED (its change never ran)"
+            if outcome["unreached"]
+            else "SURVIVED"
+        )
     return f"{verdict:<32} {outcome['change'][:160]}"

@@ -4,8 +4,11 @@ planted bugs' switches are left alone; mutants are drawn by seed; and, on
 the reference quorum's real code, a mutant that crashes the core is caught
 by the simulation, one the simulation cannot tell from the original is
 equivalent, one whose core never stops producing work hangs it; each
-strategy is scored by its runs alone and with the simulation first; and
-the command judges two mutants end to end."""
+strategy is scored by its runs alone and with the simulation first; a
+mutant's probe computes what the mutant does and marks whether its change
+ran, and a mutant whose change never ran is named so and left out of the
+score over changes that ran; and the command judges two mutants end to
+end."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import reach
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import ROOT, Outcome, Settings, copy_project, simulated, summary
 
@@ -58,6 +62,45 @@ def test_each_operator_makes_its_change_and_leaves_the_planted_switches_alone():
 def test_a_parenthesised_operand_keeps_its_parenthesis():
     [mutant] = [m for m in mutants("x.py", "ok = (a.epoch) < b\n") if m.operator == "off-by-one"]
     assert mutant.source == "ok = (a.epoch) <= b\n"
+
+
+BRANCHES = """
+def compare(a, b, epoch):
+    if a < b:
+        return "below"
+    if epoch != a:
+        sync()
+    return "not below"
+
+
+def never_called(a, b):
+    return a <= b
+"""
+
+
+def defined(source: str) -> dict:
+    namespace: dict = {"sync": lambda: None}
+    exec(compile(source, "x.py", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("mutant", mutants("x.py", BRANCHES), ids=lambda m: m.name)
+def test_a_probed_mutant_computes_what_the_mutant_does_and_marks_whether_its_change_ran(mutant, tmp_path, monkeypatch):
+    marker = tmp_path / "reached"
+    monkeypatch.setenv(reach.ENV, str(marker))
+    monkeypatch.setattr(reach, "_touched", False)
+    assert mutant.probed is not None and mutant.probed.count("\n") == mutant.source.count("\n")
+    plain, probed = defined(mutant.source), defined(mutant.probed)
+    cases = [(1, 2, 1), (2, 2, 3), (3, 2, 3)]
+    assert [probed["compare"](*case) for case in cases] == [plain["compare"](*case) for case in cases]
+    assert marker.exists() == (mutant.line < 9)  # `never_called`'s change never runs
+    assert probed["never_called"](1, 2) == plain["never_called"](1, 2)
+    assert marker.exists()
+
+
+def test_a_change_inside_an_f_string_is_not_probed():
+    [mutant] = [m for m in mutants("x.py", 'x = f"{a < b}"\n') if m.operator == "off-by-one"]
+    assert mutant.source == 'x = f"{a <= b}"\n' and mutant.probed is None
 
 
 def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
@@ -116,6 +159,20 @@ def test_every_mutant_run_for_real_is_scored_by_the_runs_alone_and_with_the_simu
     assert summary(Settings(strategies=("guided", "novelty")), outcomes)["score"] == report["score_with_simulation"]
 
 
+def test_a_mutant_whose_change_never_ran_is_named_so_and_left_out_of_the_score_over_changes_that_ran():
+    outcomes = [
+        Outcome("a", "a", True, "caught", {"guided": [0]}, reached=True),
+        Outcome("b", "b", False, "", {"guided": [1]}, reached=True),
+        Outcome("c", "c", False, "", {"guided": [0]}, reached=True),  # ran, and survived
+        Outcome("d", "d", False, "", {"guided": [0]}, reached=False),  # never ran
+        Outcome("e", "e", True, "missed", {"guided": [0]}, reached=None),  # not probed: counted as run
+    ]
+    report = summary(Settings(strategies=("guided",)), outcomes)
+    assert report["counted"] == 5 and report["unreached"] == 1
+    assert report["score"] == {"guided": 0.4} and report["score_reached"] == {"guided": 0.5}
+    assert [o["unreached"] for o in report["outcomes"]] == [False, False, False, True, False]
+
+
 def test_a_core_that_never_stops_producing_work_hangs_its_simulation(tmp_path):
     spins = one("or self.log.dirty_from < self.flushed_end", "off-by-one")  # has_ready for ever
     copy = copy_project(tmp_path / "spins")
@@ -146,6 +203,8 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
             or not outcome["simulated"]
         )
         assert outcome["change"] in done.stdout
+        if outcome["caught_by_simulation"] and outcome["simulation"] == "caught":
+            assert outcome["reached"], outcome  # what the simulation told apart ran its change
     assert Path(tmp_path / "mutation").is_dir()
 
 
