@@ -52,18 +52,21 @@ def main() -> int:
         return 2
     report = json.loads((results / "mutation.json").read_text())
     score = report["score"]
-    print("\nscore:", ", ".join(f"{s} {v:.0%}" for s, v in score.items() if v is not None))
+    print("\nscore:", percents(score))
     if "novelty" in score and "guided" in score and score["novelty"] is not None:
         ratio = score["novelty"] / score["guided"] if score["guided"] else float("inf")
         print(f"novelty {score['novelty']:.0%} (goal: at least 60%), {ratio:.2f}x guided (goal: at least 1.5x)")
-    both = report["score_with_simulation"]
     print("with the simulation first (as `splitbrain mutate` scores without --real-for-all):", end=" ")
-    print(", ".join(f"{s} {v:.0%}" for s, v in both.items() if v is not None))
-    reached = report["score_reached"]
+    print(percents(report["score_with_simulation"]))
     print(f"over the mutants whose change ran ({report['unreached']} never ran theirs):", end=" ")
-    print(", ".join(f"{s} {v:.0%}" for s, v in reached.items() if v is not None))
+    print(percents(report["score_reached"]))
     print(f"report: {results / 'mutation.json'}")
     return 0
+
+
+def percents(scores: dict[str, float | None]) -> str:
+    """Each strategy's score as a percentage, where it has one."""
+    return ", ".join(f"{s} {v:.0%}" for s, v in scores.items() if v is not None)
 
 
 if __name__ == "__main__":

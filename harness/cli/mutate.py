@@ -73,18 +73,16 @@ def scores(report: dict) -> str:
 
 def one(outcome: dict) -> str:
     """A mutant's line: what changed, and who caught it."""
+    by = ["simulation"] if outcome["caught_by_simulation"] else []
+    by += outcome["caught_by"]
     if outcome["equivalent"]:
         verdict = "equivalent"
     elif outcome["stillborn"]:
         verdict = "stillborn"
+    elif by:
+        verdict = f"caught by {', '.join(by)}"
+    elif outcome["unreached"]:
+        verdict = "SURVIVED (its change never ran)"
     else:
-        by = ["simulation"] if outcome["caught_by_simulation"] else []
-        by += outcome["caught_by"]
-        verdict = (
-            f"caught by {', '.join(by)}"
-            if by
-            else "SURVIVED (its change never ran)"
-            if outcome["unreached"]
-            else "SURVIVED"
-        )
+        verdict = "SURVIVED"
     return f"{verdict:<32} {outcome['change'][:160]}"
