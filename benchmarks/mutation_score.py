@@ -14,8 +14,12 @@ the new default at least 60%, and at least 1.5x today's guided.
 runs per strategy, only for the mutants the simulation missed (the
 survivors of one run are what more runs could still catch).
 
+`--policy FILE` judges every real run against a release gate's policy as
+well (`mutate --policy`: the original's runs must keep it), as
+`benchmarks/stuck-gate.toml` bounds how long a run stood stuck.
+
     .venv/bin/python benchmarks/mutation_score.py [--mutants 20] [--seed 1] [--strategies random,guided,novelty]
-        [--runs 1] [--simulation-first]
+        [--runs 1] [--simulation-first] [--policy benchmarks/stuck-gate.toml]
 """
 
 from __future__ import annotations
@@ -40,11 +44,13 @@ def main() -> int:
     parser.add_argument(
         "--simulation-first", action="store_true", help="real runs only where the simulation missed the mutant"
     )
+    parser.add_argument("--policy", type=Path, help="a gate policy a mutant's run may also break")
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-mutation-"))
     command = [sys.executable, "-m", "harness.cli", "mutate", "--mutants", str(args.mutants), "--seed", str(args.seed)]
     command += ["--strategies", args.strategies, "--time-limit", str(args.time_limit), "--runs", str(args.runs)]
     command += [] if args.simulation_first else ["--real-for-all"]
+    command += [] if args.policy is None else ["--policy", str(args.policy.resolve())]
     done = subprocess.run([*command, "--results", str(results), "--quiet"], cwd=ROOT, capture_output=True, text=True)
     print(done.stdout, end="")
     if done.returncode != 0:

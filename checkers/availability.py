@@ -2,7 +2,8 @@
 verdict: it is always `valid: true` and a release gate reads its stats.
 
 Figures: leader elections, resignations and epochs, time without a leader, client success
-rate and latency, and "disruptive elections" as KIP-996 means them: an
+rate and latency, the longest time the cluster stood stuck (`stuck_ms`:
+below), and "disruptive elections" as KIP-996 means them: an
 election that unseats a leader that was alive and heard by a majority at
 that moment, as when a healed follower's higher epoch forces one that
 Pre-Vote exists to prevent. A leader that the nemesis killed, paused,
@@ -10,6 +11,15 @@ bounced, restarted or powered off, or that a partition cut off from a
 majority or muted, since it was elected, is none of those: the election that
 replaces it is the one Pre-Vote must let through. So are the candidacies of
 a member cut off on its own: they unseat nobody until it is back.
+
+Stuck: a majority of the nodes up and heard (no fault in force touched
+them, nor ended on them within RECOVERY_NS), and none of them leading. A
+correct cluster leaves that state within an election or two; one that
+stays (a resigned leader that never stands again while its peer waits on
+it, say) is a liveness bug no safety checker sees, and a gate bounds it
+(`max_stuck_ms`). Where the voter set changed in the run (a fault that
+reshapes the cluster, or a voter change), what a majority is was not
+fixed, and `stuck_ms` is None.
 """
 
 from __future__ import annotations
@@ -28,12 +38,29 @@ from .schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 ALIVE_WINDOW_NS = 1_000_000_000
 # The figures a verdict's stats hold (a release gate bounds them by name):
 # the run's, and each window's under `clients.<window>`.
-FIGURES = ("leader_elections", "resignations", "epochs", "leaderless_ms", "disruptive_elections", "fault_windows")
+FIGURES = (
+    "leader_elections",
+    "resignations",
+    "epochs",
+    "leaderless_ms",
+    "stuck_ms",
+    "disruptive_elections",
+    "fault_windows",
+)
 CLIENT_FIGURES = ("operations", "ok_rate", "latency_p50_ms", "latency_p99_ms")
 # Faults that leave the nodes they touch up and heard (links are judged by
 # the cut in force; a moved clock does not silence a node); any other fault
 # that touched a leader since its election took it out of the leadership.
 LEAVE_NODES_UP = {fault.name for fault in CATALOGUE if fault.leaves_nodes_up}
+# Faults after which what a majority is was not fixed through the run.
+RESHAPING = {fault.name for fault in CATALOGUE if fault.reshapes or fault.bookkeeping}
+# A node a fault touched counts as up and heard again this long after the
+# fault ended: time to start, read its log and hear from a leader (a real
+# node of the reference quorum restarts in about 0.6 s).
+RECOVERY_NS = 1_000_000_000
+STUCK_LISTED = 5
+# Link faults that slow links rather than cut them: every end is touched.
+SLOWS = {"latency"}
 
 
 def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFrame:
@@ -215,12 +242,7 @@ def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: in
     """Whether a partition in force between `since_ns` and `until_ns` left
     `node` unheard by a majority (cut off, or muted: nobody hears it)."""
     overlapping = partitions[(partitions["start_ns"] <= until_ns) & (partitions["end_ns"] >= since_ns)]
-    for links in overlapping["node"]:
-        cut = {tuple(link) for link in named_nodes(links)}
-        heard = [n for n in nodes if n == node or ((node, n) not in cut and (n, node) not in cut)]
-        if len(heard) * 2 <= len(nodes):
-            return True
-    return False
+    return any(_unheard([tuple(link) for link in named_nodes(links)], node, nodes) for links in overlapping["node"])
 
 
 def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
@@ -247,6 +269,63 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _touched_nodes(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[tuple[int, int, set[str]]]:
+    """Every fault as (from its invocation, to its end, the nodes it
+    touched): the nodes it names; of links it cut, the nodes left unheard by
+    a majority (a cut-off node, not the majority that lost it); of links it
+    slowed, every end; every node where it names none."""
+    done = nemesis_done(history)
+    instant = done[done["f"].isin(INSTANT)]
+    rows = list(columns(windows, "f", "start_ns", "end_ns", "node"))
+    rows += zip(instant["f"], _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist())
+    touched = []
+    for f, start, end, named in rows:
+        items = named_nodes(named)
+        names = {item for item in items if isinstance(item, str)}
+        links = [tuple(item) for item in items if isinstance(item, list)]
+        if links and f not in SLOWS:
+            names |= {n for n in nodes if _unheard(links, n, nodes)}
+        else:
+            names |= {n for link in links for n in link}
+        touched.append((int(start), int(end), (names & set(nodes)) or (set() if links else set(nodes))))
+    return touched
+
+
+def _unheard(cut: list[tuple[str, ...]], node: str, nodes: list[str]) -> bool:
+    """Whether the links `cut` leave `node` unheard by a majority (cut off, or muted: nobody hears it)."""
+    links = set(cut)
+    heard = [n for n in nodes if n == node or ((node, n) not in links and (n, node) not in links)]
+    return len(heard) * 2 <= len(nodes)
+
+
+def stuck_spans(
+    transitions: pd.DataFrame, touched: list[tuple[int, int, set[str]]], nodes: list[str], start_ns: int, end_ns: int
+) -> list[dict[str, Any]]:
+    """The spans, longest first, in which a majority of `nodes` were up and
+    heard (no fault of `touched` in force on them, nor over within
+    RECOVERY_NS) and none of them was leading (its last logged transition);
+    each with the nodes that were up and heard as it began."""
+    moments = {start_ns, end_ns, *(t for t in transitions["time_ns"].tolist() if start_ns < t < end_ns)}
+    moments |= {t for start, end, _ in touched for t in (start, end + RECOVERY_NS) if start_ns < t < end_ns}
+    changes = list(columns(transitions, "time_ns", "node", "state"))
+    latest: dict[str, str] = {}
+    spans, began, up_then, applied = [], None, [], 0
+    for moment in sorted(moments):
+        while applied < len(changes) and changes[applied][0] <= moment:
+            _, node, state = changes[applied]
+            latest[node] = state
+            applied += 1
+        down = set().union(*(nodes for start, end, nodes in touched if start <= moment < end + RECOVERY_NS))
+        up = [n for n in nodes if n not in down]
+        stuck = moment < end_ns and len(up) * 2 > len(nodes) and all(latest.get(n) != "leader" for n in up)
+        if stuck and began is None:
+            began, up_then = moment, up
+        elif not stuck and began is not None:
+            spans.append({"time_ns": began, "ms": round((moment - began) / 1e6, 1), "nodes": up_then})
+            began = None
+    return sorted(spans, key=lambda span: -span["ms"])
+
+
 def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:
     """Whether a fault that takes nodes down hit `node` between its election and `until_ns`."""
     overlapping = node_faults[(node_faults["start_ns"] <= until_ns) & (node_faults["end_ns"] >= since_ns)]
@@ -265,11 +344,26 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
     )
     being_made = fault_windows(history, from_invoke=True)
     disruptive = disruptive_elections(events, transitions, being_made, _node_faults(history, being_made))
+    nodes = sorted(transitions["node"].dropna().unique())
+    reshaped = bool(nemesis_done(history)["f"].isin(RESHAPING).any())
+    stuck = (
+        []
+        if reshaped or not len(history)
+        else stuck_spans(
+            transitions,
+            _touched_nodes(history, being_made, nodes),
+            nodes,
+            int(history["time_ns"].min()),
+            int(history["time_ns"].max()),
+        )
+    )
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
         "resignations": int((transitions["state"] == "resigned").sum()),
         "epochs": int(events["epoch"].dropna().nunique()),
         "leaderless_ms": round(_leaderless_ms(transitions, span_ns), 1),
+        "stuck_ms": None if reshaped else (stuck[0]["ms"] if stuck else 0.0),
+        "stuck": stuck[:STUCK_LISTED],
         "disruptive_elections": len(disruptive),
         "disruptive": disruptive[:20],
         "clients": client_figures(history, windows) if clients is None else clients,

@@ -8,6 +8,7 @@ policy's `[mutation] min_score`) beside the runs' verdicts.
     mutants = 12                  # as splitbrain mutate's options
     strategies = ["guided"]
     time_limit_s = 30
+    policy = "gate.toml"          # a run that breaks it catches its mutant too
 
 A campaign run again keeps a report made with the same settings."""
 
@@ -24,9 +25,21 @@ from checkers.errors import UsageError
 from harness import limits
 from harness.mutation import Settings, mutate
 from nemesis import STRATEGIES
-from results.gate import MUTATION_REPORT
+from results.gate import MUTATION_REPORT, PolicyError, load_policy
 
 FOLDER = "mutation"
+
+
+def _policy_problem(value: Any) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return "must name a policy file"
+    try:
+        load_policy(Path(value))
+    except PolicyError as error:
+        return str(error)
+    return None
+
+
 # A key of the table: how its value is checked (a problem, or None).
 CHECKS: dict[str, Callable[[Any], str | None]] = {
     "target": lambda v: None if v in targets.names() else f"must be one of {', '.join(targets.names())}",
@@ -41,7 +54,9 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
     "runs": limits.REPEAT.problem,
     "time_limit_s": limits.MUTANT_RUN_S.problem,
     "real_for_all": lambda v: None if isinstance(v, bool) else "must be true or false",
+    "policy": _policy_problem,
 }
+
 # The file says `mutants`, as the command's --mutants; Settings says `count`.
 NAMES = {"mutants": "count", **{f.name: f.name for f in fields(Settings) if f.name != "count"}}
 

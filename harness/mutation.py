@@ -17,7 +17,11 @@ How a mutant is judged, by rules stated here and nowhere decided by hand:
   HUNG_TIMES as long as the original's two (`original_simulation_s` in the
   report), and at least HUNG_MIN_S, as a core that never stops producing
   work does (a node that spins).
-- caught by a strategy: one of its real runs ended with a checker false.
+- caught by a strategy: one of its real runs ended with a checker false,
+  or, with a release gate's policy (`policy`: results/gate.py), broke
+  that policy. The original runs first, under each strategy and seed: a
+  policy it breaks cannot tell a mutant from it, and is refused (as a
+  mutation tool refuses a test suite that fails before any mutation).
 A mutant's real runs use the main job's settings (local, 3 nodes, append,
 `time_limit_s`) and the seeds 1 to `runs`, the same for every strategy.
 
@@ -45,7 +49,9 @@ from pathlib import Path
 from typing import Any
 
 import targets
-from checkers.errors import SettingError
+from checkers.errors import SettingError, UsageError
+from results.gate import Policy, judge, load_policy
+from results.history import find_run_dirs
 from targets.interface import Mutable, Simulated
 
 from .mutants import Mutant, mutants, sample
@@ -74,6 +80,7 @@ class Outcome:
     runs: dict[str, list[int]] = field(default_factory=dict)  # strategy -> exit codes of its runs
     errors: dict[str, list[str]] = field(default_factory=dict)  # strategy -> why each run that errored did
     reached: bool | None = None  # its change ran (in the simulation or a real run); None: not probed
+    gated: dict[str, list[str]] = field(default_factory=dict)  # strategy -> how its runs broke the policy
 
     @property
     def equivalent(self) -> bool:
@@ -89,7 +96,7 @@ class Outcome:
         return bool(codes) and not self.caught_by_simulation and all(code not in (0, EXIT_INVALID) for code in codes)
 
     def caught_by(self, strategy: str) -> bool:
-        return EXIT_INVALID in self.runs.get(strategy, [])
+        return EXIT_INVALID in self.runs.get(strategy, []) or bool(self.gated.get(strategy))
 
 
 def copy_project(into: Path) -> Path:
@@ -140,24 +147,43 @@ def last_line(text: str) -> str:
     return lines[-1][:200] if lines else "no output"
 
 
+@dataclass
+class RealRuns:
+    """A strategy's real runs of one copy: exit codes, why each that errored
+    did, and how each run that completed broke the policy (if one is given)."""
+
+    codes: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    gated: list[str] = field(default_factory=list)
+
+
 def real_runs(
-    copy: Path, results: Path, target: str, strategy: str, runs: int, time_limit_s: int
-) -> tuple[list[int], list[str]]:
-    """The exit codes of `runs` real runs of the copy, seeds 1 to `runs`, and why each that errored did."""
-    codes, errors = [], []
-    for seed in range(1, runs + 1):
+    copy: Path, results: Path, target: str, strategy: str, settings: Settings, policy: Policy | None = None
+) -> RealRuns:
+    """`settings.runs` real runs of the copy, seeds 1 to `runs`, each judged
+    against `policy` too where it completed."""
+    found = RealRuns()
+    for seed in range(1, settings.runs + 1):
+        folder = results / strategy / f"s{seed}"
         args = ["run", "--target", target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
-        args += ["--time-limit", str(time_limit_s), "--results", str(results / strategy)]
+        args += ["--time-limit", str(settings.time_limit_s), "--results", str(folder)]
         try:
-            done = _command(copy, args, 30 * time_limit_s + 300)
+            done = _command(copy, args, 30 * settings.time_limit_s + 300)
         except subprocess.TimeoutExpired:
-            codes.append(-1)
-            errors.append("timed out")
+            found.codes.append(-1)
+            found.errors.append("timed out")
             continue
-        codes.append(done.returncode)
+        found.codes.append(done.returncode)
         if done.returncode not in (0, EXIT_INVALID):
-            errors.append(last_line(done.stderr))
-    return codes, errors
+            found.errors.append(last_line(done.stderr))
+        elif policy is not None:
+            found.gated += [
+                f"seed {seed}: {check.name}: {check.failure}"
+                for run_dir in find_run_dirs([folder])
+                for check in judge(run_dir, policy)
+                if check.failure
+            ]
+    return found
 
 
 @dataclass(frozen=True)
@@ -170,6 +196,7 @@ class Settings:
     runs: int = 1
     time_limit_s: int = 30
     real_for_all: bool = False  # real runs also for mutants the simulation caught (to compare strategies on all)
+    policy: str | None = None  # a release gate's policy file: a run that breaks it caught its mutant
 
 
 def chosen(settings: Settings) -> tuple[list[Mutant], dict[str, bool]]:
@@ -195,6 +222,9 @@ def mutate(
         baseline = simulated(original, settings.target, settings.schedules, settings.seed)[1] if simulates else ""
         original_s = round(time.monotonic() - started, 1)
         hung_s = max(HUNG_MIN_S, HUNG_TIMES * original_s)
+        policy = None if settings.policy is None else load_policy(Path(settings.policy))
+        if policy is not None:
+            _original_keeps(original, results / "original", settings, policy)
         outcomes = []
         for number, mutant in enumerate(progress(picked)):
             copy = copy_project(Path(work) / f"m{number}")
@@ -205,16 +235,37 @@ def mutate(
                 outcome.simulation = "equivalent" if verdict == "missed" and digest == baseline else verdict
             if not outcome.equivalent and (settings.real_for_all or not outcome.caught_by_simulation):
                 for strategy in settings.strategies:
-                    where = results / f"m{number}"
-                    outcome.runs[strategy], outcome.errors[strategy] = real_runs(
-                        copy, where, settings.target, strategy, settings.runs, settings.time_limit_s
-                    )
+                    ran = real_runs(copy, results / f"m{number}", settings.target, strategy, settings, policy)
+                    outcome.runs[strategy], outcome.errors[strategy] = ran.codes, ran.errors
+                    if ran.gated:
+                        outcome.gated[strategy] = ran.gated
             outcome.reached = (copy / REACHED).exists() if mutant.probed else None
             outcomes.append(outcome)
             shutil.rmtree(copy)
     report = {**summary(settings, outcomes), "original_simulation_s": original_s}
     (results / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _original_keeps(original: Path, results: Path, settings: Settings, policy: Policy) -> None:
+    """The original's real runs, under each strategy and seed, all valid and
+    within the policy; else a UsageError naming the first that is not."""
+    for strategy in settings.strategies:
+        problem = original_problem(real_runs(original, results, settings.target, strategy, settings, policy))
+        if problem:
+            raise UsageError(
+                f"--policy {settings.policy}: the original breaks it ({strategy}, {problem}), "
+                "so it cannot tell a mutant from the original"
+            )
+
+
+def original_problem(ran: RealRuns) -> str | None:
+    """The first way the original's runs fail: an error, a checker false, the policy broken; None: none."""
+    wrong = ran.errors + [
+        f"seed {seed}: a checker false" for seed, code in enumerate(ran.codes, 1) if code == EXIT_INVALID
+    ]
+    wrong += ran.gated
+    return wrong[0] if wrong else None
 
 
 def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:

@@ -34,6 +34,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=limits.REPEAT.parse, default=1, help="real runs per mutant and strategy")
     parser.add_argument("--time-limit", type=limits.MUTANT_RUN_S.parse, default=30, help="seconds of each real run")
     parser.add_argument("--real-for-all", action="store_true", help="real runs also for mutants the simulation caught")
+    parser.add_argument(
+        "--policy",
+        type=path_arg,
+        help="a release gate's policy (as `gate --policy`): a real run that breaks it catches its mutant too; "
+        "the original's runs must keep it",
+    )
     parser.add_argument("--results", type=path_arg, default=Path("runs/mutation"), help="where runs and the report go")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -47,8 +53,20 @@ def command(args: argparse.Namespace) -> int:
     if wrong or not strategies:
         raise UsageError(f"--strategies: {', '.join(wrong) or 'none'}: choose from {', '.join(STRATEGIES)}")
     writable_folder(args.results, "--results")
+    if args.policy is not None:
+        from results.gate import load_policy
+
+        load_policy(args.policy)  # a policy that cannot be read is refused before any mutant runs
     settings = Settings(
-        args.target, args.mutants, args.seed, args.schedules, strategies, args.runs, args.time_limit, args.real_for_all
+        args.target,
+        args.mutants,
+        args.seed,
+        args.schedules,
+        strategies,
+        args.runs,
+        args.time_limit,
+        args.real_for_all,
+        None if args.policy is None else str(args.policy),
     )
     report = mutate(
         settings, args.results, lambda items: tqdm(items, desc="mutants", unit="mutant", disable=args.quiet)
@@ -74,7 +92,7 @@ def scores(report: dict) -> str:
 def one(outcome: dict) -> str:
     """A mutant's line: what changed, and who caught it."""
     by = ["simulation"] if outcome["caught_by_simulation"] else []
-    by += outcome["caught_by"]
+    by += [f"{s} (the policy)" if 1 not in outcome["runs"].get(s, []) else s for s in outcome["caught_by"]]
     if outcome["equivalent"]:
         verdict = "equivalent"
     elif outcome["stillborn"]:

@@ -70,7 +70,7 @@ def test_a_window_lasts_from_a_fault_to_what_undoes_it_and_clients_are_counted_i
         ("kill", 2, 4),
         ("pause", 6, 6),
     ]
-    clients = availability(table, transitions((0.5, "n1", "leader", 1)))["stats"]["clients"]
+    clients = availability(table, transitions((0, "n1", "leader", 1)))["stats"]["clients"]
     assert clients["quiet"]["operations"] == 2 and clients["quiet"]["ok_rate"] == 1.0
     assert clients["kill"]["operations"] == 2 and clients["kill"]["ok_rate"] == 0.5
     assert clients["kill"]["latency_p50_ms"] == pytest.approx(200)  # only what was acknowledged
@@ -79,3 +79,64 @@ def test_a_window_lasts_from_a_fault_to_what_undoes_it_and_clients_are_counted_i
 def test_no_transition_logged_is_a_run_without_a_leader():
     found = availability(history(*op(0, 3, "fail")), transitions())["stats"]
     assert found["leader_elections"] == 0 and found["leaderless_ms"] == pytest.approx(3000)
+
+
+def followers(t: float, *nodes: str) -> list[tuple[float, str, str, int]]:
+    return [(t, node, "follower", 1) for node in nodes]
+
+
+def stuck(rows: list[dict], *changes: tuple[float, str, str, int]) -> dict:
+    found = availability(history(*op(0, 20, "ok"), *rows), transitions(*changes))["stats"]
+    return {"ms": found["stuck_ms"], "spans": [(span["ms"], span["nodes"]) for span in found["stuck"]]}
+
+
+def test_a_majority_up_and_heard_with_no_leader_among_them_is_stuck():
+    # n1 resigns at 5 s with nothing touched and no one stands until 9 s: stuck 4 s, all three up.
+    found = stuck(
+        [], (0, "n1", "leader", 1), *followers(0, "n2", "n3"), (5, "n1", "resigned", 1), (9, "n2", "leader", 2)
+    )
+    assert found == {"ms": 4000.0, "spans": [(4000.0, ["n1", "n2", "n3"])]}
+
+
+def test_a_leader_taken_down_leaves_the_others_stuck_only_until_they_elect():
+    # n1 (leading) paused at 5 s: n2 and n3 are up and leaderless until n2 leads at 5.6 s;
+    # n1's own last word (leader) does not count while it is paused, nor after until RECOVERY_NS.
+    found = stuck(
+        [*fault(5, "pause", ["n1"]), *fault(8, "resume", ["n1"])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+        (5.6, "n2", "leader", 2),
+        (8.1, "n1", "follower", 2),
+    )
+    assert found["ms"] == pytest.approx(600.0, abs=1) and found["spans"][0][1] == ["n2", "n3"]
+
+
+def test_no_majority_up_and_heard_is_never_stuck_and_a_node_counts_again_a_while_after_its_fault():
+    # n2 and n3 paused 2 s to 6 s, n1 resigned at 3 s: a minority is up, not stuck; from 7 s
+    # (RECOVERY_NS after the resume) all three are up again and nobody leads until 10 s.
+    found = stuck(
+        [*fault(2, "pause", ["n2", "n3"]), *fault(6, "resume", ["n2", "n3"])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+        (3, "n1", "resigned", 1),
+        (10, "n3", "leader", 2),
+    )
+    assert found["ms"] == pytest.approx(3000.0, abs=1) and found["spans"][0][1] == ["n1", "n2", "n3"]
+
+
+def test_a_partition_touches_the_ends_of_the_links_it_cuts():
+    # n3 cut off from 2 s to 12 s; n1 resigns at 4 s: n1 and n2 are a majority up and heard, stuck until 7 s.
+    cut = [["n1", "n3"], ["n3", "n1"], ["n2", "n3"], ["n3", "n2"]]
+    found = stuck(
+        [*fault(2, "partition", cut), *fault(12, "heal", [])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+        (4, "n1", "resigned", 1),
+        (7, "n2", "leader", 2),
+    )
+    assert found["spans"] == [(3000.0, ["n1", "n2"])]
+
+
+def test_a_run_whose_voters_changed_has_no_stuck_figure():
+    found = stuck([*fault(2, "add-voter", ["n4"])], (0, "n1", "leader", 1), (5, "n1", "resigned", 1))
+    assert found == {"ms": None, "spans": []}

@@ -23,7 +23,8 @@ import pytest
 
 from harness import reach
 from harness.mutants import OPERATORS, mutants, sample
-from harness.mutation import ROOT, Outcome, Settings, copy_project, simulated, summary
+from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
+from results.history import find_run_dirs
 
 SOURCE = """
 def step(self, msg):
@@ -173,6 +174,17 @@ def test_a_mutant_whose_change_never_ran_is_named_so_and_left_out_of_the_score_o
     assert [o["unreached"] for o in report["outcomes"]] == [False, False, False, True, False]
 
 
+def test_a_run_that_breaks_the_policy_catches_its_mutant_and_the_original_must_keep_it():
+    gated = Outcome("a", "a", False, "", {"guided": [0], "novelty": [0]}, gated={"guided": ["seed 1: stuck"]})
+    report = summary(Settings(strategies=("guided", "novelty"), policy="gate.toml"), [gated])
+    assert report["caught"] == {"guided": 1, "novelty": 0}
+    assert report["outcomes"][0]["gated"] == {"guided": ["seed 1: stuck"]}
+    assert original_problem(RealRuns([0, 0], [], [])) is None
+    assert original_problem(RealRuns([0, 1], [], ["seed 1: stuck"])) == "seed 2: a checker false"
+    assert original_problem(RealRuns([0], [], ["seed 1: stuck"])) == "seed 1: stuck"
+    assert original_problem(RealRuns([2, 0], ["no leader"], [])) == "no leader"
+
+
 def test_a_core_that_never_stops_producing_work_hangs_its_simulation(tmp_path):
     spins = one("or self.log.dirty_from < self.flushed_end", "off-by-one")  # has_ready for ever
     copy = copy_project(tmp_path / "spins")
@@ -182,9 +194,11 @@ def test_a_core_that_never_stops_producing_work_hangs_its_simulation(tmp_path):
 
 @pytest.mark.slow
 def test_mutate_judges_two_mutants_end_to_end(tmp_path):
+    gate = tmp_path / "gate.toml"  # one the original keeps: its run must pass it before any mutant's counts
+    gate.write_text('required = ["election-safety"]\n[availability]\nmax_stuck_ms = 60000\n')
     done = subprocess.run(
         [sys.executable, "-m", "harness.cli", "mutate", "--mutants", "2", "--schedules", "3", "--strategies", "random"]
-        + ["--time-limit", "6", "--results", str(tmp_path / "mutation"), "--quiet"],
+        + ["--time-limit", "6", "--results", str(tmp_path / "mutation"), "--quiet", "--policy", str(gate)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -194,7 +208,8 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     report = json.loads((tmp_path / "mutation" / "mutation.json").read_text())
     assert report["mutants"] == 2 and len(report["outcomes"]) == 2
     assert report["counted"] == 2 - report["equivalent"] - report["stillborn"]
-    assert set(report["score"]) == {"random"}
+    assert set(report["score"]) == {"random"} and report["settings"]["policy"] == str(gate)
+    assert find_run_dirs([tmp_path / "mutation" / "original" / "random" / "s1"])  # the original ran first
     assert len(report["survived"]["random"]) == report["counted"] - report["caught"]["random"]
     for outcome in report["outcomes"]:
         assert (

@@ -59,6 +59,15 @@ def test_thresholds_and_required_checkers(tmp_path):
     assert judge(bad, rules)[1].failure == "valid: False: stale read"
 
 
+def test_a_policy_bounds_how_long_a_run_stood_stuck(tmp_path):
+    rules = load_policy(policy(tmp_path, 'required = ["linearizable"]\n[availability]\nmax_stuck_ms = 3000\n'))
+    stats = {"linearizable": {"valid": True}}
+    stuck = run(tmp_path, "stuck", {**stats, "availability": {"valid": True, "stats": {"stuck_ms": 4988.8}}})
+    moved = run(tmp_path, "moved", {**stats, "availability": {"valid": True, "stats": {"stuck_ms": 607.1}}})
+    assert judge(stuck, rules)[1].failure == "stuck_ms = 4988.8 > 3000"
+    assert judge(moved, rules)[1].failure is None
+
+
 def test_unknown_and_missing_fail_unless_the_policy_allows_them(tmp_path):
     rules = load_policy(
         policy(tmp_path, 'required = ["linearizable", "committed-data-loss"]\nallow_unknown = ["linearizable"]')
