@@ -13,7 +13,8 @@ replaces it is the one Pre-Vote must let through. So are the candidacies of
 a member cut off on its own: they unseat nobody until it is back.
 
 Stuck: a majority of the nodes up and heard (no fault in force touched
-them, nor ended on them within RECOVERY_NS), and none of them leading. A
+them, nor ended on them within RECOVERY_NS), and no node leading but one
+a fault has taken out (a leader whose clock is moved still leads). A
 correct cluster leaves that state within an election or two; one that
 stays (a resigned leader that never stands again while its peer waits on
 it, say) is a liveness bug no safety checker sees, and a gate bounds it
@@ -269,11 +270,14 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _touched_nodes(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[tuple[int, int, set[str]]]:
+def _touched_nodes(
+    history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]
+) -> list[tuple[int, int, set[str], bool]]:
     """Every fault as (from its invocation, to its end, the nodes it
-    touched): the nodes it names; of links it cut, the nodes left unheard by
-    a majority (a cut-off node, not the majority that lost it); of links it
-    slowed, every end; every node where it names none."""
+    touched, whether it took them out): the nodes it names (out unless it
+    leaves them up, as a moved clock does); of links it cut, the nodes left
+    unheard by a majority (out: a cut-off node, not the majority that lost
+    it); of links it slowed, every end (up); every node where it names none."""
     done = nemesis_done(history)
     instant = done[done["f"].isin(INSTANT)]
     rows = list(columns(windows, "f", "start_ns", "end_ns", "node"))
@@ -283,11 +287,13 @@ def _touched_nodes(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str
         items = named_nodes(named)
         names = {item for item in items if isinstance(item, str)}
         links = [tuple(item) for item in items if isinstance(item, list)]
-        if links and f not in SLOWS:
+        cuts = bool(links) and f not in SLOWS
+        if cuts:
             names |= {n for n in nodes if _unheard(links, n, nodes)}
         else:
             names |= {n for link in links for n in link}
-        touched.append((int(start), int(end), (names & set(nodes)) or (set() if links else set(nodes))))
+        out = cuts or f not in LEAVE_NODES_UP
+        touched.append((int(start), int(end), (names & set(nodes)) or (set() if links else set(nodes)), out))
     return touched
 
 
@@ -299,14 +305,19 @@ def _unheard(cut: list[tuple[str, ...]], node: str, nodes: list[str]) -> bool:
 
 
 def stuck_spans(
-    transitions: pd.DataFrame, touched: list[tuple[int, int, set[str]]], nodes: list[str], start_ns: int, end_ns: int
+    transitions: pd.DataFrame,
+    touched: list[tuple[int, int, set[str], bool]],
+    nodes: list[str],
+    start_ns: int,
+    end_ns: int,
 ) -> list[dict[str, Any]]:
     """The spans, longest first, in which a majority of `nodes` were up and
     heard (no fault of `touched` in force on them, nor over within
-    RECOVERY_NS) and none of them was leading (its last logged transition);
+    RECOVERY_NS) and no node that a fault had not taken out was leading (its
+    last logged transition; a leader whose clock a fault moves still leads);
     each with the nodes that were up and heard as it began."""
     moments = {start_ns, end_ns, *(t for t in transitions["time_ns"].tolist() if start_ns < t < end_ns)}
-    moments |= {t for start, end, _ in touched for t in (start, end + RECOVERY_NS) if start_ns < t < end_ns}
+    moments |= {t for start, end, *_ in touched for t in (start, end, end + RECOVERY_NS) if start_ns < t < end_ns}
     changes = list(columns(transitions, "time_ns", "node", "state"))
     latest: dict[str, str] = {}
     spans, began, up_then, applied = [], None, [], 0
@@ -315,9 +326,11 @@ def stuck_spans(
             _, node, state = changes[applied]
             latest[node] = state
             applied += 1
-        down = set().union(*(nodes for start, end, nodes in touched if start <= moment < end + RECOVERY_NS))
-        up = [n for n in nodes if n not in down]
-        stuck = moment < end_ns and len(up) * 2 > len(nodes) and all(latest.get(n) != "leader" for n in up)
+        recent = [(hit, out) for start, end, hit, out in touched if start <= moment < end + RECOVERY_NS]
+        out_now = set().union(*(hit for start, end, hit, out in touched if out and start <= moment < end))
+        up = [n for n in nodes if not any(n in hit for hit, _ in recent)]
+        leading = any(latest.get(n) == "leader" for n in nodes if n not in out_now)
+        stuck = moment < end_ns and len(up) * 2 > len(nodes) and not leading
         if stuck and began is None:
             began, up_then = moment, up
         elif not stuck and began is not None:

@@ -140,3 +140,14 @@ def test_a_partition_touches_the_ends_of_the_links_it_cuts():
 def test_a_run_whose_voters_changed_has_no_stuck_figure():
     found = stuck([*fault(2, "add-voter", ["n4"])], (0, "n1", "leader", 1), (5, "n1", "resigned", 1))
     assert found == {"ms": None, "spans": []}
+
+
+def test_a_leader_whose_clock_is_moved_still_leads():
+    # n1 leads throughout with its clock moved from 2 s to 9 s: n2 and n3 are the majority up and
+    # heard, and the cluster has a leader all along.
+    found = stuck(
+        [*fault(2, "clock", ["n1"]), *fault(9, "clock-reset", ["n1"])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+    )
+    assert found == {"ms": 0.0, "spans": []}
