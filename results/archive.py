@@ -30,7 +30,7 @@ from . import run_options
 from .history import TABLES, HistoryError, read_table, recover
 
 MANIFEST, INDEX, RUNS = "manifest.json", "index.parquet", "runs"
-FIGURES = ("leader_elections", "disruptive_elections", "leaderless_ms", "epochs")
+FIGURES = ("leader_elections", "disruptive_elections", "leaderless_ms", "stuck_ms", "epochs")
 
 
 class ArchiveError(UsageError):
