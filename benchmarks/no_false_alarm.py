@@ -10,8 +10,10 @@ report), an `unknown` a checker that could not decide.
   faults": no false alarm in 20 guided runs).
 
 Prints a row per run (verdict, operations, acknowledged, faults, disruptive
-elections, first anomaly), the count of runs with any verdict but `valid`,
-the disruptive elections in all (Pre-Vote is on: goal 0), and what
+elections, the longest time it stood stuck: `stuck_ms`, a majority up and
+heard and none of them leading; first anomaly), the count of runs with any
+verdict but `valid`, the disruptive elections in all (Pre-Vote is on: goal
+0), the longest stuck of all runs, and what
 `splitbrain gate --policy examples/policy.toml` says of the runs.
 
     .venv/bin/python benchmarks/no_false_alarm.py [--seeds 1 .. 10] [--workloads register append] [--time-limit 30]
@@ -91,6 +93,7 @@ def describe(run_dir: Path) -> dict:
         "ok": int((clients["type"] == "ok").sum()),
         "faults": int(((nemesis["type"] == "ok") & nemesis["f"].isin(FAULTS)).sum()),
         "disruptive": checkers["availability"]["stats"]["disruptive_elections"],
+        "stuck_ms": checkers["availability"]["stats"]["stuck_ms"],
         "first": f"{first[0]}: {first[1]}" if first else "",
     }
 
@@ -111,9 +114,11 @@ def main() -> int:
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix=f"splitbrain-{args.target}-valid-"))
     alarms = {workload: 0 for workload in args.workloads}
-    disruptive = 0
-    print("| workload | seed | exit | verdict | completed ops | ok | faults | disruptive elections | first anomaly |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    disruptive, stuck = 0, []
+    print(
+        "| workload | seed | exit | verdict | completed ops | ok | faults | disruptive elections | stuck ms | first anomaly |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     started = time.monotonic()
     for workload in args.workloads:
         for seed in args.seeds:
@@ -121,15 +126,17 @@ def main() -> int:
             row = describe(run_dir)
             alarms[workload] += not row["valid"]
             disruptive += row["disruptive"]
+            stuck += [] if row["stuck_ms"] is None else [row["stuck_ms"]]
             print(
                 f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "
-                f"{row['faults']} | {row['disruptive']} | {row['first']} |",
+                f"{row['faults']} | {row['disruptive']} | {row['stuck_ms']} | {row['first']} |",
                 flush=True,
             )
     print()
     for workload, count in alarms.items():
         print(f"{workload}: {count} of {len(args.seeds)} runs not valid (goal: 0)")
     print(f"disruptive elections: {disruptive} in all (Pre-Vote on: goal 0)")
+    print(f"stuck: at most {max(stuck, default=0)} ms in a run (a majority up and heard, none of them leading)")
     gate = subprocess.run(
         [
             sys.executable,
