@@ -172,7 +172,9 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
     """Failure rates, availability figures, flaky configurations, coverage and
     failure groups, as Spark aggregations over the runs; disagreements with
     the archived verdicts."""
-    figures = [c for c in ("leaderless_ms", "stuck_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index]
+    figures = [
+        c for c in ("leaderless_ms", "stuck_ms", "disruptive_elections", "leader_elections", "ok_rate") if c in index
+    ]
     runs = spark.createDataFrame(_typed(index, figures))
     checked = spark.createDataFrame(rechecked, RECHECKED_SCHEMA)
     per_run = checked.groupBy("run_id").agg(
