@@ -49,6 +49,8 @@ class SafetyMonitor:
     epochs: dict[tuple[str, str | None], int] = field(default_factory=dict)
     hwms: dict[str, int] = field(default_factory=dict)
     committed: list[str] = field(default_factory=list)
+    # The epoch each committed offset was committed in: the epoch of the first node that knew it committed.
+    committed_in: list[int] = field(default_factory=list)
     # Prefix hash (as in `chains`) of the committed log at each offset.
     committed_chain: list[int] = field(default_factory=list)
     acked: dict[int, str] = field(default_factory=dict)
@@ -144,9 +146,11 @@ class SafetyMonitor:
                 self.fail(f"log matching: {core.node_id} differs from another log at or before offset {offset}")
         if any(e["event"] == "transition" and e["state"] == "leader" for e in ready.events):
             # Raft's leader completeness: entries committed in earlier epochs.
-            # A stale leader of an old epoch need not hold later epochs' entries.
-            for offset, key in enumerate(self.committed):
-                if json.loads(key)[0] >= core.epoch:
+            # A stale leader of an old epoch need not hold what later epochs
+            # committed, even records written before its own epoch began (a
+            # candidate paused with its votes held, and elected once resumed).
+            for offset, (key, epoch) in enumerate(zip(self.committed, self.committed_in)):
+                if epoch >= core.epoch:
                     break
                 if offset >= len(entries) or _entry_key(entries[offset]) != key:
                     self.fail(
@@ -166,6 +170,7 @@ class SafetyMonitor:
             self.fail(f"committed entry lost: {node} has a different record at committed offset {offset}")
         for offset in range(len(self.committed), core.hwm):
             self.committed.append(_entry_key(entries[offset]))
+            self.committed_in.append(core.epoch)
             self.committed_chain.append(chain[offset])
             data = entries[offset].data
             if data.get("op") in ("write", "cas"):
