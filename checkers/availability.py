@@ -25,6 +25,8 @@ fixed, and `stuck_ms` is None.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -270,31 +272,43 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _touched_nodes(
-    history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]
-) -> list[tuple[int, int, set[str], bool]]:
-    """Every fault as (from its invocation, to its end, the nodes it
-    touched, whether it took them out): the nodes it names (out unless it
-    leaves them up, as a moved clock does); of links it cut, the nodes left
-    unheard by a majority (out: a cut-off node, not the majority that lost
-    it); of links it slowed, every end (up); every node where it names none."""
+@dataclass(frozen=True)
+class Touch:
+    """One fault, from its invocation to its end: the nodes it touched (the
+    nodes it names, or every node where it names none) and the links it
+    cut; `out`: it took its nodes out (down, or, for a cut, those left
+    unheard by a majority), where a moved clock or a slowed link leaves
+    them up and heard."""
+
+    start_ns: int
+    end_ns: int
+    nodes: frozenset[str]
+    cut: frozenset[tuple[str, str]] = frozenset()
+    out: bool = True
+
+
+def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[Touch]:
+    """Every fault the nemesis made, as a `Touch` (`windows`: from `fault_windows(..., from_invoke=True)`)."""
     done = nemesis_done(history)
     instant = done[done["f"].isin(INSTANT)]
     rows = list(columns(windows, "f", "start_ns", "end_ns", "node"))
     rows += zip(instant["f"], _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist())
-    touched = []
+    found = []
     for f, start, end, named in rows:
         items = named_nodes(named)
-        names = {item for item in items if isinstance(item, str)}
-        links = [tuple(item) for item in items if isinstance(item, list)]
-        cuts = bool(links) and f not in SLOWS
-        if cuts:
-            names |= {n for n in nodes if _unheard(links, n, nodes)}
+        names = {item for item in items if isinstance(item, str)} & set(nodes)
+        links = frozenset(tuple(item) for item in items if isinstance(item, list) and len(item) == 2)
+        if links and f not in SLOWS:
+            cut_off = {n for n in nodes if _unheard(list(links), n, nodes)}
+            found.append(Touch(int(start), int(end), frozenset(names | cut_off), links))
+        elif links:
+            found.append(
+                Touch(int(start), int(end), frozenset({n for link in links for n in link} & set(nodes)), out=False)
+            )
         else:
-            names |= {n for link in links for n in link}
-        out = cuts or f not in LEAVE_NODES_UP
-        touched.append((int(start), int(end), (names & set(nodes)) or (set() if links else set(nodes)), out))
-    return touched
+            out = f not in LEAVE_NODES_UP
+            found.append(Touch(int(start), int(end), frozenset(names or nodes), out=out))
+    return found
 
 
 def _unheard(cut: list[tuple[str, ...]], node: str, nodes: list[str]) -> bool:
@@ -304,32 +318,48 @@ def _unheard(cut: list[tuple[str, ...]], node: str, nodes: list[str]) -> bool:
     return len(heard) * 2 <= len(nodes)
 
 
+def largest_connected(nodes: list[str], cut: Iterable[tuple[str, str]]) -> list[str]:
+    """The most of `nodes` that all hear one another through `cut` (the
+    first such set in their order): a majority of nodes that each hear a
+    majority may still be split (a leader and one follower cut from each
+    other, the rest whole), and Raft need not elect there."""
+    links = set(cut)
+
+    def joined(group: tuple[str, ...]) -> bool:
+        return all((a, b) not in links and (b, a) not in links for a, b in itertools.combinations(group, 2))
+
+    for size in range(len(nodes), 0, -1):
+        for group in itertools.combinations(nodes, size):
+            if joined(group):
+                return list(group)
+    return []
+
+
 def stuck_spans(
-    transitions: pd.DataFrame,
-    touched: list[tuple[int, int, set[str], bool]],
-    nodes: list[str],
-    start_ns: int,
-    end_ns: int,
+    transitions: pd.DataFrame, touched: list[Touch], nodes: list[str], start_ns: int, end_ns: int
 ) -> list[dict[str, Any]]:
     """The spans, longest first, in which a majority of `nodes` were up and
-    heard (no fault of `touched` in force on them, nor over within
-    RECOVERY_NS) and no node that a fault had not taken out was leading (its
-    last logged transition; a leader whose clock a fault moves still leads);
-    each with the nodes that were up and heard as it began."""
+    heard by one another (no fault in force touched them, nor ended on them
+    within RECOVERY_NS; no link among them cut then either) and no node that
+    a fault had not taken out was leading (its last logged transition; a
+    leader whose clock a fault moves still leads); each with the nodes up
+    and heard as it began."""
     moments = {start_ns, end_ns, *(t for t in transitions["time_ns"].tolist() if start_ns < t < end_ns)}
-    moments |= {t for start, end, *_ in touched for t in (start, end, end + RECOVERY_NS) if start_ns < t < end_ns}
+    moments |= {t for touch in touched for t in (touch.start_ns, touch.end_ns, touch.end_ns + RECOVERY_NS)}
     changes = list(columns(transitions, "time_ns", "node", "state"))
     latest: dict[str, str] = {}
     spans, began, up_then, applied = [], None, [], 0
-    for moment in sorted(moments):
+    for moment in sorted(t for t in moments if start_ns <= t <= end_ns):
         while applied < len(changes) and changes[applied][0] <= moment:
             _, node, state = changes[applied]
             latest[node] = state
             applied += 1
-        recent = [(hit, out) for start, end, hit, out in touched if start <= moment < end + RECOVERY_NS]
-        out_now = set().union(*(hit for start, end, hit, out in touched if out and start <= moment < end))
-        up = [n for n in nodes if not any(n in hit for hit, _ in recent)]
-        leading = any(latest.get(n) == "leader" for n in nodes if n not in out_now)
+        recent = [t for t in touched if t.start_ns <= moment < t.end_ns + RECOVERY_NS]
+        now = [t for t in recent if moment < t.end_ns]
+        untouched = [n for n in nodes if not any(n in t.nodes and not t.cut for t in recent)]
+        up = largest_connected(untouched, (link for t in recent for link in t.cut))
+        out = {n for t in now if t.out for n in t.nodes}
+        leading = any(latest.get(n) == "leader" for n in nodes if n not in out)
         stuck = moment < end_ns and len(up) * 2 > len(nodes) and not leading
         if stuck and began is None:
             began, up_then = moment, up
@@ -364,7 +394,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
         if reshaped or not len(history)
         else stuck_spans(
             transitions,
-            _touched_nodes(history, being_made, nodes),
+            touches(history, being_made, nodes),
             nodes,
             int(history["time_ns"].min()),
             int(history["time_ns"].max()),

@@ -34,6 +34,7 @@ from .core import RaftConfig, RaftCore, Ready
 from .invariants import SafetyMonitor
 from .messages import Entry, Message
 from .quorum_state import ElectionState
+from .stuck import StuckWatch
 from .voters import VoterSet
 
 
@@ -106,6 +107,7 @@ class Simulation:
         self.drop_rate = settings.drop_rate
         self.delay_ms = (settings.min_delay_ms, settings.max_delay_ms)
         self.monitor = SafetyMonitor()
+        self.stuck = StuckWatch()
         self.replies: dict[Any, dict] = {}
         # Client requests as a history needs them: request id -> (node, command, invoke ms),
         # and request id -> answer ms.
@@ -337,6 +339,8 @@ class Simulation:
                         core.synced(self.disks[node].synced, self.node_time(node))
                     core.tick(self.node_time(node))
                     self._drain(core)
+            if self.settings.check_invariants:
+                self.stuck.tick(self)
 
     def _deliver(self, msg: Message) -> None:
         core = self.nodes[msg.dst]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from checkers.availability import availability, fault_windows
+from checkers.availability import availability, fault_windows, largest_connected
 from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 S = 1_000_000_000
@@ -151,3 +151,19 @@ def test_a_leader_whose_clock_is_moved_still_leads():
         *followers(0, "n2", "n3"),
     )
     assert found == {"ms": 0.0, "spans": []}
+
+
+def test_a_majority_split_by_a_cut_among_them_is_not_stuck():
+    # n3 paused; n1 (the leader) and n2 cut from each other (an orphaned follower): each of them is
+    # heard by a majority, yet no two of the three hear each other and are up: Raft need not elect.
+    cut = [["n1", "n2"], ["n2", "n1"]]
+    found = stuck(
+        [*fault(2, "partition", cut), *fault(2.5, "pause", ["n3"]), *fault(12, "heal-all", [])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+        (4, "n1", "resigned", 1),
+        (13, "n2", "leader", 2),
+    )
+    assert found == {"ms": 0.0, "spans": []}
+    assert largest_connected(["n1", "n2", "n3", "n4"], [("n1", "n2"), ("n3", "n2")]) == ["n1", "n3", "n4"]
+    assert largest_connected(["n1", "n2"], [("n2", "n1")]) == ["n1"]

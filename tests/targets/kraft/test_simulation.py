@@ -18,8 +18,8 @@ from nemesis.schedule import NemesisOp
 from targets.kraft.core import RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.sim_search import SETTLE_MS, SimNemesis
-from targets.kraft.simulation import SimSettings, Simulation, random_steps, run_schedule, settle
-from targets.kraft.states import FollowerState
+from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
+from targets.kraft.states import FollowerState, ResignedState
 
 from .schedules import election_churn, schedules, violates
 
@@ -108,6 +108,51 @@ def test_liveness_fails_a_healed_cluster_that_does_not_settle(monkeypatch, break
     break_it(monkeypatch)
     with pytest.raises(InvariantViolation, match=f"liveness: .*{fragment}"):
         run_schedule(SimSettings(nodes=3, seed=7), steps)
+
+
+def stubborn_resigned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A leader that resigned never stands again (a mutant of the tick's
+    Resigned branch that every safety invariant, and the healed cluster's
+    liveness, passed: the held node, back, leads)."""
+    tick = RaftCore.tick
+
+    def stubborn(core: RaftCore, now_ms: int) -> None:
+        if isinstance(core.state, ResignedState):
+            core.state.election_deadline_ms = now_ms + 10**9
+        tick(core, now_ms)
+
+    monkeypatch.setattr(RaftCore, "tick", stubborn)
+
+
+def resign_and_hold_one(settings: SimSettings) -> Simulation:
+    """Under load: a follower paused, records it lacks committed by the
+    leader and the other, that other paused until the leader resigns, the
+    first resumed (its log too short to win), the other held 3 s."""
+    sim = Simulation(settings)
+    load = LoadedRun(sim)
+    load.run(500)
+    leader = sim.leader()
+    behind, other = [node for node in sim.ids if node != leader]
+    sim.pause(behind)
+    load.run(300)
+    sim.pause(other)
+    load.run(2 * settings.fetch_timeout_ms)
+    sim.resume(behind)
+    load.run(3000)
+    return sim
+
+
+def test_a_majority_up_without_a_leader_for_long_breaks_liveness_while_a_node_is_held(monkeypatch):
+    """The stuck watch (targets/kraft/stuck.py): the correct core elects
+    among the resigned leader and the follower back; a resigned node that
+    never stands leaves them leaderless until the held one returns."""
+    settings = SimSettings(nodes=3, seed=3)
+    assert resign_and_hold_one(settings).leader() is not None
+    stubborn_resigned(monkeypatch)
+    with pytest.raises(
+        InvariantViolation, match="liveness: n., n., a majority of the voters up and heard, had no leader"
+    ):
+        resign_and_hold_one(settings)
 
 
 # A novelty search's schedule (5 nodes, seed 291): a candidate of epoch 5 is paused with its
