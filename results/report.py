@@ -403,6 +403,7 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]], logs: bool) -> st
         count = result.get("stats", {}).get("anomalies", len(result.get("anomalies", [])))
         lines.append(f"<tr><td>{html.escape(name)}</td><td class='valid-{valid}'>{valid}</td><td>{count}</td></tr>")
     lines.append("</table>")
+    lines.append(_availability(verdict.get("checkers", {}).get("availability")))
     if anomalies:
         lines.append("<ol>")
         for k, (checker, anomaly) in enumerate(anomalies):
@@ -421,6 +422,32 @@ def _verdict(verdict: dict, anomalies: list[tuple[str, dict]], logs: bool) -> st
             )
         lines.append("</ol>")
     return "\n".join(lines)
+
+
+def _availability(result: dict | None) -> str:
+    """The liveness figures a gate reads, in a sentence: elections, time
+    with no leader, disruptive elections, and the longest time the cluster
+    stood stuck (checkers/availability.py), with when and who was up."""
+    stats = (result or {}).get("stats") or {}
+    if "leader_elections" not in stats:
+        return ""
+    parts = [
+        f"{stats['leader_elections']} leader elections",
+        f"{stats['leaderless_ms']:.0f} ms with no leader",
+        f"{stats.get('disruptive_elections', 0)} disruptive elections",
+    ]
+    stuck = stats.get("stuck") or []
+    if stuck:
+        span = stuck[0]
+        parts.append(
+            f"stuck {span['ms']:.0f} ms at the longest, from {span['time_ns'] / 1e9:.3f} s: "
+            f"{', '.join(span['nodes'])} up and hearing one another, and none leading"
+        )
+    else:
+        parts.append(
+            "never stuck" if stats.get("stuck_ms") is not None else "stuck not measured (the voter set changed)"
+        )
+    return f"<p class='availability'>Availability: {html.escape('; '.join(parts))}.</p>"
 
 
 def roles_for(fault: str) -> tuple[str, ...]:

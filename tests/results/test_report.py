@@ -4,6 +4,7 @@ with every operation drawn and the fault windows shaded."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -121,3 +122,31 @@ def test_a_report_is_drawn_without_pandas_warnings(tmp_path):
     )
     assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr
     assert "<svg" in (run_dir / "report.html").read_text()
+
+
+def test_the_verdict_says_how_long_the_cluster_stood_stuck(tmp_path):
+    """The availability figures a gate reads, under the verdict's table: the longest stuck span with its moment."""
+    from checkers.schema import HISTORY_COLUMNS, frame
+    from results.report import write_report
+
+    rows = [
+        {"process": 0, "type": "invoke", "f": "read", "key": "k"},
+        {"process": 0, "type": "ok", "f": "read", "key": "k"},
+    ]
+    frame([{"index": i, "time_ns": (i + 1) * 10**9, **r} for i, r in enumerate(rows)], HISTORY_COLUMNS).to_parquet(
+        tmp_path / "history.parquet", index=False
+    )
+    stats = {
+        "leader_elections": 5,
+        "leaderless_ms": 5848.6,
+        "disruptive_elections": 0,
+        "stuck_ms": 4988.8,
+        "stuck": [{"time_ns": 10_005_943_777, "ms": 4988.8, "nodes": ["n1", "n3"]}],
+    }
+    verdict = {"valid": True, "checkers": {"availability": {"valid": True, "stats": stats}}}
+    (tmp_path / "verdict.json").write_text(json.dumps(verdict))
+    page = write_report(tmp_path).read_text()
+    assert (
+        "Availability: 5 leader elections; 5849 ms with no leader; 0 disruptive elections; stuck 4989 ms at the "
+        "longest, from 10.006 s: n1, n3 up and hearing one another, and none leading." in page
+    )
