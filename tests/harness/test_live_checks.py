@@ -1,7 +1,7 @@
 """Judging a real run while it goes (harness/live.py), end to end on the
 local backend: with `--stop-on-violation`, a planted bug
 (ack-before-commit in the history; prevote-always in a node's own log,
-read as it is written) is found live, the load ends there, well before its
+read as it is written) is found live, the load ends there, before its
 time limit, the faults are healed, and the batch verdict holds the same
 violation; with `--check-live` on the correct node, the live verdict is
 valid, as the batch one is, checker by checker, and names the checker
@@ -45,7 +45,10 @@ def test_a_violation_found_live_ends_the_load_and_the_batch_verdict_holds_it(tmp
     assert done.returncode == 1, done.stdout + done.stderr
     assert live["valid"] is False and checker in live["found"], live
     stopped = meta["stopped_load_at_s"]
-    assert stopped is not None and stopped - meta["load_start_s"] < TIME_LIMIT_S / 2, meta
+    first = min(found["found_at_s"] for found in live["found"].values())
+    # The load ends at the first finding (a look or two later), whenever the faults bring the bug about:
+    # under CI's load the guided nemesis once made prevote-always's moment 26 s in, not in the first half.
+    assert stopped is not None and stopped - first < 2 and stopped - meta["load_start_s"] < TIME_LIMIT_S - 5, meta
     for name, found in live["found"].items():
         assert found["found_at_s"] <= stopped + 0.5
         assert verdict["checkers"][name]["valid"] is False, (name, verdict["checkers"][name])
