@@ -26,7 +26,7 @@ fixed, and `stuck_ms` is None.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -245,7 +245,19 @@ def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: in
     """Whether a partition in force between `since_ns` and `until_ns` left
     `node` unheard by a majority (cut off, or muted: nobody hears it)."""
     overlapping = partitions[(partitions["start_ns"] <= until_ns) & (partitions["end_ns"] >= since_ns)]
-    return any(_unheard([tuple(link) for link in named_nodes(links)], node, nodes) for links in overlapping["node"])
+    return any(unheard([tuple(link) for link in named_nodes(links)], node, nodes) for links in overlapping["node"])
+
+
+def _made(history: pd.DataFrame, windows: pd.DataFrame) -> list[tuple[str, int, int, object]]:
+    """Every confirmed fault as (f, start_ns, end_ns, its `node` column):
+    the lasting ones with their windows (`windows`: from `fault_windows(...,
+    from_invoke=True)`), then the instant ones from when each was asked for
+    to its confirmation."""
+    done = nemesis_done(history)
+    instant = done[done["f"].isin(INSTANT)]
+    made: list[tuple[str, int, int, object]] = list(columns(windows, "f", "start_ns", "end_ns", "node"))
+    made += zip(instant["f"], _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist())
+    return made
 
 
 def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
@@ -253,20 +265,11 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     start_ns (when it was asked for: `windows` from `fault_windows(...,
     from_invoke=True)`), end_ns (its recovery confirmed, or its own
     confirmation for an instant one) and the nodes it touched (a set)."""
-    lasting = windows[~windows["f"].isin(LEAVE_NODES_UP)]
-    done = nemesis_done(history)
-    instant = done[done["f"].isin(INSTANT - LEAVE_NODES_UP)]
-    rows = [(start, end, node) for start, end, node in columns(lasting, "start_ns", "end_ns", "node")]
-    rows += [
-        (start, end, node)
-        for start, end, node in zip(
-            _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist()
-        )
-    ]
     return pd.DataFrame(
         [
             {"start_ns": start, "end_ns": end, "nodes": {n for n in named_nodes(node) if isinstance(n, str)}}
-            for start, end, node in rows
+            for f, start, end, node in _made(history, windows)
+            if f not in LEAVE_NODES_UP
         ],
         columns=["start_ns", "end_ns", "nodes"],
     )
@@ -289,17 +292,13 @@ class Touch:
 
 def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[Touch]:
     """Every fault the nemesis made, as a `Touch` (`windows`: from `fault_windows(..., from_invoke=True)`)."""
-    done = nemesis_done(history)
-    instant = done[done["f"].isin(INSTANT)]
-    rows = list(columns(windows, "f", "start_ns", "end_ns", "node"))
-    rows += zip(instant["f"], _invoked_at(history, instant), instant["time_ns"].tolist(), instant["node"].tolist())
     found = []
-    for f, start, end, named in rows:
+    for f, start, end, named in _made(history, windows):
         items = named_nodes(named)
         names = {item for item in items if isinstance(item, str)} & set(nodes)
         links = frozenset(tuple(item) for item in items if isinstance(item, list) and len(item) == 2)
         if links and f not in SLOWS:
-            cut_off = {n for n in nodes if _unheard(list(links), n, nodes)}
+            cut_off = {n for n in nodes if unheard(links, n, nodes)}
             found.append(Touch(int(start), int(end), frozenset(names | cut_off), links))
         elif links:
             found.append(
@@ -311,8 +310,9 @@ def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> l
     return found
 
 
-def _unheard(cut: list[tuple[str, ...]], node: str, nodes: list[str]) -> bool:
-    """Whether the links `cut` leave `node` unheard by a majority (cut off, or muted: nobody hears it)."""
+def unheard(cut: Iterable[tuple[str, ...]], node: str, nodes: Sequence[str]) -> bool:
+    """Whether the links `cut` leave `node` unheard by a majority of `nodes`
+    (cut off, or muted: nobody hears it); `node` counts as hearing itself."""
     links = set(cut)
     heard = [n for n in nodes if n == node or ((node, n) not in links and (n, node) not in links)]
     return len(heard) * 2 <= len(nodes)

@@ -157,15 +157,13 @@ class RealRuns:
     gated: list[str] = field(default_factory=list)
 
 
-def real_runs(
-    copy: Path, results: Path, target: str, strategy: str, settings: Settings, policy: Policy | None = None
-) -> RealRuns:
+def real_runs(copy: Path, results: Path, strategy: str, settings: Settings, policy: Policy | None = None) -> RealRuns:
     """`settings.runs` real runs of the copy, seeds 1 to `runs`, each judged
     against `policy` too where it completed."""
     found = RealRuns()
     for seed in range(1, settings.runs + 1):
         folder = results / strategy / f"s{seed}"
-        args = ["run", "--target", target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
+        args = ["run", "--target", settings.target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
         args += ["--time-limit", str(settings.time_limit_s), "--results", str(folder)]
         try:
             done = _command(copy, args, 30 * settings.time_limit_s + 300)
@@ -235,7 +233,7 @@ def mutate(
                 outcome.simulation = "equivalent" if verdict == "missed" and digest == baseline else verdict
             if not outcome.equivalent and (settings.real_for_all or not outcome.caught_by_simulation):
                 for strategy in settings.strategies:
-                    ran = real_runs(copy, results / f"m{number}", settings.target, strategy, settings, policy)
+                    ran = real_runs(copy, results / f"m{number}", strategy, settings, policy)
                     outcome.runs[strategy], outcome.errors[strategy] = ran.codes, ran.errors
                     if ran.gated:
                         outcome.gated[strategy] = ran.gated
@@ -251,7 +249,7 @@ def _original_keeps(original: Path, results: Path, settings: Settings, policy: P
     """The original's real runs, under each strategy and seed, all valid and
     within the policy; else a UsageError naming the first that is not."""
     for strategy in settings.strategies:
-        problem = original_problem(real_runs(original, results, settings.target, strategy, settings, policy))
+        problem = original_problem(real_runs(original, results, strategy, settings, policy))
         if problem:
             raise UsageError(
                 f"--policy {settings.policy}: the original breaks it ({strategy}, {problem}), "

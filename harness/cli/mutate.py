@@ -15,7 +15,7 @@ from harness import limits
 from nemesis import STRATEGIES
 
 from .arguments import path_arg, writable_folder
-from .outcome import EXIT_VALID
+from .outcome import EXIT_INVALID, EXIT_VALID
 
 NAME = "mutate"
 HELP = "mutants of the target's code, each simulated, then run for real per strategy: the share caught"
@@ -92,7 +92,7 @@ def scores(report: dict) -> str:
 def one(outcome: dict) -> str:
     """A mutant's line: what changed, and who caught it."""
     by = ["simulation"] if outcome["caught_by_simulation"] else []
-    by += [f"{s} (the policy)" if 1 not in outcome["runs"].get(s, []) else s for s in outcome["caught_by"]]
+    by += [f"{s} (the policy)" if EXIT_INVALID not in outcome["runs"].get(s, []) else s for s in outcome["caught_by"]]
     if outcome["equivalent"]:
         verdict = "equivalent"
     elif outcome["stillborn"]:

@@ -10,25 +10,26 @@ back and leads. A real run's `availability` measures the same state
 which nodes are up, heard and clean.
 
 A voter counts as up once it has been running, unpaused, heard by and
-hearing a majority of the voters, on the disk the voter set names it by (not
-wiped since), clean (not catching up
-after a power loss, not recovered uncleanly) for SETTLE_FETCH_TIMEOUTS
-fetch timeouts; the up voters that all hear one another must be a
-majority (`checkers.availability.largest_connected`: a leader and a
-follower cut from each other while the rest are held is Raft's known
-partial partition, where pre-vote and check-quorum may leave no leader,
-not a fault of the node). The watch holds only while the network is calm (no drops,
-the usual delays, every clock true) and no node anywhere is unclean (an
-unclean voter's grant makes a candidate need every voter, so a correct
-cluster may wait for the held one). Then a majority of up voters with no
-up node leading for STUCK_FETCH_TIMEOUTS fetch timeouts breaks it.
+hearing a majority of the voters, on the disk the voter set names it by
+(not wiped since) and clean (not catching up after a power loss, not
+recovered uncleanly) for SETTLE_FETCH_TIMEOUTS fetch timeouts; the up
+voters that all hear one another must be a majority
+(`checkers.availability.largest_connected`: a leader and a follower cut
+from each other while the rest are held is Raft's known partial
+partition, where pre-vote and check-quorum may leave no leader, not a
+fault of the node). The watch holds only while the network is calm (no
+drops, the usual delays, every clock true) and no node anywhere is
+unclean (an unclean voter's grant makes a candidate need every voter, so
+a correct cluster may wait for the held one). Then a majority of up
+voters with no up node leading for STUCK_FETCH_TIMEOUTS fetch timeouts
+breaks it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checkers.availability import largest_connected
+from checkers.availability import largest_connected, unheard
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -51,21 +52,20 @@ class StuckWatch:
         now, fetch_timeout = sim.now_ms, sim.settings.fetch_timeout_ms
         cores = {node: core for node, core in sim.nodes.items() if core is not None and node not in sim.paused}
         newest = max(cores.values(), key=lambda core: core.hwm, default=None)
-        voter_set = newest.voters if newest is not None else None
-        voters = voter_set.ids if voter_set is not None else ()
-        heard = [node for node in cores if _heard(sim, node, voters)]
-        for node in list(self.up_since):
-            if node not in heard or not _clean(sim, node):
-                del self.up_since[node]
-        for node in heard:
-            if _clean(sim, node):
-                self.up_since.setdefault(node, now)
+        if newest is None:
+            self.up_since.clear()
+            self.stuck_since = None
+            return
+        voter_set = newest.voters
+        voters = voter_set.ids
+        heard = [node for node in cores if not unheard(sim.cut, node, voters)]
+        live = {node for node in heard if _clean(sim, node)}
+        self.up_since = {node: self.up_since.get(node, now) for node in live}
         # A voter whose disk was lost since (wiped) no longer votes under the identity the set names.
         settled = [
             n
             for n in voters
             if now - self.up_since.get(n, now) >= SETTLE_FETCH_TIMEOUTS * fetch_timeout
-            and voter_set is not None
             and sim.disks[n].directory_id == voter_set.directory_of(n)
         ]
         up = largest_connected(settled, sim.cut)
@@ -80,12 +80,6 @@ class StuckWatch:
                 f"liveness: {', '.join(up)}, a majority of the voters up and heard, "
                 f"had no leader for {now - self.stuck_since} ms"
             )
-
-
-def _heard(sim: Simulation, node: str, voters: tuple[str, ...]) -> bool:
-    """Whether `node` hears and is heard by a majority of `voters` (itself among them)."""
-    both = [v for v in voters if v == node or ((node, v) not in sim.cut and (v, node) not in sim.cut)]
-    return 2 * len(both) > len(voters)
 
 
 def _clean(sim: Simulation, node: str) -> bool:
