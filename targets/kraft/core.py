@@ -734,27 +734,33 @@ class RaftCore:
 
     def _lease_holds(self, state: LeaderState) -> bool:
         """A read lease (`read_lease_ms`): a majority, this leader among it,
-        fetched within the lease by this leader's clock, so each of them
-        refuses pre-votes for a fetch timeout and no other leader can be
-        elected yet; and a record of this epoch has committed, so the state
-        holds every acknowledged write. Measured on one clock: a clock that
-        runs slow or jumps back stretches the lease past what is safe."""
+        took an answer this leader sent within the lease by its clock, so each
+        of them refuses pre-votes for a fetch timeout from then and no other
+        leader can be elected yet; and a record of this epoch has committed,
+        so the state holds every acknowledged write. A fetch vouches only
+        from the answer it says it took (`answered_ms`), not from when it
+        arrived: a voter whose answers are lost still fetches, and fetches
+        queued while the leader slept arrive as it wakes, long after their
+        senders gave up on it. Measured on one clock: a clock that runs slow
+        or jumps back stretches the lease past what is safe."""
         lease = self.config.read_lease_ms
         if not lease or not self.is_voter or self.hwm == 0 or self.log.epoch_at(self.hwm - 1) != self.epoch:
             return False
-        return self._fetched_within(state, lease) + 1 >= self.voters.majority
+        return self._voters_within(state, state.answered_ms, lease) + 1 >= self.voters.majority
 
-    def _fetched_within(self, state: LeaderState, window_ms: int, since: int | None = None) -> int:
-        """How many other voters fetched within the last `window_ms` (one that
-        never fetched counts as of `since`, if given)."""
-        fetched = (state.last_fetch_ms.get(v, since) for v in self.others if self._counts_as_voter(state, v))
-        return sum(1 for last in fetched if last is not None and self.now_ms - last < window_ms)
+    def _voters_within(
+        self, state: LeaderState, times: dict[str, int], window_ms: int, since: int | None = None
+    ) -> int:
+        """How many other voters have a time in `times` within the last
+        `window_ms` (one with none counts as of `since`, if given)."""
+        recent = (times.get(v, since) for v in self.others if self._counts_as_voter(state, v))
+        return sum(1 for last in recent if last is not None and self.now_ms - last < window_ms)
 
     def _tick_leader(self, state: LeaderState) -> None:
         now = self.now_ms
         if self.config.check_quorum:
             # A voter that has not fetched yet has a fetch timeout from the leader's start.
-            fresh = self._fetched_within(state, self.config.fetch_timeout_ms, since=state.start_ms)
+            fresh = self._voters_within(state, state.last_fetch_ms, self.config.fetch_timeout_ms, since=state.start_ms)
             if fresh + self.is_voter < self.voters.majority:
                 self._resign(state)
                 return
@@ -787,6 +793,8 @@ class RaftCore:
         if not self._current_generation(state, req):
             return
         state.last_fetch_ms[req.src] = self.now_ms
+        if req.answered_ms is not None:
+            state.answered_ms[req.src] = max(req.answered_ms, state.answered_ms.get(req.src, req.answered_ms))
         state.follower_dir[req.src] = req.directory
         if req.offset > 0:
             epoch, end = self.log.end_offset_for_epoch(req.last_epoch)
@@ -803,6 +811,7 @@ class RaftCore:
                         diverging_epoch=epoch,
                         diverging_offset=end,
                         replica_generation=req.generation,
+                        sent_ms=self.now_ms,
                     )
                 )
                 return
@@ -883,6 +892,7 @@ class RaftCore:
                         entries=entries,
                         hwm=self.hwm,
                         replica_generation=req.generation,
+                        sent_ms=self.now_ms,
                     )
                 )
 
@@ -1055,6 +1065,7 @@ class RaftCore:
         self._send(self._fetch_request(state.leader))
 
     def _fetch_request(self, peer: str) -> FetchRequest:
+        state = self.state
         return FetchRequest(
             self.node_id,
             peer,
@@ -1063,6 +1074,7 @@ class RaftCore:
             self.log.last_epoch,
             self.config.directory_id,
             self.config.generation,
+            state.answered_ms if isinstance(state, FollowerState) and state.leader == peer else None,
         )
 
     def _handle_fetch_response(self, resp: FetchResponse) -> None:
@@ -1082,6 +1094,7 @@ class RaftCore:
         state.fetch_in_flight_ms = None
         state.has_fetched = True
         state.fetch_deadline_ms = self.now_ms + self.config.fetch_timeout_ms
+        state.answered_ms = resp.sent_ms
         if resp.diverging_epoch is not None:
             _, own_end = self.log.end_offset_for_epoch(resp.diverging_epoch)
             self._truncate(min(resp.diverging_offset or 0, own_end))

@@ -84,7 +84,9 @@ class EndQuorumEpoch:
 @dataclass(frozen=True)
 class FetchRequest:
     """Pull replication: "I have `offset` records, the last of epoch `last_epoch`",
-    from the replica whose data directory is `directory`, in its life `generation`."""
+    from the replica whose data directory is `directory`, in its life `generation`;
+    `answered_ms` echoes the `sent_ms` of the last answer it took from this
+    leader (a read lease counts the fetch from then, not from its arrival)."""
 
     src: str
     dst: str
@@ -93,6 +95,7 @@ class FetchRequest:
     last_epoch: int
     directory: str | None = None
     generation: int = 0
+    answered_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ class FetchResponse:
     (possibly none) with the leader's high watermark `hwm`. `fetch_offset` and
     `fetch_last_epoch` echo the request so a stale answer can be recognised,
     and `replica_generation` the fetcher's generation (KIP-380): a replica
-    refuses an answer meant for an earlier life of itself.
+    refuses an answer meant for an earlier life of itself. `sent_ms` is the
+    leader's clock as it sent the answer.
     """
 
     src: str
@@ -120,6 +124,7 @@ class FetchResponse:
     diverging_epoch: int | None = None
     diverging_offset: int | None = None
     replica_generation: int | None = None
+    sent_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,19 @@ def timeouts_for(settings: dict[str, Any], violation: dict[str, Any], defaults: 
     return {name: defaults[name] * RESTART_STRETCH for name in TIMEOUTS} if stretched else {}
 
 
+def lease_for(settings: dict[str, Any], timeouts: dict[str, int], defaults: dict[str, Any]) -> dict[str, int]:
+    """The real nodes' read lease, where `simulate` had one: the same share
+    of the real fetch timeout as it was of the simulated one (a lease of
+    100 ms beside a stretched fetch timeout of 6 s is not the lease that
+    went stale)."""
+    lease = settings.get("read_lease_ms")
+    if not lease:
+        return {}
+    simulated = settings.get("fetch_timeout_ms") or SimSettings.fetch_timeout_ms
+    real = timeouts.get("fetch_timeout_ms") or settings.get("fetch_timeout_ms") or defaults["fetch_timeout_ms"]
+    return {"read_lease_ms": round(lease * real / simulated)}
+
+
 def _aim(action: str, node: str) -> dict[str, Any]:
     return {"target": "leader", "only_a_leader": True} if action.endswith("_leader") else {"nodes": [node]}
 

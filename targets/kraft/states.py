@@ -79,7 +79,8 @@ class LeaderState:
     `follower_end` is each replica's log end offset as its last valid fetch
     reported it, and `follower_dir` the directory id that fetch came from;
     `last_fetch_ms` when each replica last fetched (check-quorum counts the
-    voters' fetches); `begin_sent_ms` when BeginQuorumEpoch was last sent to a
+    voters' fetches); `answered_ms` when this leader sent the latest answer
+    each replica's fetch says it took (a read lease counts those); `begin_sent_ms` when BeginQuorumEpoch was last sent to a
     voter that has not fetched yet; `hwm_sent` the high watermark each voter
     was last told, so a held fetch is answered when the watermark moves.
     """
@@ -93,6 +94,7 @@ class LeaderState:
     follower_gen: dict[str, int] = field(default_factory=dict)
     end_generation: dict[str, int] = field(default_factory=dict)
     last_fetch_ms: dict[str, int] = field(default_factory=dict)
+    answered_ms: dict[str, int] = field(default_factory=dict)
     begin_sent_ms: dict[str, int] = field(default_factory=dict)
     hwm_sent: dict[str, int] = field(default_factory=dict)
     name: str = "leader"
@@ -113,6 +115,8 @@ class FollowerState:
     `has_fetched` turns true at the first successful fetch from the leader in
     this state: from then on it rejects Pre-Votes (KIP-996). After
     `fetch_deadline_ms` without a successful fetch it becomes Prospective.
+    `answered_ms` is the leader's `sent_ms` of the last answer it took, which
+    its next fetch echoes.
     """
 
     epoch: int
@@ -121,6 +125,7 @@ class FollowerState:
     fetch_deadline_ms: int
     has_fetched: bool = False
     fetch_in_flight_ms: int | None = None
+    answered_ms: int | None = None
     name: str = "follower"
 
 

@@ -348,6 +348,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
         from .sim_replay import (
             first_leader,
+            lease_for,
             made_changes,
             real_schedule,
             scale_of,
@@ -367,7 +368,8 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             nodes = settings["nodes"] + settings.get("observers", 0)
             steps = [tuple(step) for step in violation["steps"]]
             ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
-        return RealSchedule(ops, limit_s, workload_for(violation["violation"]), timeouts)
+        options = {**timeouts, **lease_for(settings, timeouts, defaults)}
+        return RealSchedule(ops, limit_s, workload_for(violation["violation"]), options)
 
 
 def _simulated(settings: dict) -> dict:

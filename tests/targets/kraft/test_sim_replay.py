@@ -11,7 +11,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from targets.kraft.sim_replay import first_leader, real_schedule, scale_of, timeouts_for, workload_for
+from targets.kraft.sim_replay import first_leader, lease_for, real_schedule, scale_of, timeouts_for, workload_for
 from targets.kraft.simulation import SimSettings, random_steps
 
 
@@ -67,6 +67,17 @@ def test_a_schedule_that_bounces_a_node_runs_on_stretched_timeouts():
     assert timeouts_for({}, {"ops": [{"f": "bounce", "args": {}}, {"f": "lose-unfsynced", "args": {}}]}, defaults) == {}
     assert timeouts_for({}, {"steps": [["isolate", 0, 0], ["heal", 0, 0]]}, defaults) == {}
     assert timeouts_for({"election_timeout_ms": 50}, {"steps": [["bounce", 4, 1]]}, defaults) == {}
+
+
+def test_a_read_lease_keeps_its_share_of_the_fetch_timeout():
+    """The simulator's lease of 100 ms under its fetch timeout of 200 ms is
+    half of it; replayed on nodes whose fetch timeout is 6 s, half of that."""
+    defaults = {"election_timeout_ms": 300, "fetch_timeout_ms": 600}
+    assert lease_for({"read_lease_ms": 100}, {"fetch_timeout_ms": 6000}, defaults) == {"read_lease_ms": 3000}
+    assert lease_for({"read_lease_ms": 100}, {}, defaults) == {"read_lease_ms": 300}
+    # Timeouts given to simulate run both sides: the lease as given.
+    assert lease_for({"read_lease_ms": 250, "fetch_timeout_ms": 500}, {}, defaults) == {"read_lease_ms": 250}
+    assert lease_for({}, {"fetch_timeout_ms": 6000}, defaults) == {}
 
 
 @given(seed=st.integers(0, 2**31 - 1), count=st.integers(0, 40), nodes=st.sampled_from([3, 5]))
