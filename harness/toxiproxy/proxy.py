@@ -1,7 +1,11 @@
 """One Toxiproxy proxy: a TCP listener forwarding each connection to its
 upstream through the toxics of each direction (`upstream` is client to
 server, `downstream` server to client). Disabling a proxy closes its listener
-and every live connection, as Toxiproxy does: that is how a link is cut.
+and every live connection, as Toxiproxy does: that is how a link is cut. It
+keeps its port bound while disabled (a connection is refused, as with no
+listener): outgoing connections take their ports from the range the proxies'
+ports came from, and one given a cut link's port would keep the heal from
+listening there again.
 """
 
 from __future__ import annotations
@@ -24,6 +28,19 @@ def split_address(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"expected HOST:PORT with a port from 0 to 65535, got {text!r}")
     return host or "127.0.0.1", int(port)
+
+
+def _bound(address: str) -> socket.socket:
+    """A socket bound to `address` (port 0: one the system chooses), not listening."""
+    host, port = split_address(address)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _reset(writer: asyncio.StreamWriter) -> None:
@@ -143,6 +160,7 @@ class Proxy:
         self.toxics: dict[str, Toxic] = {}
         self.rng = random.Random(seed)
         self.server: asyncio.base_events.Server | None = None
+        self.held: socket.socket | None = None  # its port, bound while it does not listen
         self.connections: set[Connection] = set()
 
     def to_json(self) -> dict:
@@ -155,18 +173,23 @@ class Proxy:
         }
 
     async def start(self) -> None:
-        """Listen (if enabled); a port of 0 becomes the port the system chose."""
+        """Listen (if enabled), on the port it holds; a port of 0 becomes the port the system chose."""
         if not self.enabled or self.server is not None:
             return
-        host, port = split_address(self.listen)
-        self.server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
-        bound = self.server.sockets[0].getsockname()
-        self.listen = f"{host}:{bound[1]}"
+        host, _ = split_address(self.listen)
+        sock, self.held = self.held or _bound(self.listen), None
+        sock.listen(socket.SOMAXCONN)
+        self.server = await asyncio.start_server(self._accept, sock=sock)
+        self.listen = f"{host}:{sock.getsockname()[1]}"
 
     async def stop(self) -> None:
-        """Stop listening and drop every live connection."""
+        """Stop listening, holding on to the port, and drop every live connection."""
         if self.server is not None:
-            self.server.close()
+            self.server.close()  # closes the listening socket at once
+            try:
+                self.held = _bound(self.listen)
+            except OSError:  # taken in that instant: the next start binds it afresh, or says why not
+                self.held = None
             await self.server.wait_closed()
             self.server = None
         for connection in list(self.connections):
@@ -174,6 +197,13 @@ class Proxy:
             if connection.task is not None:
                 connection.task.cancel()
         self.connections.clear()
+
+    async def close(self) -> None:
+        """Stop, and let the port go (the proxy is deleted, or moves)."""
+        await self.stop()
+        if self.held is not None:
+            self.held.close()
+            self.held = None
 
     async def set_enabled(self, enabled: bool) -> None:
         self.enabled = enabled

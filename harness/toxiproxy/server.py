@@ -49,6 +49,8 @@ class ToxiproxyApi:
             return error.status, _error(error.status, str(error))
         except InvalidToxic as error:
             return 400, _error(400, str(error))
+        except OSError as error:  # a proxy could not listen again (a reset's): an answer, not a dropped connection
+            return 500, _error(500, str(error))
 
     async def _route(self, method: str, parts: list[str], payload) -> tuple[int, object]:
         if parts == ["version"] and method == "GET":
@@ -114,7 +116,7 @@ class ToxiproxyApi:
         for spec in specs:
             existing = self.proxies.get(spec.get("name"))
             if existing is not None:
-                await existing.stop()
+                await existing.close()
                 del self.proxies[existing.name]
             created.append(await self._create(spec))
         return created
@@ -123,7 +125,7 @@ class ToxiproxyApi:
         if method == "GET":
             return 200, proxy.to_json()
         if method == "DELETE":
-            await proxy.stop()
+            await proxy.close()
             del self.proxies[proxy.name]
             return 204, None
         if method in ("POST", "PATCH"):
@@ -138,7 +140,9 @@ class ToxiproxyApi:
                 raise ApiError(400, str(error)) from None
             enabled = spec.get("enabled", proxy.enabled) is not False
             try:
-                if moved or not enabled:
+                if moved:
+                    await proxy.close()
+                elif not enabled:
                     await proxy.stop()
                 await proxy.set_enabled(enabled)
             except OSError as error:
@@ -166,7 +170,7 @@ class ToxiproxyApi:
 
     async def close(self) -> None:
         for proxy in self.proxies.values():
-            await proxy.stop()
+            await proxy.close()
         self.proxies.clear()
 
 

@@ -206,3 +206,24 @@ def test_reset_heals_everything(server, proxy):
     assert healed.enabled and healed.toxics() == {}
     with connect(healed) as sock:
         assert round_trip(sock) < 0.2
+
+
+def test_a_cut_link_keeps_its_port_so_a_heal_can_listen_on_it_again(server, proxy):
+    """A disabled proxy holds on to its port: any socket on the machine
+    might otherwise be given it (outgoing connections take ports from the
+    same range as the proxies), and then the heal could not listen there
+    again. In CI a reset so failed, the API closed its connection without
+    an answer at every try, and a node stayed cut off after `heal-all`."""
+    host, port = proxy.listen.rsplit(":", 1)
+    proxy.disable()
+    taker = socket.socket()
+    try:
+        with pytest.raises(OSError):
+            taker.bind((host, int(port)))
+    finally:
+        taker.close()
+    with pytest.raises(ConnectionRefusedError):
+        connect(proxy)
+    server.use().reset()
+    with connect(server.use().get_proxy("echo")) as sock:
+        round_trip(sock)
