@@ -149,9 +149,11 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
     from /proc: an isolated member loses its peers, the others keep theirs.
     (How many elections the two take is up to timing: on a loaded machine
     they split their votes, once for a whole 4 s window in CI, or a new
-    leader missed its quorum's heartbeats once and was elected again. So the
-    two are shown to hear each other by a leader elected, or by one of them
-    following an epoch the other stood for: a vote request that crossed.)"""
+    leader missed its quorum's heartbeats once and was elected again, and in
+    CI once they stood at the same moments, four times over, all window
+    long. So the two are shown to hear each other by a leader elected, or
+    by one of them standing: with pre-vote on, as here, a member stands
+    only once the other granted its pre-vote, a request and its answer.)"""
     done = etcd_run(
         tmp_path,
         "--time-limit",
@@ -182,14 +184,9 @@ def test_etcd_partitions_on_the_local_backend_cut_only_the_pairs_they_name(tmp_p
         inside = transitions[transitions["time_ns"].between(start, end, inclusive="neither")]
         elected = set(inside[inside["state"] == "leader"]["node"])
         others = inside[inside["node"] != isolated]
-        stood = others[others["state"] == "candidate"]
-        followed = [
-            (row.node, row.epoch)
-            for row in others[others["state"] == "follower"].itertuples()
-            if ((stood["epoch"] == row.epoch) & (stood["node"] != row.node)).any()
-        ]
+        stood = set(others[others["state"] == "candidate"]["node"])
         assert isolated not in elected, (isolated, inside)
-        assert elected or followed, (isolated, inside)
+        assert elected or stood, (isolated, inside)
     checkers = json.loads((run_dir / "verdict.json").read_text())["checkers"]
     assert all(c["valid"] is True for c in checkers.values()), checkers
 
