@@ -11,6 +11,7 @@ listening there again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import socket
 import struct
@@ -186,10 +187,8 @@ class Proxy:
         """Stop listening, holding on to the port, and drop every live connection."""
         if self.server is not None:
             self.server.close()  # closes the listening socket at once
-            try:
+            with contextlib.suppress(OSError):  # taken in that instant: the next start binds it afresh, or says why not
                 self.held = _bound(self.listen)
-            except OSError:  # taken in that instant: the next start binds it afresh, or says why not
-                self.held = None
             await self.server.wait_closed()
             self.server = None
         for connection in list(self.connections):
