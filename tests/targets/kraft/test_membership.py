@@ -41,8 +41,8 @@ def test_correct_node_keeps_every_invariant_with_changing_voters(cluster, seed, 
 @pytest.mark.slow
 @pytest.mark.parametrize("auto_join", [True, False])
 def test_correct_node_over_seeded_membership_schedules(auto_join):
-    """300 seeded schedules per case; a failure names its seed."""
-    for seed in range(300):
+    """150 seeded schedules per case; a failure names its seed."""
+    for seed in range(150):
         steps = random_steps(random.Random(seed), 20, membership=True)
         try:
             sim = run_schedule(SimSettings(nodes=3, observers=1, seed=seed, auto_join=auto_join), steps)

@@ -45,8 +45,10 @@ def test_correct_node_keeps_every_invariant(nodes, seed, pre_vote, check_quorum,
 @pytest.mark.parametrize("nodes", [3, 5])
 @pytest.mark.parametrize("pre_vote", [True, False])
 def test_correct_node_over_seeded_schedules(nodes, pre_vote):
-    """500 seeded random schedules per case (2,000 in all); a failure names its seed."""
-    for seed in range(500):
+    """200 seeded random schedules per case (800 in all); a failure names its
+    seed. Wider sweeps are `splitbrain simulate --schedules N`'s (README's
+    figures: 1,000 and more), kept out of CI for its time."""
+    for seed in range(200):
         steps = random_steps(random.Random(seed), 20)
         try:
             run_schedule(SimSettings(nodes=nodes, seed=seed, pre_vote=pre_vote), steps)
