@@ -9,7 +9,8 @@ for them.
   (unattached, resigned, an observer, a node down). A partition is named
   for what it does to the leader (`leader-cut-off`, `leader-mute`) or, if
   the leader keeps its majority, to the followers it cuts
-  (`follower-orphaned`, `followers-cut-off`); faults on every link are `links`.
+  (`follower-deaf`, `follower-orphaned`, `followers-cut-off`); faults on
+  every link are `links`.
 - What else was going on: the kinds of the other faults in force, and
   `election` while some node was a candidate. Nothing of that is `alone`.
 
@@ -52,8 +53,10 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
     """Where the cut links leave the leader (`leader-cut-off`: it can neither
     reach nor hear a majority, itself counted; `leader-mute`: it hears a
     majority that cannot hear it) or, if it keeps a majority both ways, its
-    followers: `follower-orphaned` when one cut from the leader still reaches
-    another node, else `followers-cut-off`."""
+    followers: `follower-deaf` when those it cannot reach still reach it (a
+    follower's fetches arrive, their answers are lost), `follower-orphaned`
+    when one cut from the leader still reaches another node, else
+    `followers-cut-off`."""
     leaders = [node for node, state in states.items() if state == "leader"]
     nodes = set(states)
     if not leaders or not nodes:
@@ -64,6 +67,8 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
     hears = {leader} | {node for node in nodes if (node, leader) not in cut}
     if len(heard_by & hears) * 2 > len(nodes):
         lost = nodes - (heard_by & hears)
+        if lost <= hears:
+            return "follower-deaf"
         orphaned = any((node, other) not in cut for node in lost for other in nodes - {node, leader})
         return "follower-orphaned" if orphaned else "followers-cut-off"
     return "leader-mute" if len(hears) * 2 > len(nodes) else "leader-cut-off"

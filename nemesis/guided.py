@@ -93,6 +93,7 @@ MEMBERSHIP: dict[str, Callable[[random.Random, float, float], list[NemesisOp]]] 
 PARTITIONS = (
     ("leader", "isolate-leader", None, "leader-cut-off"),
     ("leader", "mute-leader", None, "leader-mute"),
+    ("follower", "one-way", "follower", "follower-deaf"),
     ("follower", "orphan", "follower", "follower-orphaned"),
     ("follower", "isolate", "follower", "followers-cut-off"),
 )

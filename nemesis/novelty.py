@@ -15,7 +15,9 @@ and the observations reproduce its decisions). Actions are a fault aimed
 at a role (the guided nemesis's choices, nemesis/guided.py), `heal` (undo
 everything in force) and `wait`; faults pile up to MAX_DEPTH in force, so
 it can learn sequences three deep and when in an election or a commit to
-make them.
+make them. A kind may pile on itself: two partitions (a follower deaf to
+the leader, then another cut from it, can leave two leaders of different
+epochs at once), two followers paused.
 
 Without `priors`, nothing of the planted bugs' recipes is in it: no risk
 table, no power loss staged on a bare majority. With them, the guided
@@ -119,6 +121,11 @@ def _key(*parts: str) -> str:
     return "\t".join(parts)
 
 
+def _action(choice: Choice) -> str:
+    """A fault's action: its kind and where it is aimed (the cell's first two parts)."""
+    return f"{choice.cell[0]}/{choice.cell[1]}"
+
+
 class Search:
     """The policy: observations in, the operations of the next action out."""
 
@@ -155,15 +162,19 @@ class Search:
         memory.value[key] = before + ALPHA * (reward + GAMMA * best - before)
 
     def options(self, seen: Observation) -> dict[str, Choice | None]:
-        """The actions open now: a fault of a kind not in force (up to MAX_DEPTH), heal, wait."""
+        """The actions open now: a fault (up to MAX_DEPTH in force), heal,
+        wait. A kind in force may be made again: a second partition cuts
+        other links, a second pause holds another follower (what one more of
+        the same reaches is a state of its own, so the search learns whether
+        it is worth making); a voter change, one at a time."""
         found: dict[str, Choice | None] = {WAIT: None}
         if self.made:
             found[HEAL] = None
         if len(self.made) < MAX_DEPTH:
             in_force = set(self.in_force())
             for choice in self.guide.choices(replace(seen, in_force=tuple(in_force))):
-                if choice.f not in in_force:
-                    found.setdefault(f"{choice.cell[0]}/{choice.cell[1]}", choice)
+                if not (choice.f == "membership" and choice.f in in_force):
+                    found.setdefault(_action(choice), choice)
         return found
 
     def score(self, state: str, action: str, choice: Choice | None) -> float:

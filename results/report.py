@@ -43,6 +43,7 @@ ROLE_ORDER = (
     "all",
     "leader-cut-off",
     "leader-mute",
+    "follower-deaf",
     "follower-orphaned",
     "followers-cut-off",
     "links",
@@ -452,7 +453,7 @@ def _availability(result: dict | None) -> str:
 
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
-    partition = ("leader-cut-off", "leader-mute", "follower-orphaned", "followers-cut-off")
+    partition = ("leader-cut-off", "leader-mute", "follower-deaf", "follower-orphaned", "followers-cut-off")
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
     return {"partition": partition, "latency": ("links",)}.get(
         fault, ("leader", "follower", "candidate", "other", *many)

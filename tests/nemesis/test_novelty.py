@@ -12,10 +12,13 @@ import random
 from collections import Counter
 
 from checkers.abstract_state import abstract
-from nemesis.guided import Guide
+from checkers.faults import BY_NAME
+from nemesis.guided import Guide, Observation
 from nemesis.novelty import MAX_DEPTH, Memory, Search, merged, search_turns
+from nemesis.schedule import NemesisOp
 from nemesis.turns import turns
 from targets.kraft.sim_search import SimNemesis, play
+from targets.kraft.simulation import SimSettings, Simulation
 
 from .test_guided import INTERVAL_MS, KINDS, TURNS, simulation
 
@@ -89,8 +92,12 @@ def test_what_it_learned_carries_over_and_survives_a_file(tmp_path):
 def test_faults_pile_up_into_sequences_and_no_recipe_is_made_without_priors():
     deepest = 0
     for seed in range(1, 4):
-        nemesis, search = novelty_run(seed)
-        deepest = max(deepest, max(state.split(" | ")[1].count(",") + 1 for state in search.path if "| -" not in state))
+        nemesis, _ = novelty_run(seed)
+        in_force = 0
+        for made in nemesis.made:
+            f = made.split(" ")[0]
+            in_force = 0 if f == "heal-all" else in_force + (not BY_NAME[f].instant)
+            deepest = max(deepest, in_force)
         assert not any("clients" in made for made in nemesis.made)
     assert deepest == MAX_DEPTH
 
@@ -112,3 +119,46 @@ def test_memories_merge_as_the_most_any_of_them_learned():
     assert both.visits == Counter({"s1": 5, "s2": 1, "s3": 2})
     assert both.tries == Counter({"s1\ta": 7, "s2\tb": 1}) and both.value == {"s1\ta": -0.2, "s2\tb": 0.1}
     assert both.moves == late.moves | other.moves
+
+
+def test_a_kind_in_force_may_be_made_again_and_a_voter_change_only_once():
+    """With a partition in force, the search may cut other links too (a
+    follower deaf to the leader, another orphaned) and pause another node;
+    with a voter change in force, no second one is open."""
+    guide = Guide(random.Random(1), ["partition", "pause", "membership"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    search = Search(guide)
+    deaf = search.options(seen)["partition/follower-deaf"]
+    assert deaf.args["topology"] == "one-way" and deaf.args["target"] == "follower"
+    search.ops(0.0, "partition/follower-deaf", deaf, 3.0)
+    again = search.options(seen)
+    assert {"partition/follower-orphaned", "partition/leader-cut-off", "pause/follower"} <= set(again)
+    change = next(name for name, choice in again.items() if choice is not None and choice.f == "membership")
+    search.ops(0.0, change, again[change], 3.0)
+    assert not any(choice is not None and choice.f == "membership" for choice in search.options(seen).values())
+
+
+def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
+    """What piling a kind on itself reaches: a follower deaf to its leader
+    (its fetches still arrive), then the other follower cut from the leader.
+    The deaf one, hearing no answer, votes for the other, whose vote request
+    the leader never hears, while the leader still counts the deaf one's
+    fetches: for a while two nodes lead, in different epochs, as Raft allows
+    (check-quorum on). Either partition alone leaves one leader."""
+
+    def most_leaders(*ops: NemesisOp) -> int:
+        nemesis = SimNemesis(Simulation(SimSettings(seed=3, nodes=3, check_quorum=True, check_invariants=False)))
+        nemesis.run(2000)
+        most = 0
+        for op in ops:
+            nemesis.apply(op)
+            for _ in range(300):
+                nemesis.run(10)
+                leading = [core for core in nemesis.sim.nodes.values() if core and core.state.name == "leader"]
+                most = max(most, len(leading))
+        return most
+
+    deaf = NemesisOp(0.0, "partition", {"topology": "one-way", "target": "follower", "seed": 1})
+    orphans = [NemesisOp(0.4, "partition", {"topology": "orphan", "target": "follower", "seed": s}) for s in range(4)]
+    assert most_leaders(deaf) == 1 and all(most_leaders(orphan) == 1 for orphan in orphans)
+    assert any(most_leaders(deaf, orphan) == 2 for orphan in orphans)
