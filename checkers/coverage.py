@@ -67,7 +67,7 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
     hears = {leader} | {node for node in nodes if (node, leader) not in cut}
     if len(heard_by & hears) * 2 > len(nodes):
         lost = nodes - (heard_by & hears)
-        if lost <= hears:
+        if lost and lost <= hears:
             return "follower-deaf"
         orphaned = any((node, other) not in cut for node in lost for other in nodes - {node, leader})
         return "follower-orphaned" if orphaned else "followers-cut-off"
