@@ -154,8 +154,7 @@ def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
             nemesis.apply(op)
             for _ in range(300):
                 nemesis.run(10)
-                leading = [core for core in nemesis.sim.nodes.values() if core and core.state.name == "leader"]
-                most = max(most, len(leading))
+                most = max(most, len(nemesis.sim.leaders()))
         return most
 
     deaf = NemesisOp(0.0, "partition", {"topology": "one-way", "target": "follower", "seed": 1})
