@@ -166,14 +166,17 @@ class Search:
         wait. A kind in force may be made again: a second partition cuts
         other links, a second pause holds another follower (what one more of
         the same reaches is a state of its own, so the search learns whether
-        it is worth making); a voter change, one at a time."""
+        it is worth making); a voter change, one at a time; a fault on every
+        link not again while it holds (it would change nothing)."""
         found: dict[str, Choice | None] = {WAIT: None}
         if self.made:
             found[HEAL] = None
         if len(self.made) < MAX_DEPTH:
             in_force = set(self.in_force())
+            made = {_action(choice) for choice in self.made}
             for choice in self.guide.choices(replace(seen, in_force=tuple(in_force))):
-                if not (choice.f == "membership" and choice.f in in_force):
+                again = choice.f == "membership" and choice.f in in_force
+                if not (again or (choice.cell[1] == "links" and _action(choice) in made)):
                     found.setdefault(_action(choice), choice)
         return found
 

@@ -14,7 +14,7 @@ from collections import Counter
 from checkers.abstract_state import abstract
 from checkers.faults import BY_NAME
 from nemesis.guided import Guide, Observation
-from nemesis.novelty import MAX_DEPTH, Memory, Search, merged, search_turns
+from nemesis.novelty import HEAL, MAX_DEPTH, Memory, Search, merged, search_turns
 from nemesis.schedule import NemesisOp
 from nemesis.turns import turns
 from targets.kraft.sim_search import SimNemesis, play
@@ -136,6 +136,20 @@ def test_a_kind_in_force_may_be_made_again_and_a_voter_change_only_once():
     change = next(name for name, choice in again.items() if choice is not None and choice.f == "membership")
     search.ops(0.0, change, again[change], 3.0)
     assert not any(choice is not None and choice.f == "membership" for choice in search.options(seen).values())
+
+
+def test_a_fault_on_every_link_is_not_made_again_while_it_holds():
+    """Latency on every link, made twice, changes nothing the second time:
+    not open again until healed; a partition, aimed anew, stays open."""
+    guide = Guide(random.Random(1), ["latency", "partition"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    search = Search(guide)
+    latency = search.options(seen)["latency/links"]
+    search.ops(0.0, "latency/links", latency, 3.0)
+    again = search.options(seen)
+    assert "latency/links" not in again and "partition/follower-deaf" in again
+    search.ops(1.0, HEAL, None, 3.0)
+    assert "latency/links" in search.options(seen)
 
 
 def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
