@@ -51,7 +51,13 @@ STEPS_PER_INTERVAL = 3
 ALPHA = 0.5  # how far one reward moves a value
 GAMMA = 0.5  # how much the best value of the state reached counts
 EPSILON = 0.1  # the share of steps that take any action
-OPTIMISTIC = 1.0  # the value of an action never taken where it is: worth trying
+# The value of an action never taken where it is: the most any action can be
+# worth (a reward of at most 2, a state and a move never seen, carried on at
+# GAMMA), so that every action is tried once where it is before any is made
+# again (R-max's optimism). Less, and the first action tried in a fresh
+# memory, rewarded as everything is at first, outvalues the rest and is made
+# again each time its state comes back.
+OPTIMISTIC = 2.0 / (1 - GAMMA)
 PRIOR_WEIGHT = 0.05  # a risk point of the guided nemesis's tables, with priors
 WAIT, HEAL = "wait", "heal"
 
