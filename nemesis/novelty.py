@@ -13,7 +13,8 @@ for what it has tried least where it is (1/sqrt(tries)), or, a tenth of
 the time, any action (both drawn through the seeded generator, so a seed
 and the observations reproduce its decisions). Actions are a fault aimed
 at a role (the guided nemesis's choices, nemesis/guided.py), `heal` (undo
-everything in force) and `wait`; faults pile up to MAX_DEPTH in force, so
+everything in force), `release` (end one kind of fault in force, the rest
+held) and `wait`; faults pile up to MAX_DEPTH in force, so
 it can learn sequences three deep and when in an election or a commit to
 make them. A kind may pile on itself: two partitions (a follower deaf to
 the leader, then another cut from it, can leave two leaders of different
@@ -60,6 +61,12 @@ EPSILON = 0.1  # the share of steps that take any action
 OPTIMISTIC = 2.0 / (1 - GAMMA)
 PRIOR_WEIGHT = 0.05  # a risk point of the guided nemesis's tables, with priors
 WAIT, HEAL = "wait", "heal"
+# The operations that end one kind of fault and leave the rest in force (its
+# catalogue `recovery`): the links healed, the paused resumed, the killed
+# started, room given, clocks set right. A voter change's `rejoin` is a
+# procedure, ended only by heal.
+RELEASES = ("heal", "resume", "start", "disk-space", "clock-reset")
+RELEASE = "release"
 
 
 @dataclass
@@ -173,10 +180,17 @@ class Search:
         other links, a second pause holds another follower (what one more of
         the same reaches is a state of its own, so the search learns whether
         it is worth making); a voter change, one at a time; a fault on every
-        link not again while it holds (it would change nothing)."""
+        link not again while it holds (it would change nothing). One kind in
+        force may be let go while the rest hold (`release/resume`: the paused
+        nodes resumed, a killed one still down), as Jepsen's nemeses end each
+        fault on its own."""
         found: dict[str, Choice | None] = {WAIT: None}
         if self.made:
             found[HEAL] = None
+        ending = {BY_NAME[choice.f].recovery for choice in self.made}
+        for recovery in RELEASES:
+            if recovery in ending:
+                found[f"{RELEASE}/{recovery}"] = None
         if len(self.made) < MAX_DEPTH:
             in_force = set(self.in_force())
             made = {_action(choice) for choice in self.made}
@@ -210,6 +224,10 @@ class Search:
     def ops(self, at_s: float, action: str, choice: Choice | None, interval_s: float) -> list[NemesisOp]:
         if action == WAIT:
             return []
+        if action.startswith(RELEASE + "/"):
+            recovery = action.split("/", 1)[1]
+            self.made = [made for made in self.made if BY_NAME[made.f].recovery != recovery]
+            return [NemesisOp(at_s, recovery)]
         if action == HEAL or choice is None:
             undone = self.guide.undo(at_s, self.made)
             self.made = []

@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from checkers.coverage import cell, role_of
+from checkers.faults import BY_NAME
 from nemesis import clock, topologies
 from nemesis.guided import Guide, Observation
 from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns
@@ -37,6 +38,31 @@ SETTLE_MS = 2000
 # What the search makes on the simulation, and how often it chooses (an interval; it steps three times in one).
 KINDS = ("partition", "pause", "kill", "bounce", "flicker", "stall")
 INTERVAL_S = 1.0
+
+
+def _resume_paused(sim: Simulation) -> None:
+    for node in sorted(sim.paused):
+        sim.resume(node)
+
+
+def _start_downed(sim: Simulation) -> None:
+    for node, core in sim.nodes.items():
+        if core is None:
+            sim.start(node)
+
+
+def _reset_clocks(sim: Simulation) -> None:
+    sim.clock_ms = dict.fromkeys(sim.ids, 0)
+
+
+# What each recovery operation undoes in the simulation, as the real
+# executor's does: `heal` the links only, `resume` the paused nodes only.
+RELEASES: dict[str, Callable[[Simulation], None]] = {
+    "resume": _resume_paused,
+    "start": _start_downed,
+    "heal": Simulation.heal,
+    "clock-reset": _reset_clocks,
+}
 
 
 class SimNemesis:
@@ -93,12 +119,11 @@ class SimNemesis:
 
     def apply(self, op: NemesisOp) -> None:
         self.ops.append(NemesisOp(self.now_ms / 1000, op.f, op.args))
-        if op.f == "start":
-            for node, core in self.sim.nodes.items():
-                if core is None:
-                    self.sim.start(node)
+        if op.f in RELEASES:
+            RELEASES[op.f](self.sim)
+            self.in_force = [f for f in self.in_force if BY_NAME[f].recovery != op.f]
             return
-        if op.f in ("heal", "resume", "heal-all", "rejoin"):
+        if op.f in ("heal-all", "rejoin"):
             self._heal()
             return
         states, rng = self.states(), random.Random(op.args.get("seed"))
@@ -109,14 +134,8 @@ class SimNemesis:
             self.in_force.append(op.f)
 
     def _heal(self) -> None:
-        sim = self.sim
-        for node in sorted(sim.paused):
-            sim.resume(node)
-        for node, core in sim.nodes.items():
-            if core is None:
-                sim.start(node)
-        sim.heal()
-        sim.clock_ms = dict.fromkeys(sim.ids, 0)
+        for release in RELEASES.values():
+            release(self.sim)
         self.in_force = []
 
     def _fault(self, op: NemesisOp, states: dict[str, str], rng: random.Random) -> list[Any]:

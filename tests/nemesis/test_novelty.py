@@ -14,7 +14,7 @@ from collections import Counter
 from checkers.abstract_state import abstract
 from checkers.faults import BY_NAME
 from nemesis.guided import Guide, Observation
-from nemesis.novelty import HEAL, MAX_DEPTH, Memory, Search, merged, search_turns
+from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns
 from nemesis.schedule import NemesisOp
 from nemesis.turns import turns
 from targets.kraft.sim_search import SimNemesis, play
@@ -90,16 +90,22 @@ def test_what_it_learned_carries_over_and_survives_a_file(tmp_path):
 
 
 def test_faults_pile_up_into_sequences_and_no_recipe_is_made_without_priors():
-    deepest = 0
+    deepest, released = 0, 0
     for seed in range(1, 4):
         nemesis, _ = novelty_run(seed)
-        in_force = 0
+        in_force: list[str] = []
         for made in nemesis.made:
             f = made.split(" ")[0]
-            in_force = 0 if f == "heal-all" else in_force + (not BY_NAME[f].instant)
-            deepest = max(deepest, in_force)
+            if f == "heal-all":
+                in_force = []
+            elif f in RELEASES:
+                released += 1
+                in_force = [kind for kind in in_force if BY_NAME[kind].recovery != f]
+            elif not BY_NAME[f].instant:
+                in_force.append(f)
+            deepest = max(deepest, len(in_force))
         assert not any("clients" in made for made in nemesis.made)
-    assert deepest == MAX_DEPTH
+    assert deepest == MAX_DEPTH and released
 
 
 def test_an_action_tried_once_is_worth_less_than_one_never_tried_where_it_is():
@@ -170,6 +176,29 @@ def test_a_fault_on_every_link_is_not_made_again_while_it_holds():
     assert "latency/links" not in again and "partition/follower-deaf" in again
     search.ops(1.0, HEAL, None, 3.0)
     assert "latency/links" in search.options(seen)
+
+
+def test_one_kind_may_be_let_go_while_the_rest_hold():
+    """A follower paused and the leader cut off: the search may resume the
+    paused node alone, the cut still in force, here and in the simulation
+    (where a resume used to heal everything)."""
+    guide = Guide(random.Random(1), ["partition", "pause", "kill"])
+    seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    search = Search(guide)
+    assert not any(name.startswith("release/") for name in search.options(seen))
+    ops = [
+        search.ops(0.0, name, search.options(seen)[name], 3.0)[0]
+        for name in ("pause/follower", "partition/leader-cut-off")
+    ]
+    options = search.options(seen)
+    assert {"release/resume", "release/heal"} <= set(options) and "release/start" not in options
+    released = search.ops(1.0, "release/resume", options["release/resume"], 3.0)
+    assert released == [NemesisOp(1.0, "resume")] and search.in_force() == ["partition"]
+    nemesis = SimNemesis(Simulation(SimSettings(seed=3, nodes=3, check_invariants=False)))
+    nemesis.run(2000)
+    for op in [*ops, *released]:
+        nemesis.apply(op)
+    assert not nemesis.sim.paused and nemesis.sim.cut and nemesis.in_force == ["partition"]
 
 
 def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
