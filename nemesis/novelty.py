@@ -9,8 +9,9 @@ logs behind, uncommitted tails, nodes held down, faults in force) and
 learns from the move its last action made: the reward is 1/sqrt(visits)
 of the state reached, and 1 more for a move (state, action, state) never
 made before. It then takes the action with the most value plus a bonus
-for what it has tried least where it is (1/sqrt(tries)), or, a tenth of
-the time, any action (both drawn through the seeded generator, so a seed
+for what it has tried least where it is (1/sqrt(tries), for the action and
+for its kind; an action never tried there is worth the most any can be), or,
+a tenth of the time, any action (both drawn through the seeded generator, so a seed
 and the observations reproduce its decisions). Actions are a fault aimed
 at a role (the guided nemesis's choices, nemesis/guided.py), `heal` (undo
 everything in force), `release` (end one kind of fault in force, the rest
@@ -139,6 +140,11 @@ def _action(choice: Choice) -> str:
     return f"{choice.cell[0]}/{choice.cell[1]}"
 
 
+def _kind(action: str) -> str:
+    """An action's kind: a fault's (a voter change's variant), release, heal, wait."""
+    return action.split("/", 1)[0]
+
+
 class Search:
     """The policy: observations in, the operations of the next action out."""
 
@@ -200,9 +206,13 @@ class Search:
                     found.setdefault(_action(choice), choice)
         return found
 
-    def score(self, state: str, action: str, choice: Choice | None) -> float:
+    def score(self, state: str, action: str, choice: Choice | None, kind_tries: int = 0) -> float:
+        """An action's value where it is, a bonus for what it has tried least
+        there, and another for the kind tried least there (`kind_tries`: its
+        kind's tries among the actions open), so a kind aimed few ways (a
+        voter change) is tried as soon as one aimed many ways (a partition)."""
         key = _key(state, action)
-        bonus = 1 / math.sqrt(1 + self.memory.tries[key])
+        bonus = 1 / math.sqrt(1 + self.memory.tries[key]) + 1 / math.sqrt(1 + kind_tries)
         prior = PRIOR_WEIGHT * risk_of(choice) if self.priors and choice is not None else 0.0
         return self.memory.value.get(key, OPTIMISTIC) + bonus + prior
 
@@ -213,10 +223,13 @@ class Search:
         options = self.options(seen)
         names = sorted(options)
         self.rng.shuffle(names)
+        kinds: Counter[str] = Counter()
+        for name in names:
+            kinds[_kind(name)] += self.memory.tries[_key(state, name)]
         if self.rng.random() < EPSILON:
             action = names[0]
         else:
-            action = max(names, key=lambda name: self.score(state, name, options[name]))
+            action = max(names, key=lambda name: self.score(state, name, options[name], kinds[_kind(name)]))
         self.memory.tries[_key(state, action)] += 1
         self.last = (state, action)
         return self.ops(at_s, action, options[action], interval_s)

@@ -13,6 +13,7 @@ from collections import Counter
 
 from checkers.abstract_state import abstract
 from checkers.faults import BY_NAME
+from nemesis import novelty
 from nemesis.guided import Guide, Observation
 from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns
 from nemesis.schedule import NemesisOp
@@ -126,6 +127,22 @@ def test_an_action_tried_once_is_worth_less_than_one_never_tried_where_it_is():
     assert all(
         search.score(state, tried, options.get(tried)) < search.score(state, name, options[name]) for name in untried
     )
+
+
+def test_every_kind_is_tried_where_it_is_before_a_kind_is_aimed_again(monkeypatch):
+    """A kind aimed many ways (a partition: six cells) must not crowd out
+    one aimed few (a voter change: two): from a fresh memory, the first
+    actions taken in one state are each of another kind."""
+    monkeypatch.setattr(novelty, "EPSILON", 0.0)
+    guide = Guide(random.Random(2), ["partition", "pause", "kill", "membership"])
+    calm = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+    search = Search(guide)
+    kinds = []
+    for _ in range(6):  # partition, pause, kill, wipe, shrink, wait
+        search.step(0.0, calm, 3.0)
+        kinds.append(search.last[1].split("/")[0])
+        search.made, search.last = [], None
+    assert sorted(kinds) == ["kill", "partition", "pause", "shrink", "wait", "wipe"], kinds
 
 
 def test_memories_merge_as_the_most_any_of_them_learned():
