@@ -9,15 +9,15 @@ logs behind, uncommitted tails, nodes held down, faults in force) and
 learns from the move its last action made: the reward is 1/sqrt(visits)
 of the state reached, and 1 more for a move (state, action, state) never
 made before. It then takes the action with the most value plus a bonus
-for what it has tried least where it is (1/sqrt(tries), for the action and
-for its kind; an action never tried there is worth the most any can be), or,
-a tenth of the time, any action (both drawn through the seeded generator, so a seed
-and the observations reproduce its decisions). Actions are a fault aimed
-at a role (the guided nemesis's choices, nemesis/guided.py), `heal` (undo
-everything in force), `release` (end one kind of fault in force, the rest
-held) and `wait`; faults pile up to MAX_DEPTH in force, so
-it can learn sequences three deep and when in an election or a commit to
-make them. A kind may pile on itself: two partitions (a follower deaf to
+for what it has tried least where it is (1/sqrt(tries), for the action
+and for its kind; an action never tried there is worth the most any can
+be), or, a tenth of the time, any action (both drawn through the seeded
+generator, so a seed and the observations reproduce its decisions).
+Actions are a fault aimed at a role (the guided nemesis's choices,
+nemesis/guided.py), `heal` (undo everything in force), `release` (end
+one kind of fault in force, the rest held) and `wait`; faults pile up to
+MAX_DEPTH in force, so it can learn sequences three deep and when in an
+election or a commit to make them. A kind may pile on itself: two partitions (a follower deaf to
 the leader, then another cut from it, can leave two leaders of different
 epochs at once), two followers paused.
 
