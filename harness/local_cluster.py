@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 from harness.cluster import ClusterBase
 from harness.ownership import Ownership
-from harness.ports import free_port
+from harness.ports import free_port, hold
 from targets.interface import Address, Target
 
 STOP_TIMEOUT_S = 5.0
@@ -41,6 +42,8 @@ class LocalCluster(ClusterBase):
         listeners = {node: {name: ("127.0.0.1", free_port()) for name in self.target.listeners} for node in self.ids}
         self.client = {node: Address("127.0.0.1", free_port(), listeners[node]) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
+        # Each node's ports, held while it is not running (harness/ports.py).
+        self.holds = {node: self._hold(node) for node in self.ids}
 
     def local_pids(self) -> dict[str, int]:
         return {node: process.pid for node, process in self.processes.items() if process.poll() is None}
@@ -61,6 +64,7 @@ class LocalCluster(ClusterBase):
         self.stopped.discard(node)
         self.mount_disk(node)
         self.prepare(node)
+        self._let_go(node)
         with open(log_dir / "node.log", "ab") as output:
             self.processes[node] = subprocess.Popen(
                 self.command(node),
@@ -108,6 +112,8 @@ class LocalCluster(ClusterBase):
     def close(self) -> None:
         for node in list(self.processes):
             self.kill(node)
+        for node in self.ids:
+            self._let_go(node)
         self.unmount_disks()
 
     def exited(self) -> dict[str, str]:
@@ -133,3 +139,14 @@ class LocalCluster(ClusterBase):
             os.kill(process.pid, signal.SIGCONT)
             process.kill()
             process.wait()
+        self._let_go(node)
+        self.holds[node] = self._hold(node)
+
+    def _hold(self, node: str) -> list[socket.socket]:
+        """`node`'s ports held (those nothing else holds already)."""
+        ports = [self.raft[node][1], self.client[node][1], *(port for _, port in self.client[node].listeners.values())]
+        return [sock for sock in map(hold, ports) if sock is not None]
+
+    def _let_go(self, node: str) -> None:
+        for sock in self.holds.pop(node, []):
+            sock.close()

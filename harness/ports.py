@@ -3,7 +3,9 @@
 Ports are handed out from below the kernel's ephemeral range, walking from a
 random start: a port the kernel gives to some `bind(0)` or outgoing
 connection can then never be one we chose for a node or proxy that has not
-started yet (binding port 0 to find a port had exactly that race).
+started yet (binding port 0 to find a port had exactly that race). Another
+process's walk can still reach a port chosen here before its node listens
+on it (the node not yet started, or down): `hold` keeps it bound meanwhile.
 """
 
 from __future__ import annotations
@@ -39,3 +41,20 @@ def free_port() -> int:
                 continue
             return port
     raise ClusterError(f"no free TCP port in {LOW}-{HIGH} on 127.0.0.1")
+
+
+def hold(port: int) -> socket.socket | None:
+    """A socket bound to `port`, not listening, so that no other process's
+    `free_port` takes it while the process meant for it is not there to
+    listen (a connection to it is still refused); None where something else
+    holds it already. Close it just before that process starts: its
+    listener binds with SO_REUSEADDR, as this does, so a connection of its
+    earlier life still closing does not keep either from the port."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        return None
+    return sock
