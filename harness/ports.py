@@ -34,13 +34,20 @@ os.register_at_fork(after_in_child=_walk_anew)
 def free_port() -> int:
     for _ in range(HIGH - LOW):
         port = LOW + (next(_next) - LOW) % (HIGH - LOW)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        if is_free(port):
             return port
     raise ClusterError(f"no free TCP port in {LOW}-{HIGH} on 127.0.0.1")
+
+
+def is_free(port: int) -> bool:
+    """Whether `port` can be bound on 127.0.0.1 now (no SO_REUSEADDR: a
+    listener or a `hold` on it says no)."""
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def hold(port: int) -> socket.socket | None:

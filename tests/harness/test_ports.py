@@ -4,29 +4,18 @@ that starts (or starts again) unable to listen."""
 
 from __future__ import annotations
 
-import socket
-
 from harness.local_cluster import LocalCluster
-
-
-def bindable(port: int) -> bool:
-    """Whether another process's `free_port` could take `port` now (the same bind, no SO_REUSEADDR)."""
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
+from harness.ports import is_free
 
 
 def test_a_node_s_ports_are_held_before_it_starts_and_while_it_is_down(tmp_path):
     with LocalCluster(tmp_path, 1) as cluster:
         ports = [cluster.raft["n1"][1], cluster.client["n1"][1]]
-        assert not any(map(bindable, ports))  # chosen, the node not started yet
+        assert not any(map(is_free, ports))  # chosen, the node not started yet
         cluster.start("n1")
         assert cluster.wait_for_leader() == "n1"
         cluster.kill("n1")
-        assert not any(map(bindable, ports))  # down
+        assert not any(map(is_free, ports))  # down
         cluster.start("n1")  # and it listens there again
         assert cluster.wait_for_leader() == "n1"
-    assert all(map(bindable, ports))  # let go with the cluster
+    assert all(map(is_free, ports))  # let go with the cluster
