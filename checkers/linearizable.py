@@ -37,7 +37,7 @@ from .errors import HistoryError
 from .models import Model, Op, Ordered, offsets_order, workloads
 from .pairing import pair
 from .result import result
-from .schema import OBSERVED_FAILURE, arrow, holds
+from .schema import arrow, holds
 from .wgl import new_search
 
 # Steps a partition searches before the next one takes its turn.
@@ -96,7 +96,7 @@ def _operations(history: pd.DataFrame, model: Model) -> dict[object, list[Op] | 
     pairs = pair(history)
     rows = Rows(history, int(history["time_ns"].max()) + 1 if len(history) else 1, len(history))
     ok, fail = rows.ok, rows.fail
-    kept = ~fail[pairs.done] | holds(history["error"], [OBSERVED_FAILURE])[pairs.done]
+    kept = ~fail[pairs.done] | holds(history["error"], ["cas-mismatch"])[pairs.done]
     done, call = pairs.done[kept], pairs.call[kept]
     known = ok[done] | fail[done]  # a fail that gets this far is a cas-mismatch
     inert = holds(f, list(model.inert_unknown))

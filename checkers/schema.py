@@ -68,9 +68,6 @@ FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEX
 OP_TYPES = ("invoke", "ok", "fail", "info")
 # The history's process of the nemesis (DESIGN.md): its faults and voter changes.
 NEMESIS_PROCESS = -1
-# The one `fail` that observed something (DESIGN.md: a cas whose compare ran and saw
-# another value); any other `fail` definitely did not happen.
-OBSERVED_FAILURE = "cas-mismatch"
 
 
 def frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 import targets
 from checkers.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
 from checkers.faults import BY_NAME, KINDS, of_kind
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, OBSERVED_FAILURE, frame, holds
+from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
@@ -71,9 +71,6 @@ THREADS_BESIDE_CLIENTS = 4
 HISTORY_FLUSH_S = 0.01
 # A client call is given up on after this many operation timeouts (and a second): Run.backstop_s.
 BACKSTOP_REQUESTS = 3
-# How often all clients together may follow a refusal (`client_worker`): every 5 ms for each
-# of the default four, however many refusals come.
-REFUSALS_FOLLOWED_PER_S = 800
 
 
 def unless_none(**settings: Any) -> dict[str, Any]:
@@ -709,19 +706,12 @@ class Run:
         workload = self.workload.for_client()
         rng = random.Random(self.rng.random())
         pace_s = config.concurrency / config.rate
-        retry_s = min(pace_s, config.concurrency / REFUSALS_FOLLOWED_PER_S)
         process = next(self.process_ids)
         clients: dict[str, TargetClient] = {}
         # Each client finds the leader on its own, as independent clients do
         # (one shared guess sent every client to one node at a time): the
         # node that last answered it, else the leader a refusal named, else any;
         # unless a partition left it beside a minority (`Nemesis.confined`).
-        # A refusal (a `fail` that observed nothing: the node did not take the
-        # operation) is followed within milliseconds, as clients retry one, not
-        # after the pace: so a node just elected takes operations in its first
-        # milliseconds, before its first commit in its epoch, when its state may
-        # still lack what earlier epochs committed (2 to 10 ms; paced clients
-        # reached it tens of milliseconds later).
         hint: str | None = None
         try:
             while time.monotonic() < deadline:
@@ -732,8 +722,7 @@ class Run:
                 workload.completed(op, done)
                 if done["type"] == "info":
                     process = next(self.process_ids)
-                refused = done["type"] == "fail" and done.get("error") != OBSERVED_FAILURE
-                await asyncio.sleep(rng.uniform(0.5, 1.5) * (retry_s if refused else pace_s))
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * pace_s)
         finally:
             for client in clients.values():
                 await self.closed(client)

@@ -78,10 +78,7 @@ def _load(group: argparse._ActionsContainer) -> None:
         "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
     )
     group.add_argument(
-        "--rate",
-        type=setting_type("rate"),
-        default=50.0,
-        help="client operations per second, all clients together (a refused one is retried within ms)",
+        "--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together"
     )
     group.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
     group.add_argument(

@@ -14,7 +14,6 @@ import docker
 import pandas as pd
 import pytest
 
-from checkers.schema import OBSERVED_FAILURE
 from harness.ownership import RUN_ENV, marked_processes
 from results.checking import check_run
 from results.history import PARTIAL, load_history
@@ -132,13 +131,6 @@ def test_register_campaign_and_jepsens_process_rule(tmp_path):
         # invoke/completion alternate, and a process ends at its first `info`.
         assert kinds[::2] == ["invoke"] * len(kinds[::2]) and "invoke" not in kinds[1::2], process
         assert "info" not in kinds[:-1], process
-    # A refusal (a fail that observed nothing) is followed within milliseconds, as clients retry
-    # one; a paced client's next operation comes 40 to 120 ms after its last.
-    clients = clients.sort_values("index")
-    nexts = clients.groupby("process")["time_ns"].shift(-1)
-    refused = (clients["type"] == "fail") & (clients["error"] != OBSERVED_FAILURE) & nexts.notna()
-    assert refused.sum() >= 1
-    assert ((nexts - clients["time_ns"])[refused] / 1e6).median() < 20
     # Exported for Jepsen's tools and imported back: the same linearizability verdict.
     again = round_trip(run_dir, tmp_path)
     assert check_run(again)["checkers"]["linearizable"]["valid"] is True
