@@ -29,12 +29,18 @@ sys.path.insert(0, str(ROOT))
 from checkers.errors import HistoryError  # noqa: E402
 from results.history import find_run_dirs  # noqa: E402
 
+# What a run directory must hold to be read: its events, its history and its verdict.
+NEEDED = ("events.parquet", "history.parquet", "verdict.json")
+
 
 @dataclass
 class Moments:
+    """One run's new leaders. A moment is counted (in `spans_ms`, `reads`,
+    `fresh`) only where a commit in the leader's epoch ended it."""
+
     leaderships: int = 0
     reads: int = 0  # reads a new leader answered inside its moment
-    fresh: int = 0  # leaderships of a node started again that had not yet followed
+    fresh: int = 0  # those leaderships of a node started again that had not yet followed
     fresh_reads: int = 0
     spans_ms: tuple[float, ...] = ()
 
@@ -75,8 +81,6 @@ def main() -> int:
     if not paths:
         print("usage: new_leader_moments.py RUN_DIR_OR_FOLDER [...]", file=sys.stderr)
         return 2
-    total = Moments()
-    spans: list[float] = []
     try:
         run_dirs = find_run_dirs(paths)
     except HistoryError as error:
@@ -84,22 +88,25 @@ def main() -> int:
         return 2
     print("| run | leaderships | reads in a moment | fresh leaderships | their reads | linearizable |")
     print("|---|---|---|---|---|---|")
+    runs = []
     for run_dir in run_dirs:
+        missing = [name for name in NEEDED if not (run_dir / name).exists()]
+        if missing:  # a run cut short, or still going
+            print(f"| {run_dir.name} | not read: no {', '.join(missing)} | | | | |")
+            continue
         found = moments(run_dir)
+        runs.append(found)
         verdict = json.loads((run_dir / "verdict.json").read_text())["checkers"].get("linearizable") or {}
         print(
             f"| {run_dir.name} | {found.leaderships} | {found.reads} | {found.fresh} | {found.fresh_reads} "
             f"| {verdict.get('valid')} |"
         )
-        total.leaderships += found.leaderships
-        total.reads += found.reads
-        total.fresh += found.fresh
-        total.fresh_reads += found.fresh_reads
-        spans += found.spans_ms
+    spans = [span for found in runs for span in found.spans_ms]
     median = f"{statistics.median(spans):.1f} ms" if spans else "-"
     print(
-        f"\n{total.leaderships} leaderships, {total.reads} reads answered inside a new leader's moment;"
-        f" {total.fresh} fresh leaderships, {total.fresh_reads} reads inside theirs; median moment {median}"
+        f"\n{sum(f.leaderships for f in runs)} leaderships, {sum(f.reads for f in runs)} reads answered inside a new"
+        f" leader's moment; {sum(f.fresh for f in runs)} fresh leaderships, {sum(f.fresh_reads for f in runs)} reads"
+        f" inside theirs; median moment {median}"
     )
     return 0
 
