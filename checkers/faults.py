@@ -46,7 +46,10 @@ class Fault:
     # Made by the nemesis in the course of others, never named by `--nemesis`.
     bookkeeping: bool = False
     # May hit a majority, or every node, at the same instant (a power loss of
-    # nodes sharing a feed), besides one node or a minority.
+    # nodes sharing a feed; processes killed together, as Jepsen's kill
+    # nemesis aims at a majority or all: a cluster started again from its
+    # disks elects a leader that has yet to learn what was committed),
+    # besides one node or a minority.
     at_once: bool = False
     # A correct node may stop on it (fail-stop: a full disk, damaged files):
     # the node-crashes checker does not count such a stop.
@@ -74,7 +77,7 @@ CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
     Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True),
     Fault("pause", "node", "resume", "#7b4fa0"),
-    Fault("kill", "node", "start", NODE_COLOUR),
+    Fault("kill", "node", "start", NODE_COLOUR, at_once=True),
     Fault("bounce", "node", None, INSTANT_COLOUR),
     Fault("restart", "node", None, INSTANT_COLOUR),
     # Faults at the scale of single messages (nemesis/brief.py), sized to the
