@@ -28,6 +28,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from checkers.errors import HistoryError  # noqa: E402
+from checkers.pairing import pair  # noqa: E402
 from results.history import find_run_dirs  # noqa: E402
 
 # What a run directory must hold to be read: its events, its history and its verdict.
@@ -37,12 +38,12 @@ NEEDED = ("events.parquet", "history.parquet", "verdict.json")
 @dataclass
 class Moments:
     """One run's new leaders. A moment is counted (in `spans_ms`, `reads`,
-    `fresh`) only where a commit in the leader's epoch ended it."""
+    `fresh`) only where a commit in the leader's epoch ended it; `reads`
+    are those a new leader may have answered inside its moment (called
+    before its end, completed after its start)."""
 
     leaderships: int = 0
-    reads: int = (
-        0  # reads a new leader may have answered inside its moment (called before it ended, done after it began)
-    )
+    reads: int = 0
     fresh: int = 0  # those leaderships of a node started again that had not yet followed
     fresh_reads: int = 0
     spans_ms: tuple[float, ...] = ()
@@ -52,13 +53,13 @@ def moments(run_dir: Path) -> Moments:
     """The new leaders' moments of one run, from its events and history."""
     events = pd.read_parquet(run_dir / "events.parquet", columns=["time_ns", "node", "event", "state", "epoch"])
     events = events.sort_values("time_ns", kind="stable")
-    history = pd.read_parquet(run_dir / "history.parquet", columns=["index", "time_ns", "process", "type", "f", "node"])
-    history = history.sort_values("index", kind="stable")
+    history = pd.read_parquet(run_dir / "history.parquet", columns=["time_ns", "process", "type", "f", "node"])
     # A read's answer left the node between its call and its completion: one
     # that overlaps a moment may have been answered inside it (a completion
     # row alone comes after the answer, and may fall just past the commit).
-    history["called_ns"] = history.groupby("process")["time_ns"].shift(1)
-    reads = history[(history["type"] == "ok") & (history["f"] == "read")]
+    pairs = pair(history)
+    answers = history.iloc[pairs.done].assign(called_ns=history["time_ns"].to_numpy()[pairs.call])
+    reads = answers[(answers["type"] == "ok") & (answers["f"] == "read")]
     first_commit = events[events["event"] == "commit"].groupby(["node", "epoch"])["time_ns"].min()
     found, spans = Moments(), []
     for node, said in events.groupby("node"):
