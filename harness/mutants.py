@@ -7,6 +7,10 @@ so its line numbers still point at the code):
 - `negate-condition`: an `if`'s test negated;
 - `drop-guard`: an `if` without `else` whose body only leaves (return,
   raise, continue, break) taken out;
+- `drop-clause`: one clause of an `if`'s compound test dropped (made
+  `True` in an `and`, `False` in an `or`), the check a guard forgot: Raft's
+  commit rule is such a clause (a record counted only if of the leader's
+  own epoch);
 - `off-by-one`: `<` and `<=` (`>` and `>=`) swapped;
 - `epoch-compare`: a comparison of epochs (or terms) turned round (`<` for
   `>`, `==` for `!=`);
@@ -19,8 +23,9 @@ mutant there would turn a planted bug on.
 Our own operators, not a mutation library's (mutmut, cosmic-ray): those
 mutate every token (strings, numbers, log calls) into thousands of mutants
 most of which no protocol checker is meant to see, and run a test suite
-per mutant; these five are the mistakes issue 39 names, and a mutant here
-is a copy of the target run by the harness, not by pytest.
+per mutant; these are the mistakes issue 39 names (a guard dropped both
+whole and one clause at a time), and a mutant here is a copy of the target
+run by the harness, not by pytest.
 
 Pure: text in, mutants out, in source order; `sample` picks some by seed.
 """
@@ -32,7 +37,7 @@ import random
 import re
 from dataclasses import dataclass
 
-OPERATORS = ("negate-condition", "drop-guard", "off-by-one", "epoch-compare", "skip-persistence")
+OPERATORS = ("negate-condition", "drop-guard", "drop-clause", "off-by-one", "epoch-compare", "skip-persistence")
 LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 STRICTNESS = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
@@ -124,6 +129,15 @@ def mutants(path: str, source: str) -> list[Mutant]:
             if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], LEAVES):
                 start, end = text.span(node)
                 add("drop-guard", node, start, end, "pass", None)
+            for test in (t for t in ast.walk(node.test) if isinstance(t, ast.BoolOp)):
+                neutral = "True" if isinstance(test.op, ast.And) else "False"
+                for clause in test.values:
+                    start, end = text.span(clause)
+                    # A clause over several lines keeps its newlines, in parentheses that make them legal.
+                    newlines = "\n" * source.count("\n", start, end)
+                    add(
+                        "drop-clause", node, start, end, f"({neutral}{newlines})" if newlines else neutral, (start, end)
+                    )
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             op = type(node.ops[0])
             if op not in SYMBOLS:

@@ -106,7 +106,7 @@ def copy_project(into: Path) -> Path:
     return into
 
 
-def _command(copy: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+def run_in_copy(copy: Path, args: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     """splitbrain's command, run from `copy`: the nodes it starts import the
     copy's code too, and its probe marks `copy`/REACHED when the change runs."""
     env = {**os.environ, "PYTHONPATH": str(copy), REACHED_ENV: str(copy / REACHED)}
@@ -129,7 +129,7 @@ def simulated(
     for extra in ([], ["--membership"]):
         args = ["simulate", "--target", target, "--quiet", "--nodes", "5", "--schedules", str(schedules), *extra]
         try:
-            done = _command(copy, [*args, "--seed", str(seed), "--keep-going"], timeout_s)
+            done = run_in_copy(copy, [*args, "--seed", str(seed), "--keep-going"], timeout_s)
         except subprocess.TimeoutExpired:
             return "hung", ""
         try:
@@ -166,7 +166,7 @@ def real_runs(copy: Path, results: Path, strategy: str, settings: Settings, poli
         args = ["run", "--target", settings.target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
         args += ["--time-limit", str(settings.time_limit_s), "--results", str(folder)]
         try:
-            done = _command(copy, args, 30 * settings.time_limit_s + 300)
+            done = run_in_copy(copy, args, 30 * settings.time_limit_s + 300)
         except subprocess.TimeoutExpired:
             found.codes.append(-1)
             found.errors.append("timed out")

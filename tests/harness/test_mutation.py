@@ -60,6 +60,38 @@ def test_each_operator_makes_its_change_and_leaves_the_planted_switches_alone():
     assert not any(":5:" in change for changes in found.values() for change in changes)
 
 
+def test_each_clause_of_a_compound_guard_is_dropped_on_its_own():
+    source = (
+        "def f(a, b, c):\n    if a and (b or c):\n        return 1\n    if (a and\n            b):\n        return 2\n"
+    )
+    found = [m for m in mutants("x.py", source) if m.operator == "drop-clause"]
+    assert [m.describe() for m in found] == [
+        "x.py:2:drop-clause: a -> True",
+        "x.py:2:drop-clause: b or c -> True",
+        "x.py:2:drop-clause: b -> False",
+        "x.py:2:drop-clause: c -> False",
+        "x.py:4:drop-clause: a -> True",
+        "x.py:4:drop-clause: b -> True",
+    ]
+    for mutant in found:  # still Python, its lines where they were, and probed as it computes
+        assert mutant.source.count("\n") == source.count("\n") and mutant.probed is not None
+        plain, probed = defined(mutant.source)["f"], defined(mutant.probed)["f"]
+        cases = [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
+        assert [probed(*case) for case in cases] == [plain(*case) for case in cases]
+    assert [defined(m.source)["f"](0, 1, 0) for m in found[:2]] == [1, None]
+
+
+def test_raft_s_commit_rule_dropped_is_among_the_core_s_mutants():
+    """Figure 8 of the Raft paper: a leader that commits an earlier epoch's record by counting replicas."""
+    source = (ROOT / "targets/kraft/core.py").read_text()
+    [mutant] = [
+        m
+        for m in mutants("targets/kraft/core.py", source)
+        if m.operator == "drop-clause" and m.before == "self.log.epoch_at(candidate - 1) == self.epoch"
+    ]
+    assert mutant.source.splitlines()[mutant.line - 1].strip() == "if candidate > self.hwm and True:"
+
+
 def test_a_parenthesised_operand_keeps_its_parenthesis():
     [mutant] = [m for m in mutants("x.py", "ok = (a.epoch) < b\n") if m.operator == "off-by-one"]
     assert mutant.source == "ok = (a.epoch) <= b\n"
@@ -109,7 +141,7 @@ def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
     assert {m.operator for m in found} >= set(OPERATORS) - {"skip-persistence"}
     picked = sample(found, 8, seed=3)
     assert picked == sample(found, 8, seed=3) and picked != sample(found, 8, seed=4)
-    assert len({m.operator for m in picked}) == 4  # the core has no persistence call of its own: four operators
+    assert len({m.operator for m in picked}) == 5  # the core has no persistence call of its own: five operators
 
 
 def one(line: str, operator: str):
