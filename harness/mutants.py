@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 OPERATORS = ("negate-condition", "drop-guard", "drop-clause", "off-by-one", "epoch-compare", "skip-persistence")
@@ -98,6 +99,14 @@ class _Text:
         return self.source[:start] + new + self.source[end:]
 
 
+def _clauses(test: ast.expr) -> Iterator[tuple[ast.expr, str]]:
+    """Each clause of a compound test, with what leaves it out: `True` in an `and`, `False` in an `or`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BoolOp):
+            neutral = "True" if isinstance(node.op, ast.And) else "False"
+            yield from ((clause, neutral) for clause in node.values)
+
+
 def mutants(path: str, source: str) -> list[Mutant]:
     """Every mutant of `source` (the file at `path`) by every operator, in source order."""
     text = _Text(source)
@@ -129,15 +138,10 @@ def mutants(path: str, source: str) -> list[Mutant]:
             if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], LEAVES):
                 start, end = text.span(node)
                 add("drop-guard", node, start, end, "pass", None)
-            for test in (t for t in ast.walk(node.test) if isinstance(t, ast.BoolOp)):
-                neutral = "True" if isinstance(test.op, ast.And) else "False"
-                for clause in test.values:
-                    start, end = text.span(clause)
-                    # A clause over several lines keeps its newlines, in parentheses that make them legal.
-                    newlines = "\n" * source.count("\n", start, end)
-                    add(
-                        "drop-clause", node, start, end, f"({neutral}{newlines})" if newlines else neutral, (start, end)
-                    )
+            for clause, neutral in _clauses(node.test):
+                start, end = text.span(clause)
+                newlines = "\n" * source.count("\n", start, end)  # kept, in parentheses that make them legal
+                add("drop-clause", node, start, end, f"({neutral}{newlines})" if newlines else neutral, (start, end))
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             op = type(node.ops[0])
             if op not in SYMBOLS:
