@@ -8,8 +8,8 @@ draws 16 or 20 mutants and runs them for real too; this takes the whole
 population of each operator, cheap since no real cluster runs, so a share
 per operator is measured rather than guessed from a few. Printed: each
 missed mutant, then per operator the counts and the simulation's share of
-the mutants that are not equivalent (caught, crashed and hung all count, as
-`splitbrain mutate` counts them).
+the mutants that are not equivalent (caught, crashed and hung all count:
+`Outcome.caught_by_simulation`, as `splitbrain mutate` counts them).
 
     .venv/bin/python benchmarks/simulation_sweep.py [--operators drop-clause,drop-guard] [--schedules 30] [--seed 1]
 """
@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,17 +31,18 @@ sys.path.insert(0, str(ROOT))
 
 import targets  # noqa: E402
 from harness.mutants import OPERATORS, Mutant, mutants  # noqa: E402
-from harness.mutation import HUNG_MIN_S, HUNG_TIMES, copy_project, simulated  # noqa: E402
+from harness.mutation import Outcome, copy_project, hung_after_s, simulated, simulation_verdict  # noqa: E402
 
 TARGET = "kraft"  # the reference quorum, whose core the simulation runs
 
 
-def judged(mutant: Mutant, number: int, work: Path, baseline: str, hung_s: float, args: argparse.Namespace) -> str:
+def judged(mutant: Mutant, number: int, work: Path, baseline: str, hung_s: float, args: argparse.Namespace) -> Outcome:
+    """The mutant's outcome by the simulation alone, as `splitbrain mutate`'s first stage judges it."""
     copy = copy_project(work / f"m{number}")
     (copy / mutant.path).write_text(mutant.source)
     verdict, digest = simulated(copy, TARGET, args.schedules, args.seed, hung_s)
     shutil.rmtree(copy)
-    return "equivalent" if verdict == "missed" and digest == baseline else verdict.split(":")[0]
+    return Outcome(mutant.name, mutant.describe(), True, simulation_verdict(verdict, digest, baseline))
 
 
 def main() -> int:
@@ -62,23 +64,24 @@ def main() -> int:
         work = Path(folder)
         started = time.monotonic()
         baseline = simulated(copy_project(work / "original"), TARGET, args.schedules, args.seed)[1]
-        hung_s = max(HUNG_MIN_S, HUNG_TIMES * (time.monotonic() - started))
+        judge = partial(
+            judged, work=work, baseline=baseline, hung_s=hung_after_s(time.monotonic() - started), args=args
+        )
         with ThreadPoolExecutor(2) as pool:  # a simulation a core
-            verdicts = list(
-                pool.map(lambda job: judged(job[1], job[0], work, baseline, hung_s, args), enumerate(found))
-            )
-    for mutant, verdict in zip(found, verdicts, strict=True):
-        if verdict == "missed":
-            print(f"missed  {mutant.describe()[:160]}")
+            outcomes = list(pool.map(judge, found, range(len(found))))
+    for outcome in outcomes:
+        if outcome.simulation == "missed":
+            print(f"missed  {outcome.change[:160]}")
     for operator in operators:
-        counts = Counter(v for m, v in zip(found, verdicts, strict=True) if m.operator == operator)
-        counted = sum(counts.values()) - counts["equivalent"]
-        caught = counts["caught"] + counts["crashed"] + counts["hung"]  # as `mutate` counts the simulation's catch
-        share = f"{caught / counted:.0%}" if counted else "-"
+        mine = [o for o, m in zip(outcomes, found, strict=True) if m.operator == operator]
+        kinds = Counter(o.simulation.split(":")[0] for o in mine)
+        counted = [o for o in mine if not o.equivalent]
+        caught = sum(o.caught_by_simulation for o in counted)
+        share = f"{caught / len(counted):.0%}" if counted else "-"
         print(
-            f"{operator}: {sum(counts.values())} mutants, {counts['equivalent']} equivalent; of the {counted} "
-            f"others the simulation caught {caught} ({share}: an invariant broken {counts['caught']}, raised "
-            f"{counts['crashed']}, hung {counts['hung']}), missed {counts['missed']} "
+            f"{operator}: {len(mine)} mutants, {kinds['equivalent']} equivalent; of the {len(counted)} "
+            f"others the simulation caught {caught} ({share}: an invariant broken {kinds['caught']}, raised "
+            f"{kinds['crashed']}, hung {kinds['hung']}), missed {kinds['missed']} "
             f"({args.schedules} schedules, seed {args.seed})"
         )
     return 0

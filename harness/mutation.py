@@ -142,6 +142,16 @@ def simulated(
     return "missed", "/".join(digests)
 
 
+def hung_after_s(original_s: float) -> float:
+    """How long a mutant's simulation may run before it is judged hung, the original's having taken `original_s`."""
+    return max(HUNG_MIN_S, HUNG_TIMES * original_s)
+
+
+def simulation_verdict(verdict: str, digest: str, baseline: str) -> str:
+    """`simulated`'s verdict on a mutant, `equivalent` where it missed and did exactly what the original's did."""
+    return "equivalent" if verdict == "missed" and digest == baseline else verdict
+
+
 def last_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[-1][:200] if lines else "no output"
@@ -219,7 +229,7 @@ def mutate(
         started = time.monotonic()
         baseline = simulated(original, settings.target, settings.schedules, settings.seed)[1] if simulates else ""
         original_s = round(time.monotonic() - started, 1)
-        hung_s = max(HUNG_MIN_S, HUNG_TIMES * original_s)
+        hung_s = hung_after_s(original_s)
         policy = None if settings.policy is None else load_policy(Path(settings.policy))
         if policy is not None:
             _original_keeps(original, results / "original", settings, policy)
@@ -230,7 +240,7 @@ def mutate(
             outcome = Outcome(mutant.name, mutant.describe(), sources[mutant.path])
             if simulates and outcome.simulated:
                 verdict, digest = simulated(copy, settings.target, settings.schedules, settings.seed, hung_s)
-                outcome.simulation = "equivalent" if verdict == "missed" and digest == baseline else verdict
+                outcome.simulation = simulation_verdict(verdict, digest, baseline)
             if not outcome.equivalent and (settings.real_for_all or not outcome.caught_by_simulation):
                 for strategy in settings.strategies:
                     ran = real_runs(copy, results / f"m{number}", strategy, settings, policy)
