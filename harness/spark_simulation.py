@@ -28,6 +28,7 @@ def simulate(
     membership: bool,
     keep_going: bool,
     progress,
+    moments: bool = False,
 ) -> dict:
     """The verdict `simulate` gives, from the seeds' share run on Spark's
     executors; `progress(done, total)` hears as tasks end."""
@@ -46,7 +47,9 @@ def simulate(
             first, count = item
             target = targets.get(target_name)
             assert isinstance(target, Simulated)  # simulate's command refuses a target without a simulator
-            verdict = target.simulate(settings, count, steps, first, membership, keep_going, lambda seeds: seeds)
+            verdict = target.simulate(
+                settings, count, steps, first, membership, keep_going, lambda seeds: seeds, moments=moments
+            )
             done.add(count)
             return first, verdict
 

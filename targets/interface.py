@@ -327,10 +327,12 @@ class Simulated(ABC):
         progress,
         search: str = "random",
         memory: Path | None = None,
+        moments: bool = False,
     ) -> dict:
         """Seeded fault schedules over the simulation, random or chosen by
         the novelty search (`search`, learning into the `memory` file where
-        given): a verdict."""
+        given): a verdict. With `moments`, random schedules also arm faults
+        for a moment of the protocol (a leader's election, its commit)."""
 
     @abstractmethod
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:

@@ -32,6 +32,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--observers", type=limits.OBSERVERS.parse, default=0, help="replicas beyond the initial voters"
     )
     parser.add_argument("--membership", action="store_true", help="schedules also lose disks and add and remove voters")
+    parser.add_argument(
+        "--moments",
+        action="store_true",
+        help="random schedules also cut a leader off at a moment of the protocol: as it is elected, as it commits",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--search",
@@ -81,6 +86,7 @@ def command(args: argparse.Namespace) -> int:
             bar,
             args.search,
             args.memory,
+            moments=args.moments,
         )
     else:
         verdict = on_spark(args, target.name, settings)
@@ -101,6 +107,8 @@ def refuse_bad_combinations(args: argparse.Namespace) -> None:
         raise UsageError("--memory: only the novelty search learns (--search novelty)")
     if args.search == "novelty" and args.membership:
         raise UsageError("--membership: the novelty search makes no voter changes in the simulation")
+    if args.search == "novelty" and args.moments:
+        raise UsageError("--moments: random schedules arm them; the novelty search times its faults by what it sees")
     if args.spark is not None:
         from results.spark_session import master_problem
 
@@ -159,4 +167,5 @@ def on_spark(args: argparse.Namespace, target: str, settings: dict) -> dict:
             args.membership,
             args.keep_going,
             progress,
+            moments=args.moments,
         )

@@ -74,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the leader answers reads from its state while a majority fetched within N ms of its "
         "clock; under the fetch timeout (0: reads go through the log)",
     )
+    parser.add_argument(
+        "--fetch-max-records",
+        type=int,
+        default=RaftConfig.max_fetch_records,
+        help="records a fetch answer carries at most",
+    )
     parser.add_argument("--no-pre-vote", dest="pre_vote", action="store_false")
     parser.add_argument("--no-check-quorum", dest="check_quorum", action="store_false")
     parser.add_argument("--bug", action="append", default=[], choices=sorted(BUGS))
@@ -99,6 +105,7 @@ def options_from(args: argparse.Namespace) -> NodeOptions:
         bugs=frozenset(args.bug),
         flush_interval_ms=args.flush_interval_ms,
         read_lease_ms=args.read_lease_ms,
+        max_fetch_records=args.fetch_max_records,
     )
     return NodeOptions(
         config=config,

@@ -1,6 +1,7 @@
-"""The KIP-996 scenarios as reproducible simulations, each returning the figure
-it is about. Tests assert on the figures; `benchmarks/kip996_scenarios.py`
-prints them for many seeds.
+"""The KIP-996 scenarios, and Raft's figure 8, as reproducible simulations,
+each returning the figure it is about. Tests assert on the figures;
+`benchmarks/kip996_scenarios.py` and `benchmarks/commit_rule.py` print
+them for many seeds.
 
 All run an idle cluster (no client load): a rejoining node's log is then as
 up to date as the leader's, which is the case where only Pre-Vote and the
@@ -9,10 +10,12 @@ follower's refusal stand between it and a needless election.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from checkers.errors import ClusterError, SettingError
 
+from .invariants import InvariantViolation
 from .simulation import SimSettings, Simulation
 
 SETTLE_MS = 1500
@@ -100,6 +103,54 @@ def auto_join_growth(settings: SimSettings, down: int = 0, duration_ms: int = 30
         "elections": _count(sim, mark, "leader"),
         "voters": len(sim.voter_set().voters),
     }
+
+
+def _until(sim: Simulation, done: Callable[[], bool], limit_ms: int = 5000) -> None:
+    end = sim.now_ms + limit_ms
+    while not done():
+        if sim.now_ms >= end:
+            raise ClusterError(f"seed {sim.settings.seed}: the scenario stalled at {sim.now_ms} ms")
+        sim.run(sim.settings.tick_ms)
+
+
+def figure_8(settings: SimSettings) -> str | None:
+    """Figure 8 of the Raft paper, on 5 idle nodes: the leader L and one
+    follower hold a record r the other three lack; those three elect S, cut
+    off as it is elected (`Simulation.arm`), so its record of the new epoch
+    is on it alone. Healed but S, L or its follower is elected (r makes its
+    log the longer) and cut off as it first commits, and S stands again
+    with the two that took r from it. Raft's commit rule (a record of an
+    earlier epoch commits only under one of the leader's own) keeps r from
+    being committed there; without it, S's election overwrites a committed
+    record. A fetch answer that carries the new leader's record with r
+    (`fetch_max_records` of 2 or more) commits both at once, hiding the
+    rule's absence. Returns the invariant broken, or None."""
+    if settings.nodes != 5:
+        raise SettingError("nodes", "figure 8 has 5 nodes")
+    sim = Simulation(settings)
+    try:
+        _until(sim, lambda: sim.leader() is not None)
+        sim.run(500)
+        first = sim.leader()
+        assert first is not None
+        follower, *rest = [node for node in sim.ids if node != first]
+        sim.partition({first, follower}, set(rest))
+        sim.submit(first, {"op": "append", "value": "r"})
+        sim.run(30)
+        sim.arm("election")
+        _until(sim, lambda: any(node in sim.leaders() for node in rest))
+        [elected] = [node for node in rest if node in sim.leaders()]
+        sim.heal()
+        sim.isolate(elected)
+        sim.arm("commit")
+        _until(sim, lambda: "commit" not in sim.armed)
+        sim.heal()
+        sim.isolate(first)
+        sim.isolate(follower)
+        sim.run(1500)
+    except InvariantViolation as broken:
+        return str(broken)
+    return None
 
 
 def with_seed(settings: SimSettings, seed: int) -> SimSettings:

@@ -18,6 +18,10 @@ mesh, takes toxics away too).
 
 What does not carry over, and why:
 - a `network` step's drops: a TCP link loses no single message;
+- a leader cut off at a moment (`--moments`: as it is elected, as it first
+  commits): the simulator cuts it between its disk write and its messages,
+  and a real nemesis sees the nodes through their probes, a few times a
+  second; the step is left out;
 - voter changes and lost disks (`--membership`) that the simulation did not
   make (a wipe or a removal waits there for healthy voters; `made_changes`
   says which it made): the others become a wipe, a removal (`shrink` of the

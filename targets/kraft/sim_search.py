@@ -238,7 +238,7 @@ def kind(violation: str) -> str:
 
 
 def one_schedule(
-    settings: SimSettings, steps: int, membership: bool, memory: Memory | None
+    settings: SimSettings, steps: int, membership: bool, memory: Memory | None, moments: bool = False
 ) -> tuple[dict[str, Any] | None, str]:
     """One schedule over the simulation (random steps, or, with `memory`, the
     novelty search's choices, learning into it): the violation it found (its
@@ -251,6 +251,7 @@ def one_schedule(
                 steps,
                 membership=membership,
                 power_losses=bool(settings.flush_interval_ms),
+                moments=moments,
             )
             sim = run_schedule(settings, plan)
         else:

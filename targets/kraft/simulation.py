@@ -83,6 +83,7 @@ class SimSettings:
     # Power losses keep the unfsynced writes, as a plain kill and restart
     # does: the same schedule without what the power loss adds.
     writes_survive_power_loss: bool = False
+    fetch_max_records: int = RaftConfig.max_fetch_records
 
 
 class Simulation:
@@ -114,6 +115,9 @@ class Simulation:
         self.requests: dict[Any, tuple[str, dict, int]] = {}
         self.answered_ms: dict[Any, int] = {}
         self.events: list[tuple[int, str, dict]] = []
+        # Faults armed for a moment (`arm`): the kind of moment -> armed or not.
+        self.armed: set[str] = set()
+        self._first_commits: set[tuple[str, int]] = set()
         self._queue: list[tuple[int, int, Message]] = []
         self._seq = itertools.count()
         self._request_ids = itertools.count()
@@ -148,6 +152,7 @@ class Simulation:
             flush_interval_ms=s.flush_interval_ms,
             read_lease_ms=s.read_lease_ms,
             unclean_start=disk.crashed,
+            max_fetch_records=s.fetch_max_records,
         )
 
     def start(self, node: str) -> None:
@@ -221,6 +226,31 @@ class Simulation:
 
     def heal(self) -> None:
         self.cut.clear()
+
+    def arm(self, moment: str) -> None:
+        """Cut a leader off from everyone at the next `moment`: as it is
+        elected (`election`), or as it first commits in its epoch (`commit`:
+        the records of earlier epochs it finds on a majority become
+        committed then, Raft's commit rule permitting). It happens between the
+        node's step and its messages going out, so what that step would
+        send is lost with the links, as when a node is cut off right after
+        it wrote to its disk. Faults timed by these moments, not by the
+        clock: a schedule's steps land between them only by chance."""
+        self.armed.add(moment)
+
+    def _at_moment(self, node: str, event: dict) -> None:
+        if not self.armed:
+            return
+        if event["event"] == "transition" and event["state"] == "leader":
+            moment = "election"
+        elif event["event"] == "commit" and "replicas" in event and (node, event["epoch"]) not in self._first_commits:
+            self._first_commits.add((node, event["epoch"]))
+            moment = "commit"
+        else:
+            return
+        if moment in self.armed:
+            self.armed.discard(moment)
+            self.isolate(node)
 
     def leaders(self) -> dict[str, int]:
         """Nodes that currently believe they lead, with their epochs."""
@@ -360,6 +390,7 @@ class Simulation:
                 self.monitor.observe(core, ready)
             for event in ready.events:
                 self.events.append((self.now_ms, core.node_id, event))
+                self._at_moment(core.node_id, event)
             for msg in ready.messages:
                 self._send(msg)
             for request_id, reply in ready.replies:
@@ -403,6 +434,8 @@ ACTIONS = (
 )
 DISK_ACTIONS = ("lose_unsynced", "lose_leader")
 CLOCK_ACTIONS = ("clock", "clock_leader")
+# Steps that arm a leader's isolation for a moment (`Simulation.arm`), not make it now.
+MOMENT_ACTIONS = {"isolate_at_election": "election", "isolate_at_commit": "commit"}
 # A clock step sets the node's offset from true time to one of these (ms).
 CLOCK_OFFSETS = (-2000, -400, 0, 400)
 MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
@@ -493,6 +526,8 @@ def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | N
             moved = leader if action == "clock_leader" else node
             if moved:
                 sim.clock_ms[moved] = CLOCK_OFFSETS[amount % len(CLOCK_OFFSETS)]
+        elif action in MOMENT_ACTIONS:
+            sim.arm(MOMENT_ACTIONS[action])
         elif action == "network":
             sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
@@ -522,7 +557,12 @@ def change_membership(sim: Simulation, action: str, node: str, made: Callable[[]
 
 
 def random_steps(
-    rng: random.Random, count: int, membership: bool = False, power_losses: bool = False, clocks: bool = False
+    rng: random.Random,
+    count: int,
+    membership: bool = False,
+    power_losses: bool = False,
+    clocks: bool = False,
+    moments: bool = False,
 ) -> list[Step]:
     """A seeded random schedule; `run` steps are as common as all faults together."""
     actions = (
@@ -530,6 +570,7 @@ def random_steps(
         + (MEMBERSHIP_ACTIONS if membership else ())
         + (DISK_ACTIONS if power_losses else ())
         + (CLOCK_ACTIONS if clocks else ())
+        + (tuple(MOMENT_ACTIONS) if moments else ())
     )
     steps: list[Step] = []
     for _ in range(count):
@@ -585,6 +626,7 @@ def settle(sim: Simulation, load: LoadedRun) -> None:
 def quiesce(sim: Simulation, duration_ms: int = 3000) -> None:
     """Heal everything, restart everyone, and let the cluster settle."""
     sim.heal()
+    sim.armed.clear()
     sim.clock_ms = dict.fromkeys(sim.ids, 0)
     sim.drop_rate = 0.0
     sim.delay_ms = (sim.settings.min_delay_ms, sim.settings.max_delay_ms)

@@ -30,7 +30,7 @@ from targets.options import Option
 from targets.options import defaults as option_defaults
 
 from .client import Client, call, call_many
-from .core import BUGS
+from .core import BUGS, RaftConfig
 from .storage import format_data_dir, new_directory_id
 
 # Errors after which the operation definitely did not happen.
@@ -135,6 +135,13 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             least=10,
         ),
         Option("fetch_timeout_ms", 600, "a leader that a majority has not fetched from for N ms resigns", least=10),
+        Option(
+            "fetch_max_records",
+            RaftConfig.max_fetch_records,
+            "a fetch answer carries at most N records (few: followers catch up record by record, "
+            "which is where Raft's commit rule matters)",
+            least=1,
+        ),
     )
     image_packages = ("python3",)
     ssh_sources = ("targets",)
@@ -160,6 +167,8 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             args.append(f"--flush-interval-ms={settings['flush_interval_ms']}")
         if settings["read_lease_ms"]:
             args.append(f"--read-lease-ms={settings['read_lease_ms']}")
+        if settings["fetch_max_records"] != RaftConfig.max_fetch_records:
+            args.append(f"--fetch-max-records={settings['fetch_max_records']}")
         args += [f"--bug={bug}" for bug in settings["bugs"]]
         switches = ("pre_vote", "check_quorum", "auto_join", "ack_when_committed_always")
         args += [
@@ -306,6 +315,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         progress,
         search: str = "random",
         memory: Path | None = None,
+        moments: bool = False,
     ) -> dict:
         """A seeded campaign of fault schedules over the simulated cluster:
         random ones, or the novelty search's (`search`; what it learns read
@@ -326,7 +336,9 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         digest = hashlib.sha256()
         for offset in progress(range(schedules)):
             ran += 1
-            anomaly, did = one_schedule(SimSettings(seed=seed + offset, **settings), steps, membership, learned)
+            anomaly, did = one_schedule(
+                SimSettings(seed=seed + offset, **settings), steps, membership, learned, moments
+            )
             digest.update(did.encode())
             if anomaly is not None:
                 anomalies.append(anomaly)
@@ -338,6 +350,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             "schedules": ran,
             "search": search,
             "nodes": settings.get("nodes"),
+            "moments": moments,
             "bugs": sorted(settings.get("bugs", ())),
             # What the simulated nodes did, all schedules together: equal digests, equal behaviour (`mutate`).
             "digest": digest.hexdigest(),
