@@ -14,7 +14,9 @@ schedule) under `--search random` and `--search novelty`, side by side.
 carries at most N records, 512 by default); `--moments` to the random
 search (its schedules also cut a leader off as it is elected or as it
 first commits; the novelty search times its own faults).
-Printed per copy and search: schedules that broke an invariant, and
+Printed per copy and search: schedules that broke a safety invariant and
+those that broke liveness (few records a fetch can leave followers
+catching up slower than the load, the correct code too), and
 whether what the simulation did differs from the original's (the digest of
 every schedule's events: the rule `splitbrain mutate` sets equivalent
 mutants apart by). Then figure 8 itself, made by hand
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -51,8 +54,9 @@ CORE = "targets/kraft/core.py"
 CLAUSE = "self.log.epoch_at(candidate - 1) == self.epoch"
 
 
-def simulate(copy: Path, search: str, schedules: int, args: argparse.Namespace) -> tuple[int, str, float]:
-    """Schedules that broke an invariant, the digest of what the simulation did, seconds taken."""
+def simulate(copy: Path, search: str, schedules: int, args: argparse.Namespace) -> tuple[Counter[str], str, float]:
+    """Schedules that broke an invariant, by kind (safety or liveness), the
+    digest of what the simulation did, seconds taken."""
     started = time.monotonic()
     options = ["--fetch-max-records", str(args.fetch_max_records)]
     if args.moments and search == "random":
@@ -69,7 +73,8 @@ def simulate(copy: Path, search: str, schedules: int, args: argparse.Namespace) 
         raise SystemExit(
             f"commit_rule: simulate --search {search} gave no verdict: {done.stderr.strip()[-300:]}"
         ) from None
-    return len(verdict["anomalies"]), verdict["stats"]["digest"], time.monotonic() - started
+    kinds = Counter("liveness" if ": liveness: " in a["violation"] else "safety" for a in verdict["anomalies"])
+    return kinds, verdict["stats"]["digest"], time.monotonic() - started
 
 
 SCENARIO = """
@@ -127,7 +132,8 @@ def main() -> int:
                     "" if name == "original" else f", behaves {'differently' if digest != kept[1] else 'the same'}"
                 )
                 print(
-                    f"{search:8} {name:13} {violations} of {schedules} schedules broke an invariant"
+                    f"{search:8} {name:13} {violations['safety']} of {schedules} schedules broke a safety invariant,"
+                    f" {violations['liveness']} liveness"
                     f" ({args.steps} steps, 5 nodes, {args.fetch_max_records} records a fetch"
                     f"{', moments' if args.moments and search == 'random' else ''}, {seconds:.0f} s{differs})"
                 )
