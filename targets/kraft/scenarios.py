@@ -127,12 +127,8 @@ def figure_8(settings: SimSettings) -> str | None:
     rule's absence. Returns the invariant broken, or None."""
     if settings.nodes != 5:
         raise SettingError("nodes", "figure 8 has 5 nodes")
-    sim = Simulation(settings)
     try:
-        _until(sim, lambda: sim.leader() is not None)
-        sim.run(500)
-        first = sim.leader()
-        assert first is not None
+        sim, first = _settled(settings)
         follower, *rest = [node for node in sim.ids if node != first]
         sim.partition({first, follower}, set(rest))
         sim.submit(first, {"op": "append", "value": "r"})

@@ -115,9 +115,10 @@ class Simulation:
         self.requests: dict[Any, tuple[str, dict, int]] = {}
         self.answered_ms: dict[Any, int] = {}
         self.events: list[tuple[int, str, dict]] = []
-        # Faults armed for a moment (`arm`): the kind of moment -> armed or not.
+        # The moments a leader's isolation is armed for (`arm`), and the
+        # (leader, epoch) leaderships that have committed, armed or not.
         self.armed: set[str] = set()
-        self._first_commits: set[tuple[str, int]] = set()
+        self._committed: set[tuple[str, int]] = set()
         self._queue: list[tuple[int, int, Message]] = []
         self._seq = itertools.count()
         self._request_ids = itertools.count()
@@ -239,12 +240,10 @@ class Simulation:
         self.armed.add(moment)
 
     def _at_moment(self, node: str, event: dict) -> None:
-        if not self.armed:
-            return
         if event["event"] == "transition" and event["state"] == "leader":
             moment = "election"
-        elif event["event"] == "commit" and "replicas" in event and (node, event["epoch"]) not in self._first_commits:
-            self._first_commits.add((node, event["epoch"]))
+        elif event["event"] == "commit" and "replicas" in event and (node, event["epoch"]) not in self._committed:
+            self._committed.add((node, event["epoch"]))
             moment = "commit"
         else:
             return

@@ -73,6 +73,25 @@ def test_a_leader_cut_off_as_it_is_elected_is_heard_by_no_one():
             assert all(entry.epoch != event["epoch"] for entry in core.log.entries), f"{node} has its record"
 
 
+def test_a_leader_that_has_committed_is_not_cut_off_at_its_next_commit():
+    """`commit` is a leadership's first commit: armed under a leader that
+    has committed already, it waits for the next leader's."""
+    sim = Simulation(SimSettings(nodes=5, seed=4))
+    sim.run(800)
+    old = sim.leader()
+    assert old is not None
+    sim.arm("commit")
+    for _ in range(10):
+        sim.submit(old, {"op": "append", "value": "x"})
+        sim.run(20)
+    assert "commit" in sim.armed and not sim.cut
+    sim.isolate(old)
+    while "commit" in sim.armed and sim.now_ms < 3000:
+        sim.run(sim.settings.tick_ms)
+    [(new, _)] = [(node, epoch) for node, epoch in sim.leaders().items() if node != old]
+    assert all((new, node) in sim.cut for node in sim.ids if node != new)
+
+
 def test_moment_steps_come_only_when_asked_for():
     plain = {action for action, _, _ in random_steps(random.Random(11), 200)}
     timed = {action for action, _, _ in random_steps(random.Random(11), 200, moments=True)}
