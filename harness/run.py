@@ -578,12 +578,17 @@ class Run:
 
     def _wait_converged(self, cluster, settle_s: float) -> None:
         deadline = time.monotonic() + settle_s
+        statuses: list[dict | None] = [None] * len(cluster.ids)
         while time.monotonic() < deadline:
             statuses = [cluster.status(node) for node in cluster.ids]
-            if all(statuses) and len({s["hwm"] for s in statuses}) == 1:
+            answered = [s for s in statuses if s is not None]
+            if len(answered) == len(statuses) and len({s["hwm"] for s in answered}) == 1:
                 return
             time.sleep(0.1)
-        raise ClusterError("nodes' high watermarks did not converge")
+        seen = ", ".join(
+            f"{node} {'no answer' if s is None else s['hwm']}" for node, s in zip(cluster.ids, statuses, strict=True)
+        )
+        raise ClusterError(f"nodes' high watermarks did not converge in {settle_s:.0f} s ({seen})")
 
     # ------------------------------------------------------------------ load
 
@@ -845,5 +850,8 @@ class Run:
 
     def final_logs(self, cluster) -> pd.DataFrame:
         """Every node's copy, as the final table: a table a node (a soak's nodes hold millions of records each)."""
-        tables = [frame(self.target.final_rows(node, cluster.client[node]), FINAL_COLUMNS) for node in cluster.ids]
+        tables = [
+            frame(self.target.final_rows(node, cluster.client[node], cluster.data_dir(node)), FINAL_COLUMNS)
+            for node in cluster.ids
+        ]
         return pd.concat(tables, ignore_index=True) if tables else frame([], FINAL_COLUMNS)

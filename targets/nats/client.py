@@ -138,34 +138,13 @@ async def quiet(error: Exception) -> None:
     """nats-py reports a broken connection here as well as to the caller; the caller's is recorded."""
 
 
-async def own_copy(node: str, address: tuple[str, int]) -> list[dict]:
-    """The stream as the server at `address` holds it: every sequence read back
-    with a direct get sent to it, which it answers from its own replica."""
-    connection = await nats.connect(
-        f"nats://{address[0]}:{address[1]}", connect_timeout=5, allow_reconnect=False, error_cb=quiet
-    )
-    rows = []
-    try:
-        sequence = 1
-        while True:
-            answer = await connection.request(
-                f"$JS.API.DIRECT.GET.{STREAM}", json.dumps({"seq": sequence}).encode(), timeout=5
-            )
-            if (answer.headers or {}).get("Status") == "404":
-                break
-            rows.append({"node": node, "offset": sequence - 1, "epoch": None, "value": json.loads(answer.data)})
-            sequence += 1
-    finally:
-        await connection.close()
-    return rows
-
-
 async def make_workload(workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:
     """The append workload's stream, or the register's bucket, made once
     through the server at `address` (retried until `timeout_s`: a new
     cluster's metadata leader may not take requests at once). Direct gets
-    are allowed on the stream, so each replica's copy can be read back; on
-    the bucket only with `serializable_reads`, whose reads they are."""
+    are allowed on the bucket only with `serializable_reads`, whose reads
+    they are (each server's copy of the stream is read from its files:
+    blocks.py)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
     while True:
@@ -182,7 +161,6 @@ async def make_workload(workload: str, address: tuple[str, int], settings: dict,
                         subjects=[SUBJECT],
                         num_replicas=settings["replicas"],
                         storage=StorageType.FILE,
-                        allow_direct=True,
                     )
                 )
             else:

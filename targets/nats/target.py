@@ -18,6 +18,7 @@ import asyncio
 import json
 import shutil
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -25,11 +26,13 @@ from checkers.errors import ClusterError, ConnectionRefused
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
 
-from . import logs
+from . import blocks, logs
 from .streams import STREAM, WORKLOAD_STREAMS
 
 CLUSTER = "splitbrain"
 STORE = "jetstream/$G/streams"
+# Reads of a server's files, half a second apart, until they hold what it reports.
+FILE_READS = 10
 
 
 class Nats(Target):
@@ -182,21 +185,42 @@ class Nats(Target):
     def line_wall_ns(self, line: str) -> int | None:
         return logs.line_wall_ns(line)
 
-    def final_rows(self, node: str, address: tuple[str, int]) -> list[dict]:
-        """The append stream as this server holds it: every sequence read
-        back with a direct get sent to this server, which answers from its
-        own replica. A register run's bucket holds no list (no rows); a
-        server that holds neither the stream nor the bucket has lost it,
-        which one row with no offset says."""
-        try:
-            held = {s["name"] for s in _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0))}
-        except (OSError, ValueError) as error:
-            raise ClusterError(f"{node}: its streams could not be listed: {error}") from None
-        if STREAM not in held:
-            return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
-        from .client import own_copy
+    def final_rows(self, node: str, address: tuple[str, int], data_dir: Path) -> list[dict]:
+        """The append stream as this server holds it: its message blocks,
+        read from its data directory (blocks.py says why not through it),
+        once they hold what the server reports (`/jsz`: its messages and last
+        sequence; a record being written is read again). A register run's
+        bucket holds no list (no rows); a server that holds neither the
+        stream nor the bucket has lost it, which one row with no offset says."""
+        for _ in range(FILE_READS):
+            try:
+                streams = _workload_streams(_monitor(address, "jsz?accounts=true&streams=true", 5.0))
+            except (OSError, ValueError) as error:
+                raise ClusterError(f"{node}: its streams could not be listed: {error}") from None
+            held = {s["name"]: s.get("state") or {} for s in streams}
+            if STREAM not in held:
+                return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
+            messages = blocks.stream_messages(Path(data_dir) / STORE / STREAM)
+            reported = (held[STREAM].get("messages", 0), held[STREAM].get("last_seq", 0))
+            if (len(messages), max(messages, default=0)) == reported:
+                return [
+                    {"node": node, "offset": sequence - 1, "epoch": None, "value": _value(body)}
+                    for sequence, body in sorted(messages.items())
+                ]
+            time.sleep(0.5)
+        raise ClusterError(
+            f"{node}: the files in {data_dir} hold {len(messages)} messages to sequence {max(messages, default=0)}"
+            f" of its stream, where it reports {reported[0]} to {reported[1]}"
+        )
 
-        return asyncio.run(own_copy(node, address))
+
+def _value(body: bytes):
+    """A message as the workload wrote it (JSON), or, where the file holds
+    bytes no client wrote, those bytes as text."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode(errors="replace")
 
 
 def _monitor(address, path: str, timeout_s: float) -> dict:

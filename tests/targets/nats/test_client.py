@@ -21,6 +21,9 @@ import targets
 from checkers.errors import ClusterError
 from harness.ports import free_port
 from targets.interface import Address, NodeSpec
+from targets.nats.blocks import records
+from targets.nats.streams import STREAM
+from targets.nats.target import STORE
 from targets.options import settings
 
 NATS = targets.get("nats")
@@ -29,10 +32,10 @@ SETTINGS = settings(NATS.options, {"replicas": 1})
 
 @pytest.fixture
 def server(tmp_path):
-    """One real server; its address (with the monitor) and its process. A
-    server that exits at once lost its ports to another process (pytest's
-    workers choose ports each on its own): started again on others, so
-    that what answers is the server this test signals."""
+    """One real server; its address (with the monitor), its process and its
+    data directory. A server that exits at once lost its ports to another
+    process (pytest's workers choose ports each on its own): started again
+    on others, so that what answers is the server this test signals."""
     for attempt in range(3):
         client, raft, monitor = free_port(), free_port(), free_port()
         spec = NodeSpec(
@@ -56,7 +59,7 @@ def server(tmp_path):
             break
     else:
         pytest.fail(f"nats-server exited: {(tmp_path / 'node.log').read_text()[-500:]}")
-    yield address, process
+    yield address, process, Path(spec.data_dir)
     os.kill(process.pid, signal.SIGCONT)
     process.kill()
     process.wait()
@@ -91,19 +94,27 @@ async def appended(address, count: int) -> list[dict]:
     return done
 
 
+async def one_by_one(address, count: int) -> list[dict]:
+    client = await NATS.connect(address, 2.0, SETTINGS)
+    try:
+        return [await client.invoke("append", None, i, 2.0) for i in range(count)]
+    finally:
+        await client.close()
+
+
 def test_racing_appends_land_where_acked_and_rejected_ones_nowhere(server):
-    address, _ = server
+    address, _, data = server
     done = racing_appends(address, 40)
     ok = {d["value"]: d["offset"] for d in done if d["type"] == "ok"}
     failed = [d for d in done if d["type"] == "fail"]
     assert ok and failed and all("wrong last sequence" in d["error"] for d in failed)
     assert {d["type"] for d in done} == {"ok", "fail"} and not any("error" in d for d in done if d["type"] == "ok")
-    copy = {row["value"]: row["offset"] for row in NATS.final_rows("n1", address)}
+    copy = {row["value"]: row["offset"] for row in NATS.final_rows("n1", address, data)}
     assert copy == ok and sorted(copy.values()) == list(range(len(ok)))
 
 
 def test_registers_read_write_and_compare_by_revision(server):
-    address, _ = server
+    address, _, data = server
 
     async def script():
         client = await NATS.connect(address, 2.0, SETTINGS)
@@ -133,11 +144,11 @@ def test_registers_read_write_and_compare_by_revision(server):
         ("ok", 4),
     ]
     assert answers[4]["error"] == "cas-mismatch"
-    assert NATS.final_rows("n1", address) == []  # a register run has no stream to read back
+    assert NATS.final_rows("n1", address, data) == []  # a register run has no stream to read back
 
 
 def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server):
-    address, process = server
+    address, process, _ = server
 
     async def script():
         client = await NATS.connect(address, 2.0, SETTINGS)
@@ -160,7 +171,7 @@ def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server
 
 
 def test_a_stream_that_vanished_is_not_made_again(server):
-    address, _ = server
+    address, _, data = server
     racing_appends(address, 4)
 
     async def script():
@@ -173,7 +184,7 @@ def test_a_stream_that_vanished_is_not_made_again(server):
 
     done = asyncio.run(script())
     assert done["type"] == "fail" and done["error"].startswith("read: ")
-    assert NATS.final_rows("n1", address) == [{"node": "n1", "offset": None, "epoch": None, "value": None}]
+    assert NATS.final_rows("n1", address, data) == [{"node": "n1", "offset": None, "epoch": None, "value": None}]
 
 
 def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
@@ -205,3 +216,56 @@ def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
     finally:
         process.kill()
         process.wait()
+
+
+def test_each_server_s_copy_is_read_from_its_own_files(tmp_path):
+    """Two servers, one stream with a replica on each: the copy read for a
+    server is what its own message blocks hold. Each of B's records is
+    rewritten in place (its last digit changed), so B's files and A's differ
+    at every place; a direct get through B, which the stream's queue group
+    hands to either server, read B as holding A's records about half the
+    time."""
+    ports = {node: {"client": free_port(), "raft": free_port(), "monitor": free_port()} for node in ("a", "b")}
+    servers, addresses = [], {}
+    try:
+        for node, other in (("a", "b"), ("b", "a")):
+            mine = ports[node]
+            spec = NodeSpec(
+                node,
+                str(tmp_path / node),
+                "",
+                f"127.0.0.1:{mine['raft']}",
+                f"127.0.0.1:{mine['client']}",
+                {other: f"127.0.0.1:{ports[other]['raft']}"},
+                f"127.0.0.1:{mine['raft']}",
+                f"127.0.0.1:{mine['client']}",
+                listen={"monitor": f"127.0.0.1:{mine['monitor']}"},
+            )
+            with open(tmp_path / f"{node}.log", "wb") as log:
+                servers.append(
+                    subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
+                )
+            addresses[node] = Address("127.0.0.1", mine["client"], {"monitor": ("127.0.0.1", mine["monitor"])})
+        two = settings(NATS.options, {"replicas": 2})
+        NATS.prepare_workload("append", addresses["a"], two, 30.0)
+        done = asyncio.run(one_by_one(addresses["a"], 20))
+        acked = {d["offset"]: d["value"] for d in done if d["type"] == "ok"}
+        deadline = time.monotonic() + 20
+        while {(NATS.status(addresses[n], 1.0) or {}).get("hwm") for n in "ab"} != {len(acked)}:
+            assert time.monotonic() < deadline, "the two replicas never held every acknowledged append"
+            time.sleep(0.2)
+        [block] = (tmp_path / "b" / STORE / STREAM / "msgs").glob("*.blk")
+        data = bytearray(block.read_bytes())
+        for _, body in records(bytes(data)):  # each body a JSON number: its last digit changed
+            data[body.stop - 1] = ord("0") + (data[body.stop - 1] - ord("0") + 1) % 10
+        block.write_bytes(bytes(data))
+        copies = {
+            node: {r["offset"]: r["value"] for r in NATS.final_rows(node, addresses[node], tmp_path / node)}
+            for node in "ab"
+        }
+        assert len(acked) > 10 and copies["a"] == acked
+        assert copies["b"] == {offset: value - value % 10 + (value + 1) % 10 for offset, value in acked.items()}
+    finally:
+        for server in servers:
+            server.kill()
+            server.wait()

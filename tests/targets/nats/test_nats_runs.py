@@ -42,8 +42,12 @@ def nats_run(results, *extra, workload="append"):
 
 
 def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
+    """Valid, or (where nats-server 2.9.10 loses an acknowledged append, as a
+    leader paused and then killed can make it: README) found so by
+    committed-data-loss alone, with every anomaly it names confirmed from the
+    servers' own copies, read back here."""
     done = nats_run(tmp_path, "--time-limit", "24", "--interval", "4", "--nemesis", "kill,pause")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode in (0, 1), done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["versions"]["nats-server"].startswith("v2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
@@ -52,15 +56,30 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
     history = load_history(run_dir)
     acked = history[(history["f"] == "append") & (history["type"] == "ok")]
     final = pd.read_parquet(run_dir / "final.parquet")
-    # Every replica holds the same records, place by place, and every acknowledged append among them.
-    copies = {node: list(rows.sort_values("offset")["value"]) for node, rows in final.groupby("node")}
-    assert set(copies) == {"n1", "n2", "n3"} and len({json.dumps(c) for c in copies.values()}) == 1
-    assert set(acked["value"].astype(str)) <= {str(v) for v in copies["n1"]}
+    copies = {
+        node: {int(o): str(v) for o, v in zip(rows["offset"], rows["value"], strict=True) if pd.notna(o)}
+        for node, rows in final.groupby("node")
+    }
+    assert set(copies) == {"n1", "n2", "n3"}
     events = pd.read_parquet(run_dir / "events.parquet")
     logged = events[events["source"] == "log"]
     assert {"transition", "vote"} <= set(logged["event"]) and logged["epoch"].max() >= 1
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    assert verdict["checkers"]["committed-data-loss"]["valid"] is True
+    judged = {name: result["valid"] for name, result in verdict["checkers"].items()}
+    if done.returncode == 0:
+        # Every replica holds the same records, place by place, and every acknowledged append among them.
+        assert len({json.dumps(sorted(c.items())) for c in copies.values()}) == 1
+        assert set(acked["value"].astype(str)) <= set(copies["n1"].values())
+        assert judged["committed-data-loss"] is True
+        return
+    assert {name for name, valid in judged.items() if valid is False} == {"committed-data-loss"}, judged
+    for anomaly in verdict["checkers"]["committed-data-loss"]["anomalies"]:
+        offset = anomaly["offset"]
+        held = {node: copy.get(offset) for node, copy in copies.items()}
+        if anomaly["kind"] == "lost-acknowledged-append":
+            assert all(held[node] != str(anomaly["value"]) for node in anomaly["nodes"]), (anomaly, held)
+        else:
+            assert anomaly["kind"] == "divergent-committed-logs" and len(set(held.values())) > 1, (anomaly, held)
 
 
 def test_nats_on_docker_with_links_cut_per_pair(tmp_path):
