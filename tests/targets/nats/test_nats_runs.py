@@ -13,6 +13,9 @@ import pandas as pd
 import pytest
 
 from results.history import load_history
+from targets.nats.blocks import stream_messages
+from targets.nats.streams import STREAM
+from targets.nats.target import STORE
 
 pytestmark = pytest.mark.slow
 
@@ -41,25 +44,38 @@ def nats_run(results, *extra, workload="append"):
     )
 
 
+def own_copies(run_dir) -> dict[str, dict[int, str]]:
+    """Each server's stream as its own files hold it (the run's cluster folder), offset -> value."""
+    return {
+        server.name: {
+            sequence - 1: str(json.loads(body))
+            for sequence, body in stream_messages(server / "data" / STORE / STREAM).items()
+        }
+        for server in sorted((run_dir / "cluster").iterdir())
+        if server.is_dir()
+    }
+
+
 def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
-    """Valid, or (where nats-server 2.9.10 loses an acknowledged append, as a
-    leader paused and then killed can make it: README) found so by
-    committed-data-loss alone, with every anomaly it names confirmed from the
-    servers' own copies, read back here."""
+    """Valid; or, where nats-server 2.9.10 lets its replicas disagree (a
+    timed-out publish in one replica's stream where the others hold an
+    acknowledged append: README's NATS section), committed-data-loss alone
+    false, each anomaly it names confirmed in the servers' own files, or,
+    where they still disagreed on their last sequence after healing, the
+    run undecided for that reason, which the files confirm too."""
     done = nats_run(tmp_path, "--time-limit", "24", "--interval", "4", "--nemesis", "kill,pause")
-    assert done.returncode in (0, 1), done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
+    copies = own_copies(run_dir)
+    if done.returncode == 2 and "nodes' high watermarks did not converge" in done.stderr:
+        assert len({max(copy, default=-1) for copy in copies.values()}) > 1, (done.stderr, copies)
+        return
+    assert done.returncode in (0, 1), done.stdout + done.stderr
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["versions"]["nats-server"].startswith("v2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
     aimed = [op["args"]["aim"] for op in meta["schedule"] if "aim" in op["args"]]
     assert aimed and {a.split("/")[0] for a in aimed} <= {"kill", "pause"}, aimed
     history = load_history(run_dir)
     acked = history[(history["f"] == "append") & (history["type"] == "ok")]
-    final = pd.read_parquet(run_dir / "final.parquet")
-    copies = {
-        node: {int(o): str(v) for o, v in zip(rows["offset"], rows["value"], strict=True) if pd.notna(o)}
-        for node, rows in final.groupby("node")
-    }
     assert set(copies) == {"n1", "n2", "n3"}
     events = pd.read_parquet(run_dir / "events.parquet")
     logged = events[events["source"] == "log"]
@@ -74,10 +90,10 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
         return
     assert {name for name, valid in judged.items() if valid is False} == {"committed-data-loss"}, judged
     for anomaly in verdict["checkers"]["committed-data-loss"]["anomalies"]:
-        offset = anomaly["offset"]
-        held = {node: copy.get(offset) for node, copy in copies.items()}
+        held = {node: copy.get(anomaly["offset"]) for node, copy in copies.items()}
         if anomaly["kind"] == "lost-acknowledged-append":
-            assert all(held[node] != str(anomaly["value"]) for node in anomaly["nodes"]), (anomaly, held)
+            lacking = {node for node, value in held.items() if value != str(anomaly["value"])}
+            assert lacking == set(anomaly["nodes"]), (anomaly, held)
         else:
             assert anomaly["kind"] == "divergent-committed-logs" and len(set(held.values())) > 1, (anomaly, held)
 
