@@ -573,22 +573,8 @@ class Run:
     def _settled(self, cluster, settle_s: float) -> pd.DataFrame:
         """The final logs, once the cluster agrees on a leader and its high watermarks meet."""
         cluster.wait_for_leader(settle_s)
-        self._wait_converged(cluster, settle_s)
+        wait_converged(cluster, settle_s, self.target.settled_apart_s)
         return self.final_logs(cluster)
-
-    def _wait_converged(self, cluster, settle_s: float) -> None:
-        deadline = time.monotonic() + settle_s
-        statuses: list[dict | None] = [None] * len(cluster.ids)
-        while time.monotonic() < deadline:
-            statuses = [cluster.status(node) for node in cluster.ids]
-            answered = [s for s in statuses if s is not None]
-            if len(answered) == len(statuses) and len({s["hwm"] for s in answered}) == 1:
-                return
-            time.sleep(0.1)
-        seen = ", ".join(
-            f"{node} {'no answer' if s is None else s['hwm']}" for node, s in zip(cluster.ids, statuses, strict=True)
-        )
-        raise ClusterError(f"nodes' high watermarks did not converge in {settle_s:.0f} s ({seen})")
 
     # ------------------------------------------------------------------ load
 
@@ -855,3 +841,40 @@ class Run:
             for node in cluster.ids
         ]
         return pd.concat(tables, ignore_index=True) if tables else frame([], FINAL_COLUMNS)
+
+
+def wait_converged(cluster, settle_s: float, apart_s: float | None) -> None:
+    """Until the nodes' high watermarks meet; or, with `apart_s` (the
+    target's `settled_apart_s`), until every node has answered with the same
+    high watermark as before for that long while they stay apart: the
+    cluster has settled apart, and what each node holds is what it keeps,
+    for the checkers to judge. Raises where they have not by `settle_s`."""
+    deadline = time.monotonic() + settle_s
+    statuses: list[dict | None] = [None] * len(cluster.ids)
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        statuses = [cluster.status(node) for node in cluster.ids]
+        now = time.monotonic()
+        seen = _watermarks(cluster.ids, statuses)
+        if None not in statuses and len({s["hwm"] for s in statuses if s is not None}) == 1:
+            return
+        if None in statuses or seen != last:
+            last, since = seen, now
+        elif apart_s is not None and now - since >= apart_s:
+            print(
+                f"splitbrain: the nodes' high watermarks stayed apart for {now - since:.0f} s after healing"
+                f" ({seen}): their copies are judged as they are",
+                file=sys.stderr,
+            )
+            return
+        time.sleep(0.1)
+    raise ClusterError(
+        f"nodes' high watermarks did not converge in {settle_s:.0f} s ({_watermarks(cluster.ids, statuses)})"
+    )
+
+
+def _watermarks(nodes, statuses) -> str:
+    """Each node's high watermark as its status gave it, for a line."""
+    return ", ".join(
+        f"{node} {'no answer' if s is None else s['hwm']}" for node, s in zip(nodes, statuses, strict=True)
+    )

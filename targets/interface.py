@@ -146,6 +146,12 @@ class Target(ABC):
     # Seconds a healed cluster may take to agree on a leader and converge
     # (a target whose elections take seconds, as NATS's 4-9 s do, says more).
     settle_s: float = 20.0
+    # Seconds after which a healed cluster whose nodes all answer with high
+    # watermarks that stay apart and unmoving has settled apart (a replica
+    # that no longer catches up, copies that split), its copies judged as
+    # they are; None: it has not settled until they meet. Only for a target
+    # whose copies hold nothing a later catch-up would take back.
+    settled_apart_s: float | None = None
     # Ports a node listens on besides its raft and client ones (an HTTP
     # monitor): each backend gives every node one per name, passes it in
     # `NodeSpec.listen`, and hands the target its address in `Address.listeners`.

@@ -57,18 +57,15 @@ def own_copies(run_dir) -> dict[str, dict[int, str]]:
 
 
 def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
-    """Valid; or, where nats-server 2.9.10 lets its replicas disagree (a
-    timed-out publish in one replica's stream where the others hold an
-    acknowledged append: README's NATS section), committed-data-loss alone
-    false, each anomaly it names confirmed in the servers' own files, or,
-    where they still disagreed on their last sequence after healing, the
-    run undecided for that reason, which the files confirm too."""
+    """Valid; or, where nats-server 2.9.10 lets its replicas disagree
+    (README's NATS section: a timed-out publish in one replica's stream where
+    the others hold an acknowledged append; a leader acknowledging appends
+    at sequences already acknowledged, its copy never meeting the others'),
+    committed-data-loss false, each anomaly it names confirmed in the
+    servers' own files, beside linearizable at most."""
     done = nats_run(tmp_path, "--time-limit", "24", "--interval", "4", "--nemesis", "kill,pause")
     [run_dir] = tmp_path.iterdir()
     copies = own_copies(run_dir)
-    if done.returncode == 2 and "nodes' high watermarks did not converge" in done.stderr:
-        assert len({max(copy, default=-1) for copy in copies.values()}) > 1, (done.stderr, copies)
-        return
     assert done.returncode in (0, 1), done.stdout + done.stderr
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["versions"]["nats-server"].startswith("v2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
@@ -88,7 +85,8 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
         assert set(acked["value"].astype(str)) <= set(copies["n1"].values())
         assert judged["committed-data-loss"] is True
         return
-    assert {name for name, valid in judged.items() if valid is False} == {"committed-data-loss"}, judged
+    assert judged["committed-data-loss"] is False, judged
+    assert {name for name, valid in judged.items() if valid is False} <= {"committed-data-loss", "linearizable"}, judged
     for anomaly in verdict["checkers"]["committed-data-loss"]["anomalies"]:
         held = {node: copy.get(anomaly["offset"]) for node, copy in copies.items()}
         if anomaly["kind"] == "lost-acknowledged-append":
