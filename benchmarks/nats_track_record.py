@@ -1,4 +1,4 @@
-"""NATS JetStream 2.9.10 under the guided nemesis: what the checkers find,
+"""NATS JetStream 2.9.10 under the guided nemesis (or `--strategy`'s): what the checkers find,
 for README's track record (issue "a third real target"). Each row is one
 kind of campaign, run once per seed on the local backend (3 servers, the
 workload's stream or bucket of 3 replicas):
@@ -27,7 +27,7 @@ shows its evidence), then per row how many runs each checker found false
 and could not decide. The runs are kept for checking by hand.
 
     .venv/bin/python benchmarks/nats_track_record.py [--rows kill-bounce pause serializable leader-reads guided-register guided-append kill-pause]
-        [--seeds 1 2 3 4 5] [--busy N] [--at-once K]
+        [--seeds 1 2 3 4 5] [--busy N] [--at-once K] [--strategy guided|novelty|random]
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ ROWS = {
 }
 
 
-def run(results: Path, row: str, seed: int, copy: int) -> tuple[Path, int, str]:
+def run(results: Path, row: str, strategy: str, seed: int, copy: int) -> tuple[Path, int, str]:
     workload, seconds, extra = ROWS[row]
     folder = results / row / f"{seed}-{copy}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -74,7 +74,7 @@ def run(results: Path, row: str, seed: int, copy: int) -> tuple[Path, int, str]:
         "--workload",
         workload,
         "--nemesis-strategy",
-        "guided",
+        strategy,
         "--time-limit",
         str(seconds),
         "--seed",
@@ -97,6 +97,7 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs")
     parser.add_argument("--at-once", type=int, default=1, help="runs of each row and seed made at once")
+    parser.add_argument("--strategy", default="guided", help="the nemesis strategy (--nemesis-strategy)")
     args = parser.parse_args()
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -119,7 +120,7 @@ def campaign(args: argparse.Namespace) -> int:
     for row in args.rows:
         for seed in args.seeds:
             with ThreadPoolExecutor(args.at_once) as pool:
-                done = list(pool.map(partial(run, results, row, seed), range(args.at_once)))
+                done = list(pool.map(partial(run, results, row, args.strategy, seed), range(args.at_once)))
             for run_dir, code, unsettled in done:
                 report(results, row, seed, run_dir, code, unsettled, found_false[row], undecided[row])
     print()
