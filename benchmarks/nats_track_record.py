@@ -12,7 +12,7 @@ workload's stream or bucket of 3 replicas):
 - `guided-register`, `guided-append`: the default guided nemesis (its own
   fault set), 60 s;
 - `kill-pause`: append under kills and pauses, a fault every 4 s, 24 s
-  (tests/targets/nats/test_nats_runs.py's run), best with `--busy 4`.
+  (tests/targets/nats/test_nats_runs.py's run).
 
 `--busy N` keeps N processes spinning beside the runs, each as busy as it
 can be, and `--at-once K` makes K runs of each row and seed at once: the

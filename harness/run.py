@@ -855,15 +855,17 @@ def wait_converged(cluster, settle_s: float, apart_s: float | None) -> None:
     while time.monotonic() < deadline:
         statuses = [cluster.status(node) for node in cluster.ids]
         now = time.monotonic()
-        seen = _watermarks(cluster.ids, statuses)
-        if None not in statuses and len({s["hwm"] for s in statuses if s is not None}) == 1:
+        hwms = [s["hwm"] for s in statuses if s is not None]
+        if len(hwms) < len(statuses):  # a node silent: nothing has settled
+            last = None
+        elif len(set(hwms)) == 1:
             return
-        if None in statuses or seen != last:
-            last, since = seen, now
+        elif hwms != last:
+            last, since = hwms, now
         elif apart_s is not None and now - since >= apart_s:
             print(
                 f"splitbrain: the nodes' high watermarks stayed apart for {now - since:.0f} s after healing"
-                f" ({seen}): their copies are judged as they are",
+                f" ({_watermarks(cluster.ids, statuses)}): their copies are judged as they are",
                 file=sys.stderr,
             )
             return

@@ -37,21 +37,8 @@ def server(tmp_path):
     process (pytest's workers choose ports each on its own): started again
     on others, so that what answers is the server this test signals."""
     for attempt in range(3):
-        client, raft, monitor = free_port(), free_port(), free_port()
-        spec = NodeSpec(
-            "n1",
-            str(tmp_path / f"data{attempt}"),
-            "",
-            f"127.0.0.1:{raft}",
-            f"127.0.0.1:{client}",
-            {},
-            f"127.0.0.1:{raft}",
-            f"127.0.0.1:{client}",
-            listen={"monitor": f"127.0.0.1:{monitor}"},
-        )
-        with open(tmp_path / "node.log", "wb") as log:
-            process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
-        address = Address("127.0.0.1", client, {"monitor": ("127.0.0.1", monitor)})
+        ports = {"client": free_port(), "raft": free_port(), "monitor": free_port()}
+        process, address = started("n1", tmp_path / f"data{attempt}", ports, {}, tmp_path / "node.log")
         deadline = time.monotonic() + 10
         while NATS.status(address, 0.5) is None and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -59,10 +46,29 @@ def server(tmp_path):
             break
     else:
         pytest.fail(f"nats-server exited: {(tmp_path / 'node.log').read_text()[-500:]}")
-    yield address, process, Path(spec.data_dir)
+    yield address, process, tmp_path / f"data{attempt}"
     os.kill(process.pid, signal.SIGCONT)
     process.kill()
     process.wait()
+
+
+def started(node: str, data: Path, ports: dict[str, int], peers: dict[str, str], log_file: Path):
+    """A server started by the target's own command line, on 127.0.0.1 at
+    `ports` (client, raft, monitor), routed to `peers`; its process and address."""
+    spec = NodeSpec(
+        node,
+        str(data),
+        "",
+        f"127.0.0.1:{ports['raft']}",
+        f"127.0.0.1:{ports['client']}",
+        peers,
+        f"127.0.0.1:{ports['raft']}",
+        f"127.0.0.1:{ports['client']}",
+        listen={"monitor": f"127.0.0.1:{ports['monitor']}"},
+    )
+    with open(log_file, "wb") as log:
+        process = subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
+    return process, Address("127.0.0.1", ports["client"], {"monitor": ("127.0.0.1", ports["monitor"])})
 
 
 def stopped(pid: int) -> None:
@@ -229,23 +235,9 @@ def test_each_server_s_copy_is_read_from_its_own_files(tmp_path):
     servers, addresses = [], {}
     try:
         for node, other in (("a", "b"), ("b", "a")):
-            mine = ports[node]
-            spec = NodeSpec(
-                node,
-                str(tmp_path / node),
-                "",
-                f"127.0.0.1:{mine['raft']}",
-                f"127.0.0.1:{mine['client']}",
-                {other: f"127.0.0.1:{ports[other]['raft']}"},
-                f"127.0.0.1:{mine['raft']}",
-                f"127.0.0.1:{mine['client']}",
-                listen={"monitor": f"127.0.0.1:{mine['monitor']}"},
-            )
-            with open(tmp_path / f"{node}.log", "wb") as log:
-                servers.append(
-                    subprocess.Popen(NATS.command("python3", spec, ()), stdout=log, stderr=subprocess.STDOUT)
-                )
-            addresses[node] = Address("127.0.0.1", mine["client"], {"monitor": ("127.0.0.1", mine["monitor"])})
+            peers = {other: f"127.0.0.1:{ports[other]['raft']}"}
+            process, addresses[node] = started(node, tmp_path / node, ports[node], peers, tmp_path / f"{node}.log")
+            servers.append(process)
         two = settings(NATS.options, {"replicas": 2})
         NATS.prepare_workload("append", addresses["a"], two, 30.0)
         done = asyncio.run(one_by_one(addresses["a"], 20))

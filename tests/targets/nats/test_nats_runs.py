@@ -64,9 +64,9 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
     committed-data-loss false, each anomaly it names confirmed in the
     servers' own files, beside linearizable at most."""
     done = nats_run(tmp_path, "--time-limit", "24", "--interval", "4", "--nemesis", "kill,pause")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
     [run_dir] = tmp_path.iterdir()
     copies = own_copies(run_dir)
-    assert done.returncode in (0, 1), done.stdout + done.stderr
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["versions"]["nats-server"].startswith("v2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
     aimed = [op["args"]["aim"] for op in meta["schedule"] if "aim" in op["args"]]
