@@ -104,6 +104,12 @@ class ClusterBase:
         """The node's data directory on this machine."""
         return self.root / node / "data"
 
+    def node_files(self, node: str, part: str) -> Path:
+        """`part` of the node's data directory as it is now, where this
+        machine can read it (a backend whose nodes' files are elsewhere
+        copies them here first)."""
+        return self.data_dir(node) / part
+
     def raft_address(self, node: str) -> str:
         """Where the others reach the node, as HOST:PORT."""
         return ":".join(map(str, self.advertised.get(node, self.raft[node])))

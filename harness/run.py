@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -837,7 +838,10 @@ class Run:
     def final_logs(self, cluster) -> pd.DataFrame:
         """Every node's copy, as the final table: a table a node (a soak's nodes hold millions of records each)."""
         tables = [
-            frame(self.target.final_rows(node, cluster.client[node], cluster.data_dir(node)), FINAL_COLUMNS)
+            frame(
+                self.target.final_rows(node, cluster.client[node], functools.partial(cluster.node_files, node)),
+                FINAL_COLUMNS,
+            )
             for node in cluster.ids
         ]
         return pd.concat(tables, ignore_index=True) if tables else frame([], FINAL_COLUMNS)

@@ -7,6 +7,8 @@ SFTP; nodes run under nohup and are signalled by pid like local processes.
 from __future__ import annotations
 
 import shlex
+import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +94,28 @@ class SshConnection:
         finally:
             sftp.close()
         return copied
+
+    def get_tree(self, remote: str, local: Path) -> None:
+        """Copy every file under `remote` to `local`, folders as they are; a
+        `remote` that does not exist copies nothing."""
+        sftp = self.client.open_sftp()
+        try:
+            folders = [(remote, local)]
+            while folders:
+                here, there = folders.pop()
+                try:
+                    entries = sftp.listdir_attr(here)
+                except FileNotFoundError:
+                    continue
+                there.mkdir(parents=True, exist_ok=True)
+                for entry in entries:
+                    path = f"{here}/{entry.filename}"
+                    if stat.S_ISDIR(entry.st_mode or 0):
+                        folders.append((path, there / entry.filename))
+                    else:
+                        sftp.get(path, str(there / entry.filename))
+        finally:
+            sftp.close()
 
     def read(self, remote: str) -> bytes:
         sftp = self.client.open_sftp()
@@ -235,6 +259,14 @@ class SshCluster(ClusterBase):
             (target / "node.log").write_bytes(connection.read(self._remote(node, "node.log")))
             events = connection.read(self._remote(node, "events.jsonl"))
             (target / "events.jsonl").write_bytes(events)
+
+    def node_files(self, node: str, part: str) -> Path:
+        """`part` of the node's data directory, copied from its host over SFTP
+        into the run's cluster folder (what was copied before replaced)."""
+        local = self.data_dir(node) / part
+        shutil.rmtree(local, ignore_errors=True)
+        self.connections[node].get_tree(self._remote(node, f"data/{part}"), local)
+        return local
 
     def close(self) -> None:
         for node in list(self.pids):

@@ -252,10 +252,11 @@ class Target(ABC):
         return None
 
     @abstractmethod
-    def final_rows(self, node: str, address: tuple[str, int], data_dir: Path) -> list[dict]:
+    def final_rows(self, node: str, address: tuple[str, int], files: Callable[[str], Path]) -> list[dict]:
         """The node's committed log at the end, as rows of the final table:
-        read from the node (`address`) or from its files (`data_dir`, on this
-        machine), whichever is its own copy."""
+        read from the node (`address`) or from its files, whichever is its own
+        copy (`files(part)`: that part of its data directory as it is now,
+        readable on this machine, wherever the node runs)."""
 
     def prepare_workload(self, workload: str, address: tuple[str, int], settings: dict, timeout_s: float) -> None:  # noqa: B027
         """Make what `workload` writes to (a stream, a bucket), once, through

@@ -26,6 +26,7 @@ import json
 import shutil
 import subprocess
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -340,7 +341,7 @@ class Etcd(Target, MemberChanges):
     def line_wall_ns(self, line: str) -> int | None:
         return logs.line_wall_ns(line)
 
-    def final_rows(self, node: str, address: tuple[str, int], data_dir: Path) -> list[dict]:
+    def final_rows(self, node: str, address: tuple[str, int], files: Callable[[str], Path]) -> list[dict]:
         """Every list (the append workload's, the lock's guarded one) as this
         member holds it (a serializable range: its own copy, not the
         leader's), a row per place; registers hold no list."""

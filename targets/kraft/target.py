@@ -283,7 +283,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         stamp = json_field(line, "ts_ns")
         return stamp if isinstance(stamp, int) else None
 
-    def final_rows(self, node: str, address: tuple[str, int], data_dir: Path) -> list[dict]:
+    def final_rows(self, node: str, address: tuple[str, int], files: Callable[[str], Path]) -> list[dict]:
         rows, start = [], 0
         while batch := call(address, "log", 5.0, **{"from": start})["records"]:
             rows += [final_row(node, r["offset"], r["epoch"], r["data"]) for r in batch]

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from checkers.errors import ClusterError, ConnectionRefused
@@ -188,7 +189,7 @@ class Nats(Target):
     def line_wall_ns(self, line: str) -> int | None:
         return logs.line_wall_ns(line)
 
-    def final_rows(self, node: str, address: tuple[str, int], data_dir: Path) -> list[dict]:
+    def final_rows(self, node: str, address: tuple[str, int], files: Callable[[str], Path]) -> list[dict]:
         """The append stream as this server holds it: its message blocks,
         read from its data directory (blocks.py says why not through it),
         once they hold what the server reports (`/jsz`: its messages and last
@@ -203,7 +204,8 @@ class Nats(Target):
             held = {s["name"]: s.get("state") or {} for s in streams}
             if STREAM not in held:
                 return [] if held else [{"node": node, "offset": None, "epoch": None, "value": None}]
-            messages = blocks.stream_messages(Path(data_dir) / STORE / STREAM)
+            stream_dir = files(f"{STORE}/{STREAM}")
+            messages = blocks.stream_messages(stream_dir)
             reported = (held[STREAM].get("messages", 0), held[STREAM].get("last_seq", 0))
             if (len(messages), max(messages, default=0)) == reported:
                 return [
@@ -212,7 +214,7 @@ class Nats(Target):
                 ]
             time.sleep(0.5)
         raise ClusterError(
-            f"{node}: the files in {data_dir} hold {len(messages)} messages to sequence {max(messages, default=0)}"
+            f"{node}: the files in {stream_dir} hold {len(messages)} messages to sequence {max(messages, default=0)}"
             f" of its stream, where it reports {reported[0]} to {reported[1]}"
         )
 

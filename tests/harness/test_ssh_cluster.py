@@ -11,12 +11,14 @@ import time
 import uuid
 
 import docker
+import pandas as pd
 import paramiko
 import pytest
 
 from harness.docker_image import ensure_image
-from harness.ports import free_port
+from harness.ports import free_port, is_free
 from harness.ssh_cluster import SshCluster, SshConnection, SshError, SshHost, SshNode
+from tests.targets.nats.test_nats_runs import own_copies
 
 pytestmark = pytest.mark.slow
 
@@ -41,21 +43,24 @@ def hosts(tmp_path_factory):
     known_hosts = root / "known_hosts"
     try:
         for node in ("n1", "n2", "n3"):
-            ssh_port, client_port = free_port(), free_port()
+            ssh_port, client_port = free_port(), two_free_ports()
+            # The client port and the one after it (a target's further listener:
+            # NATS's monitor) are published at the same numbers, as on a host.
+            published = {f"{port}/tcp": ("127.0.0.1", port) for port in (client_port, client_port + 1)}
             container = client.containers.create(
                 ensure_image(),
                 ["bash", "-c", SSHD.format(key=f"'ssh-rsa {key.get_base64()}'")],
                 name=f"{tag}-{node}",
                 hostname=node,
                 labels=labels,
-                ports={"22/tcp": ("127.0.0.1", ssh_port), "9100/tcp": ("127.0.0.1", client_port)},
+                ports={"22/tcp": ("127.0.0.1", ssh_port), **published},
                 network=network.name,
                 networking_config={network.name: client.api.create_endpoint_config(aliases=[node])},
             )
             container.start()
             containers.append(container)
             ssh = SshHost("127.0.0.1", ssh_port, "root", key_file, known_hosts)
-            nodes[node] = SshNode(ssh, (node, 9000), 9100, ("127.0.0.1", client_port))
+            nodes[node] = SshNode(ssh, (node, 9000), client_port, ("127.0.0.1", client_port))
         lines = []
         for container, spec in zip(containers, nodes.values()):
             for _ in range(100):
@@ -72,6 +77,13 @@ def hosts(tmp_path_factory):
         for container in containers:
             container.remove(force=True)
         network.remove()
+
+
+def two_free_ports() -> int:
+    """A free port whose next one is free too."""
+    while not is_free((port := free_port()) + 1):
+        pass
+    return port
 
 
 def _wait_for_sshd(nodes):
@@ -135,11 +147,10 @@ def test_an_unknown_host_is_refused(hosts, tmp_path):
         SshConnection(SshHost(spec.host, spec.port, spec.user, spec.key_file, empty))
 
 
-def test_splitbrain_run_over_ssh(hosts, tmp_path):
-    nodes, root = hosts
+def written_hosts_file(nodes, path):
+    """The hosts file (harness/ssh_hosts.py) for these nodes, at `path`."""
     spec = next(iter(nodes.values())).ssh
-    hosts_file = tmp_path / "hosts.json"
-    hosts_file.write_text(
+    path.write_text(
         json.dumps(
             {
                 "user": "root",
@@ -157,6 +168,12 @@ def test_splitbrain_run_over_ssh(hosts, tmp_path):
             }
         )
     )
+    return path
+
+
+def test_splitbrain_run_over_ssh(hosts, tmp_path):
+    nodes, _ = hosts
+    hosts_file = written_hosts_file(nodes, tmp_path / "hosts.json")
     result = subprocess.run(
         [
             sys.executable,
@@ -201,3 +218,32 @@ def test_splitbrain_run_over_ssh(hosts, tmp_path):
         timeout=60,
     )
     assert refused.returncode == 2 and "need a link proxy" in refused.stderr
+
+
+def test_nats_over_ssh_is_judged_from_each_server_s_own_files(hosts, tmp_path):
+    """A NATS run on hosts over SSH: each server's copy of the stream is its
+    message blocks, copied from its host over SFTP into the run's cluster
+    folder (they are on no disk of this machine), and the final table holds
+    each server's copy as those files hold it."""
+    nodes, _ = hosts
+    hosts_file = written_hosts_file(nodes, tmp_path / "hosts.json")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file)),
+            *("--target", "nats", "--workload", "append", "--quiet", "--results", str(tmp_path / "runs")),
+            *("--seed", "4", "--time-limit", "12", "--interval", "3", "--nemesis", "kill,pause"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    [run_dir] = (tmp_path / "runs").iterdir()
+    final = pd.read_parquet(run_dir / "final.parquet")
+    copies = own_copies(run_dir)
+    assert set(copies) == set(nodes) and all(copies.values()), {node: len(copy) for node, copy in copies.items()}
+    for node, copy in copies.items():
+        held = final[final["node"] == node]
+        assert dict(zip(held["offset"], held["value"].map(str))) == copy, node
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    assert verdict["checkers"]["committed-data-loss"]["valid"] in (True, False), verdict["checkers"]

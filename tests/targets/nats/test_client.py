@@ -115,7 +115,7 @@ def test_racing_appends_land_where_acked_and_rejected_ones_nowhere(server):
     failed = [d for d in done if d["type"] == "fail"]
     assert ok and failed and all("wrong last sequence" in d["error"] for d in failed)
     assert {d["type"] for d in done} == {"ok", "fail"} and not any("error" in d for d in done if d["type"] == "ok")
-    copy = {row["value"]: row["offset"] for row in NATS.final_rows("n1", address, data)}
+    copy = {row["value"]: row["offset"] for row in NATS.final_rows("n1", address, data.joinpath)}
     assert copy == ok and sorted(copy.values()) == list(range(len(ok)))
 
 
@@ -150,7 +150,7 @@ def test_registers_read_write_and_compare_by_revision(server):
         ("ok", 4),
     ]
     assert answers[4]["error"] == "cas-mismatch"
-    assert NATS.final_rows("n1", address, data) == []  # a register run has no stream to read back
+    assert NATS.final_rows("n1", address, data.joinpath) == []  # a register run has no stream to read back
 
 
 def test_a_server_that_does_not_answer_leaves_the_operation_indeterminate(server):
@@ -190,7 +190,9 @@ def test_a_stream_that_vanished_is_not_made_again(server):
 
     done = asyncio.run(script())
     assert done["type"] == "fail" and done["error"].startswith("read: ")
-    assert NATS.final_rows("n1", address, data) == [{"node": "n1", "offset": None, "epoch": None, "value": None}]
+    assert NATS.final_rows("n1", address, data.joinpath) == [
+        {"node": "n1", "offset": None, "epoch": None, "value": None}
+    ]
 
 
 def test_without_jetstream_an_operation_fails_before_anything_is_sent(tmp_path):
@@ -252,7 +254,7 @@ def test_each_server_s_copy_is_read_from_its_own_files(tmp_path):
             data[body.stop - 1] = ord("0") + (data[body.stop - 1] - ord("0") + 1) % 10
         block.write_bytes(bytes(data))
         copies = {
-            node: {r["offset"]: r["value"] for r in NATS.final_rows(node, addresses[node], tmp_path / node)}
+            node: {r["offset"]: r["value"] for r in NATS.final_rows(node, addresses[node], (tmp_path / node).joinpath)}
             for node in "ab"
         }
         assert len(acked) > 10 and copies["a"] == acked
