@@ -13,8 +13,8 @@
 
 `raft` is where peers reach a node (and the port it listens on); `client` is
 where the harness reaches its client port. A target's further listeners
-(NATS's monitor) take the ports after `client_port`, reached on `client`'s
-host at the same numbers. Without `toxiproxy` the nodes
+(its `listeners`: a monitoring port, say) take the ports after
+`client_port`, reached on `client`'s host at the same numbers. Without `toxiproxy` the nodes
 dial each other directly and link faults are not available. Every mistake is
 reported in one line naming the file and the field.
 """
