@@ -17,7 +17,7 @@ import pytest
 
 from harness.docker_image import ensure_image
 from harness.ports import free_port, is_free
-from harness.ssh_cluster import SshCluster, SshConnection, SshError, SshHost, SshNode
+from harness.ssh_cluster import REMOTE_DIR, SshCluster, SshConnection, SshError, SshHost, SshNode
 from tests.targets.nats.test_nats_runs import own_copies
 
 pytestmark = pytest.mark.slow
@@ -242,6 +242,17 @@ def test_nats_over_ssh_is_judged_from_each_server_s_own_files(hosts, tmp_path):
     final = pd.read_parquet(run_dir / "final.parquet")
     copies = own_copies(run_dir)
     assert set(copies) == set(nodes) and all(copies.values()), {node: len(copy) for node, copy in copies.items()}
+    for node, spec in nodes.items():  # the copy is the host's files, every block of them, byte for byte
+        connection = SshConnection(spec.ssh)
+        try:
+            data = f"{REMOTE_DIR}/{node}/data"
+            remote = connection.run(f"cd ~/{data} && find . -name '*.blk' -path '*/LOG/msgs/*' -printf '%P\\n'").split()
+            local = run_dir / "cluster" / node / "data"
+            assert remote and sorted(remote) == sorted(str(p.relative_to(local)) for p in local.rglob("*.blk")), node
+            for block in remote:
+                assert (local / block).read_bytes() == connection.read(f"{data}/{block}"), (node, block)
+        finally:
+            connection.close()
     for node, copy in copies.items():
         held = final[final["node"] == node]
         assert dict(zip(held["offset"], held["value"].map(str))) == copy, node
