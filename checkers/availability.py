@@ -242,10 +242,23 @@ def disruptive_elections(
 
 
 def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: int, until_ns: int) -> bool:
-    """Whether a partition in force between `since_ns` and `until_ns` left
-    `node` unheard by a majority (cut off, or muted: nobody hears it)."""
+    """Whether the partitions in force at some moment between `since_ns` and
+    `until_ns` left `node` unheard by a majority (cut off, or muted: nobody
+    hears it). Partitions made one after another cut together: a leader
+    whose link to one follower one cut and whose link from the other another
+    cut is heard by neither, though each cut alone leaves it a majority. The
+    links in force grow only as a partition begins, so those moments (or
+    `since_ns`) are the ones to judge."""
     overlapping = partitions[(partitions["start_ns"] <= until_ns) & (partitions["end_ns"] >= since_ns)]
-    return any(unheard([tuple(link) for link in named_nodes(links)], node, nodes) for links in overlapping["node"])
+    spans = [
+        (start, end, {tuple(link) for link in named_nodes(links)})
+        for start, end, links in columns(overlapping, "start_ns", "end_ns", "node")
+    ]
+    for begun, _, _ in spans:
+        at = max(begun, since_ns)
+        if unheard(set().union(*(cut for start, end, cut in spans if start <= at <= end)), node, nodes):
+            return True
+    return False
 
 
 def _made(history: pd.DataFrame, windows: pd.DataFrame) -> list[tuple[str, int, int, object]]:

@@ -115,6 +115,17 @@ def test_a_leader_cut_off_or_muted_at_that_moment_is_not_disrupted(links, disrup
     assert run([(2.0, "partition", links)]) == disruptive
 
 
+def test_a_leader_cut_off_by_two_partitions_together_is_not_disrupted():
+    """n3 deaf to the leader, then the leader deaf to n2: each cut alone
+    leaves n1 a follower it hears both ways, together none; healed before
+    the second, n1 keeps n2 and the candidacy disrupts it."""
+    deaf, unheard = [["n1", "n3"]], [["n2", "n1"]]
+    assert run([(1.5, "partition", deaf)]) == 1
+    assert run([(2.0, "partition", unheard)]) == 1
+    assert run([(1.5, "partition", deaf), (2.0, "partition", unheard)]) == 0
+    assert run([(1.5, "partition", deaf), (1.8, "heal", []), (2.0, "partition", unheard)]) == 1
+
+
 def test_a_leader_being_cut_off_when_the_candidacy_comes_is_not_disrupted():
     """iptables rules for 5 nodes take half a second: the leader is cut off
     from the partition's invocation, before it is confirmed."""
