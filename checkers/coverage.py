@@ -9,7 +9,8 @@ for them.
   (unattached, resigned, an observer, a node down). A partition is named
   for what it does to the leader (`leader-cut-off`, `leader-mute`) or, if
   the leader keeps its majority, to the followers it cuts
-  (`follower-deaf`, `follower-orphaned`, `followers-cut-off`); faults on
+  (`follower-deaf`, `leader-deaf`, `follower-orphaned`,
+  `followers-cut-off`); faults on
   every link are `links`.
 - What else was going on: the kinds of the other faults in force, and
   `election` while some node was a candidate. Nothing of that is `alone`.
@@ -54,9 +55,11 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
     reach nor hear a majority, itself counted; `leader-mute`: it hears a
     majority that cannot hear it) or, if it keeps a majority both ways, its
     followers: `follower-deaf` when those it cannot reach still reach it (a
-    follower's fetches arrive, their answers are lost), `follower-orphaned`
-    when one cut from the leader still reaches another node, else
-    `followers-cut-off`."""
+    follower's fetches arrive, their answers are lost), `leader-deaf` when
+    it still reaches those that cannot reach it (their fetches are lost;
+    their vote requests too, so one may be elected unheard by it),
+    `follower-orphaned` when one cut from the leader still reaches another
+    node, else `followers-cut-off`."""
     leaders = [node for node, state in states.items() if state == "leader"]
     nodes = set(states)
     if not leaders or not nodes:
@@ -69,6 +72,8 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
         lost = nodes - (heard_by & hears)
         if lost and lost <= hears:
             return "follower-deaf"
+        if lost and lost <= heard_by:
+            return "leader-deaf"
         orphaned = any((node, other) not in cut for node in lost for other in nodes - {node, leader})
         return "follower-orphaned" if orphaned else "followers-cut-off"
     return "leader-mute" if len(hears) * 2 > len(nodes) else "leader-cut-off"

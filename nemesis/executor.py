@@ -122,17 +122,13 @@ class Nemesis:
             grudge = {}
         elif args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
             chosen = self.targets(args["target"], rng)
-            grudge = (
-                topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader(), chosen[0])
-                if chosen
-                else {}
-            )
+            grudge = topologies.aimed(args, list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
         else:
             grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
         self.faulty_links = True
         made = self.links.cut(topologies.links(grudge))
         self.cut |= set(made)
-        self.confine(grudge, rng, args.get("clients", 0))
+        self.confine(rng, args.get("clients", 0))
         return [list(link) for link in made]
 
     def _flicker(self, f: str, args: dict[str, Any]) -> list[Any]:
@@ -317,16 +313,26 @@ class Nemesis:
             MemberChanges(self).rejoin()
         return touched
 
-    def confine(self, grudge: dict[str, Any], rng: random.Random, at_least: int = 0) -> None:
+    def confine(self, rng: random.Random, at_least: int = 0) -> None:
         """A partition cuts clients off with their nodes: clients are spread
         over the nodes (as Jepsen binds each client to one), so the nodes
-        that reach no majority keep their share of them (at least one, or
-        `at_least` where a translated schedule names more; at most half of
-        all), each able to reach only a node on that side. A client free to
-        go anywhere soon finds the new leader; one left beside a node cut
-        off is the one that sees what that node still says."""
+        that talk with no majority keep their share of them (at least one,
+        or `at_least` where a translated schedule names more; at most half
+        of all), each able to reach only a node on that side. A node talks
+        with those it both reaches and hears, under every link cut in force:
+        partitions made one after another cut the network together, and a
+        leader that reaches one follower and hears only the other is as cut
+        off as one that reaches neither. A client free to go anywhere soon
+        finds the new leader; one left beside a node cut off is the one that
+        sees what that node still says."""
         ids = list(self.cluster.ids)
-        side = sorted(n for n in ids if len(ids) - len(grudge.get(n, ())) <= len(ids) // 2)
+        cut = self.cut
+
+        def talks_with(node: str) -> int:
+            return sum(1 for other in ids if other == node or not {(node, other), (other, node)} & cut)
+
+        side = sorted(n for n in ids if talks_with(n) <= len(ids) // 2)
+        self.confined.clear()
         if not side or not self.clients:
             return
         share = max(1, at_least, round(self.clients * len(side) / len(ids)))

@@ -89,13 +89,16 @@ MEMBERSHIP: dict[str, Callable[[random.Random, float, float], list[NemesisOp]]] 
     "shrink": partial(membership_shrink, count=2),
 }
 # Partitions by the cell they reach: the role that must be there, the
-# topology, the role it is aimed at (the leader, unless named), the cell.
-PARTITIONS = (
-    ("leader", "isolate-leader", None, "leader-cut-off"),
-    ("leader", "mute-leader", None, "leader-mute"),
-    ("follower", "one-way", "follower", "follower-deaf"),
-    ("follower", "orphan", "follower", "follower-orphaned"),
-    ("follower", "isolate", "follower", "followers-cut-off"),
+# topology, how it is aimed (at the leader, unless a role is named; a
+# one-way cut from the leader to a follower, unless `to-leader`), the cell.
+FOLLOWER = {"target": "follower"}
+PARTITIONS: tuple[tuple[str, str, dict[str, str], str], ...] = (
+    ("leader", "isolate-leader", {}, "leader-cut-off"),
+    ("leader", "mute-leader", {}, "leader-mute"),
+    ("follower", "one-way", FOLLOWER, "follower-deaf"),
+    ("follower", "one-way", {**FOLLOWER, "way": "to-leader"}, "leader-deaf"),
+    ("follower", "orphan", FOLLOWER, "follower-orphaned"),
+    ("follower", "isolate", FOLLOWER, "followers-cut-off"),
 )
 # Faults held for more than one interval, for the election their question
 # needs. A leader cut off: a new leader is elected one to three seconds in,
@@ -324,9 +327,8 @@ class Guide:
         the topologies allowed (the links that can be cut) have it."""
         allowed = self.topologies
         found = []
-        for role, topology, target, cell in PARTITIONS:
+        for role, topology, aim, cell in PARTITIONS:
             if seen.nodes_in(role) and (allowed is None or topology in allowed):
-                aim: dict[str, Any] = {"target": target} if target else {}
                 found.append(
                     Choice(
                         ("partition", cell, context),

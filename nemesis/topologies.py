@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from checkers.errors import SettingError
 
@@ -98,10 +99,26 @@ def orphan(node: str, leader: str) -> Grudge:
     return complete([[node], [leader]])
 
 
-def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None, node: str | None = None) -> Grudge:
+def aimed(
+    args: dict[str, Any], nodes: list[str], rng: random.Random, leader: str | None, node: str | None = None
+) -> Grudge:
+    """The grudge a partition operation's `args` ask for (its topology, and
+    `way`: `to-leader` cuts an aimed follower's messages to the leader, the
+    leader deaf to it, where a one-way cut is otherwise the leader's to it)."""
+    return make(args["topology"], nodes, rng, leader, node, to_leader=args.get("way") == "to-leader")
+
+
+def make(
+    topology: str,
+    nodes: list[str],
+    rng: random.Random,
+    leader: str | None,
+    node: str | None = None,
+    to_leader: bool = False,
+) -> Grudge:
     """The grudge of a topology by name, its random choices from `rng`;
     `leader` is the leader now, if known; `node`, the node it is aimed at
-    (by role), if any."""
+    (by role), if any; `to_leader`, see `aimed`."""
     if topology == "isolate":
         return isolate(nodes, node or rng.choice(nodes))
     if topology == "mute-leader":
@@ -121,7 +138,8 @@ def make(topology: str, nodes: list[str], rng: random.Random, leader: str | None
         return flip_flop(nodes, leader or nodes[2])
     if topology == "one-way":
         if node is not None and leader is not None and node != leader:
-            return one_way(leader, node)  # aimed: a follower deaf to its leader, which still hears it
+            # Aimed: a follower deaf to its leader, which still hears it; or the other way round.
+            return one_way(node, leader) if to_leader else one_way(leader, node)
         src, dst = rng.sample(nodes, 2)
         return one_way(src, dst)
     raise SettingError("topologies", f"unknown topology {topology!r}")

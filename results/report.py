@@ -44,6 +44,7 @@ ROLE_ORDER = (
     "leader-cut-off",
     "leader-mute",
     "follower-deaf",
+    "leader-deaf",
     "follower-orphaned",
     "followers-cut-off",
     "links",
@@ -453,7 +454,14 @@ def _availability(result: dict | None) -> str:
 
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
-    partition = ("leader-cut-off", "leader-mute", "follower-deaf", "follower-orphaned", "followers-cut-off")
+    partition = (
+        "leader-cut-off",
+        "leader-mute",
+        "follower-deaf",
+        "leader-deaf",
+        "follower-orphaned",
+        "followers-cut-off",
+    )
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
     return {"partition": partition, "latency": ("links",)}.get(
         fault, ("leader", "follower", "candidate", "other", *many)

@@ -142,7 +142,7 @@ class SimNemesis:
         sim, args = self.sim, op.args
         if op.f == "partition":
             aimed = self.aim(args["target"], states, rng)[0] if args.get("target") else None
-            cut = topologies.links(topologies.make(args["topology"], list(sim.ids), rng, sim.leader(), aimed))
+            cut = topologies.links(topologies.aimed(args, list(sim.ids), rng, sim.leader(), aimed))
             sim.cut |= cut
             return [list(link) for link in cut]
         touched = self.aim(args.get("target", "one"), states, rng, args.get("count", 1))

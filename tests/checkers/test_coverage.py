@@ -67,6 +67,7 @@ def test_one_way_and_partial_partitions_are_named_for_what_they_leave():
     deaf = [[n, "n1"] for n in ("n2", "n3", "n4", "n5")]
     orphaned = [["n1", "n2"], ["n2", "n1"]]  # n2 still reaches n3, n4 and n5
     unanswered = [["n1", "n2"]]  # n2's fetches reach the leader; its answers are lost
+    unheard = [["n2", "n1"]]  # the leader still reaches n2, which it no longer hears
     between = [["n2", "n3"], ["n3", "n2"]]  # the leader reaches and hears everyone
     history = nemesis(
         [
@@ -75,10 +76,18 @@ def test_one_way_and_partial_partitions_are_named_for_what_they_leave():
             (30, "partition", orphaned),
             (40, "partition", unanswered),
             (50, "partition", between),
+            (60, "partition", unheard),
         ]
     )
     roles = [c["role"] for c in coverage(history, events)["cells"]]
-    assert roles == ["follower-deaf", "follower-orphaned", "followers-cut-off", "leader-cut-off", "leader-mute"]
+    assert roles == [
+        "follower-deaf",
+        "follower-orphaned",
+        "followers-cut-off",
+        "leader-cut-off",
+        "leader-deaf",
+        "leader-mute",
+    ]
 
 
 def test_cells_of_many_runs_add_up():

@@ -166,7 +166,7 @@ def test_memories_merge_as_the_most_any_of_them_learned():
 
 def test_a_kind_in_force_may_be_made_again_and_a_voter_change_only_once():
     """With a partition in force, the search may cut other links too (a
-    follower deaf to the leader, another orphaned) and pause another node;
+    follower deaf to the leader, the leader deaf to another, one orphaned) and pause another node;
     with a voter change in force, no second one is open."""
     guide = Guide(random.Random(1), ["partition", "pause", "membership"])
     seen = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
@@ -175,7 +175,13 @@ def test_a_kind_in_force_may_be_made_again_and_a_voter_change_only_once():
     assert deaf.args["topology"] == "one-way" and deaf.args["target"] == "follower"
     search.ops(0.0, "partition/follower-deaf", deaf, 3.0)
     again = search.options(seen)
-    assert {"partition/follower-orphaned", "partition/leader-cut-off", "pause/follower"} <= set(again)
+    assert {
+        "partition/follower-orphaned",
+        "partition/leader-deaf",
+        "partition/leader-cut-off",
+        "pause/follower",
+    } <= set(again)
+    assert again["partition/leader-deaf"].args["way"] == "to-leader"
     change = next(name for name, choice in again.items() if choice is not None and choice.f == "membership")
     search.ops(0.0, change, again[change], 3.0)
     assert not any(choice is not None and choice.f == "membership" for choice in search.options(seen).values())

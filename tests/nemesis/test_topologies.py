@@ -64,6 +64,16 @@ def test_one_way_aimed_at_a_follower_cuts_only_the_leader_to_it():
     assert t.links(grudge) == {("n1", "n3")}
 
 
+def test_one_way_aimed_to_the_leader_cuts_only_the_follower_to_it():
+    """The leader deaf to a follower that still hears it: the follower's
+    fetches and vote requests are lost, so it may be elected unheard by the
+    leader (as the cell `leader-deaf` says); a deposed leader that another
+    follower's fetches still reach then keeps its majority for a while."""
+    args = {"topology": "one-way", "way": "to-leader"}
+    assert t.links(t.aimed(args, ["n1", "n2", "n3"], random.Random(0), "n1", "n3")) == {("n3", "n1")}
+    assert t.links(t.aimed({"topology": "one-way"}, ["n1", "n2", "n3"], random.Random(0), "n1", "n3")) == {("n1", "n3")}
+
+
 @given(CLUSTERS, st.data())
 def test_a_muted_leader_hears_everyone_and_nobody_hears_it(nodes, data):
     leader = data.draw(st.sampled_from(nodes))

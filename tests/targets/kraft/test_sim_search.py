@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from checkers.faults import AT_ONCE
 from nemesis.novelty import Memory
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.sim_search import kind
@@ -31,7 +32,8 @@ def test_the_search_finds_a_bug_and_reports_the_operations_it_made(tmp_path):
     assert verdict["valid"] is False and result["stats"]["search"] == "novelty"
     first = result["anomalies"][0]
     assert "stale read" in first["violation"] and first["ops"]
-    assert all(op["args"].get("target") in ("leader", "follower", "candidate", None) for op in first["ops"])
+    roles = ("leader", "follower", "candidate", *AT_ONCE, None)
+    assert all(op["args"].get("target") in roles for op in first["ops"]), first["ops"]
     assert [op["at_s"] for op in first["ops"]] == sorted(op["at_s"] for op in first["ops"])
     ops, limit_s, workload, timeouts = TARGET.real_schedule({"nodes": 5}, first)
     assert workload == "register" and ops[-1] == {"at_s": limit_s, "f": "heal-all", "args": {}}
