@@ -32,6 +32,15 @@ from .latest import Latest
 from .schema import columns, named_nodes, nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
+# The roles a partition is named for (`_partition_role`), as a report lists them.
+PARTITION_ROLES = (
+    "leader-cut-off",
+    "leader-mute",
+    "follower-deaf",
+    "leader-deaf",
+    "follower-orphaned",
+    "followers-cut-off",
+)
 
 
 def role_of(state: object) -> str:

@@ -18,6 +18,7 @@ import pandas as pd
 import targets
 from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
+from checkers.coverage import PARTITION_ROLES
 from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
 from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
@@ -41,12 +42,7 @@ ROLE_ORDER = (
     "other",
     "majority",
     "all",
-    "leader-cut-off",
-    "leader-mute",
-    "follower-deaf",
-    "leader-deaf",
-    "follower-orphaned",
-    "followers-cut-off",
+    *PARTITION_ROLES,
     "links",
 )
 TIME_FIELDS = ("time_ns", "times_ns")
@@ -454,16 +450,8 @@ def _availability(result: dict | None) -> str:
 
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
-    partition = (
-        "leader-cut-off",
-        "leader-mute",
-        "follower-deaf",
-        "leader-deaf",
-        "follower-orphaned",
-        "followers-cut-off",
-    )
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
-    return {"partition": partition, "latency": ("links",)}.get(
+    return {"partition": PARTITION_ROLES, "latency": ("links",)}.get(
         fault, ("leader", "follower", "candidate", "other", *many)
     )
 
