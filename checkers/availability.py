@@ -355,8 +355,9 @@ def stuck_spans(
     heard by one another (no fault in force touched them, nor ended on them
     within RECOVERY_NS; no link among them cut then either) and no node that
     a fault had not taken out was leading (its last logged transition; a
-    leader whose clock a fault moves still leads); each with the nodes up
-    and heard as it began."""
+    leader whose clock a fault moves still leads; one that the links cut
+    then, by every partition together, left unheard by a majority is taken
+    out); each with the nodes up and heard as it began."""
     moments = {start_ns, end_ns, *(t for t in transitions["time_ns"].tolist() if start_ns < t < end_ns)}
     moments |= {t for touch in touched for t in (touch.start_ns, touch.end_ns, touch.end_ns + RECOVERY_NS)}
     changes = list(columns(transitions, "time_ns", "node", "state"))
@@ -372,6 +373,8 @@ def stuck_spans(
         untouched = [n for n in nodes if not any(n in t.nodes and not t.cut for t in recent)]
         up = largest_connected(untouched, (link for t in recent for link in t.cut))
         out = {n for t in now if t.out for n in t.nodes}
+        cut_now = {link for t in now for link in t.cut}  # partitions piled up cut together
+        out |= {n for n in nodes if cut_now and unheard(cut_now, n, nodes)}
         leading = any(latest.get(n) == "leader" for n in nodes if n not in out)
         stuck = moment < end_ns and len(up) * 2 > len(nodes) and not leading
         if stuck and began is None:

@@ -137,6 +137,19 @@ def test_a_partition_touches_the_ends_of_the_links_it_cuts():
     assert found["spans"] == [(3000.0, ["n1", "n2"])]
 
 
+def test_a_leader_that_piled_cuts_leave_unheard_no_longer_counts_as_leading():
+    # n3 deaf to n1 from 2 s, n1 deaf to n2 from 2.5 s: each cut alone leaves n1 a follower it
+    # hears both ways, together none, so from 2.5 s n2 and n3 are up, heard and leaderless until
+    # n2 leads at 4 s, though n1 still says it leads.
+    found = stuck(
+        [*fault(2, "partition", [["n1", "n3"]]), *fault(2.5, "partition", [["n2", "n1"]]), *fault(9, "heal", [])],
+        (0, "n1", "leader", 1),
+        *followers(0, "n2", "n3"),
+        (4, "n2", "leader", 2),
+    )
+    assert found["spans"] == [(1500.0, ["n2", "n3"])]
+
+
 def test_a_run_whose_voters_changed_has_no_stuck_figure():
     found = stuck([*fault(2, "add-voter", ["n4"])], (0, "n1", "leader", 1), (5, "n1", "resigned", 1))
     assert found == {"ms": None, "spans": []}
