@@ -42,7 +42,8 @@ class LocalCluster(ClusterBase):
         listeners = {node: {name: ("127.0.0.1", free_port()) for name in self.target.listeners} for node in self.ids}
         self.client = {node: Address("127.0.0.1", free_port(), listeners[node]) for node in self.ids}
         self.processes: dict[str, subprocess.Popen] = {}
-        # Each node's ports, held while it is not running (harness/ports.py).
+        # Each node's ports, held from their choice until the cluster closes
+        # (harness/ports.py): the node listens beside the hold.
         self.holds = {node: self._hold(node) for node in self.ids}
 
     def local_pids(self) -> dict[str, int]:
@@ -64,7 +65,6 @@ class LocalCluster(ClusterBase):
         self.stopped.discard(node)
         self.mount_disk(node)
         self.prepare(node)
-        self._let_go(node)
         with open(log_dir / "node.log", "ab") as output:
             self.processes[node] = subprocess.Popen(
                 self.command(node),
@@ -139,8 +139,6 @@ class LocalCluster(ClusterBase):
             os.kill(process.pid, signal.SIGCONT)
             process.kill()
             process.wait()
-        self._let_go(node)
-        self.holds[node] = self._hold(node)
 
     def _hold(self, node: str) -> list[socket.socket]:
         """`node`'s ports held (those nothing else holds already)."""

@@ -5,7 +5,8 @@ random start: a port the kernel gives to some `bind(0)` or outgoing
 connection can then never be one we chose for a node or proxy that has not
 started yet (binding port 0 to find a port had exactly that race). Another
 process's walk can still reach a port chosen here before its node listens
-on it (the node not yet started, or down): `hold` keeps it bound meanwhile.
+on it (the node not yet started, or down, or starting): `hold` keeps it
+bound as long as the cluster lasts.
 """
 
 from __future__ import annotations
@@ -52,11 +53,14 @@ def is_free(port: int) -> bool:
 
 def hold(port: int) -> socket.socket | None:
     """A socket bound to `port`, not listening, so that no other process's
-    `free_port` takes it while the process meant for it is not there to
-    listen (a connection to it is still refused); None where something else
-    holds it already. Close it just before that process starts: its
-    listener binds with SO_REUSEADDR, as this does, so a connection of its
-    earlier life still closing does not keep either from the port."""
+    `free_port` takes it, from its choice until the cluster is closed; None
+    where something else holds it already. The process meant for it listens
+    beside it: its listener binds with SO_REUSEADDR, as this does (asyncio's
+    and Go's do), and Linux lets sockets that all ask for it share a port
+    while at most one listens. So there is no moment between letting go and
+    listening for another process's walk to take the port in (a CI run
+    failed so: a node started again, 'address already in use'), and a
+    connection to a node that is down is still refused."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
