@@ -292,9 +292,10 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
 class Touch:
     """One fault, from its invocation to its end: the nodes it touched (the
     nodes it names, or every node where it names none) and the links it
-    cut; `out`: it took its nodes out (down, or, for a cut, those left
-    unheard by a majority), where a moved clock or a slowed link leaves
-    them up and heard."""
+    cut; `out`: it took its nodes out (down; a cut takes out those that
+    every cut in force together leaves unheard by a majority, `stuck_spans`
+    judges them), where a moved clock or a slowed link leaves them up and
+    heard."""
 
     start_ns: int
     end_ns: int
@@ -310,9 +311,8 @@ def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> l
         items = named_nodes(named)
         names = {item for item in items if isinstance(item, str)} & set(nodes)
         links = frozenset(tuple(item) for item in items if isinstance(item, list) and len(item) == 2)
-        if links and f not in SLOWS:
-            cut_off = {n for n in nodes if unheard(links, n, nodes)}
-            found.append(Touch(int(start), int(end), frozenset(names | cut_off), links))
+        if links and f not in SLOWS:  # who it leaves unheard is judged with the cuts in force beside it
+            found.append(Touch(int(start), int(end), frozenset(names), links))
         elif links:
             found.append(
                 Touch(int(start), int(end), frozenset({n for link in links for n in link} & set(nodes)), out=False)

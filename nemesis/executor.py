@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from checkers.availability import unheard
 from checkers.coverage import CANDIDATE_STATES
 from checkers.errors import Defect
 from checkers.faults import BY_NAME
@@ -326,12 +327,7 @@ class Nemesis:
         finds the new leader; one left beside a node cut off is the one that
         sees what that node still says."""
         ids = list(self.cluster.ids)
-        cut = self.cut
-
-        def talks_with(node: str) -> int:
-            return sum(1 for other in ids if other == node or not {(node, other), (other, node)} & cut)
-
-        side = sorted(n for n in ids if talks_with(n) <= len(ids) // 2)
+        side = sorted(n for n in ids if unheard(self.cut, n, ids))
         self.confined.clear()
         if not side or not self.clients:
             return
