@@ -21,6 +21,7 @@ redials every 100 ms).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import threading
@@ -28,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from checkers.errors import SettingError
+from harness.interrupts import ended, heard
 from harness.link_applier import Link, LinkApplier
 from harness.ports import free_port
 
@@ -90,7 +92,9 @@ class AttributedLinks(LinkApplier):
         self.fronts = {node: ("127.0.0.1", free_port()) for node in cluster.ids}
         self.cut_pairs: set[frozenset[str]] = set()
         self.live: dict[frozenset[str | None], set[asyncio.StreamWriter]] = {}
+        self.closing = False
         self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(heard)
         self.servers: list[asyncio.base_events.Server] = []
         self.thread = threading.Thread(target=self.loop.run_forever, name="attributed-links", daemon=True)
         self.thread.start()
@@ -112,9 +116,16 @@ class AttributedLinks(LinkApplier):
         return holder(inode, live_pids(self.cluster.processes))
 
     async def _accept(self, node: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Forward one connection; cancelled (as the fronts close), it ends
+        as if the connection had: Python 3.11's stream server prints a
+        traceback for a handler that ends cancelled."""
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._forward(node, reader, writer)
+
+    async def _forward(self, node: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         source = self.source(writer)
         pair = frozenset((source, node))
-        if pair in self.cut_pairs:
+        if pair in self.cut_pairs or self.closing:
             writer.close()
             return
         try:
@@ -127,7 +138,8 @@ class AttributedLinks(LinkApplier):
         live = self.live.setdefault(pair, set())  # (None, node): a connection from no node of ours
         live.update((writer, up_writer))
         try:
-            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+            if not self.closing:  # (the fronts may have closed while it connected)
+                await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
         finally:
             live.difference_update((writer, up_writer))
             self._close(writer)
@@ -184,21 +196,25 @@ class AttributedLinks(LinkApplier):
         self.cut_pairs.clear()
 
     def remove(self) -> None:
-        """Close the fronts and every connection through them; stop the thread."""
+        """Close the fronts and every connection through them; stop the
+        thread and close its loop, no task of it left pending (at exit
+        asyncio would warn of each: "Task was destroyed but it is pending!")."""
         if not self.loop.is_running():
             return
         self._call(self._shut())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        if not self.thread.is_alive():
+            self.loop.close()
 
     async def _shut(self) -> None:
+        """Every connection ended: those live aborted, and those a front had
+        accepted but not yet forwarded (etcd redials every 100 ms) closed as
+        they come to forward, or cancelled."""
+        self.closing = True
         for server in self.servers:
             server.close()
         for writers in self.live.values():
             for writer in list(writers):
                 writer.transport.abort()
-        # Aborted, every connection's pumps end by themselves (cancelling a
-        # stream handler makes Python 3.11's asyncio print a traceback).
-        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        if pending:
-            await asyncio.wait(pending, timeout=2)
+        await ended(task for task in asyncio.all_tasks() if task is not asyncio.current_task())

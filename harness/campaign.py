@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -47,6 +46,7 @@ import targets
 from checkers.errors import SettingError, UsageError
 from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
+from results.toml_files import read_toml
 
 MATRIX_KEYS = {
     "name",
@@ -194,10 +194,7 @@ def _read(path: Path) -> tuple[dict, dict, dict]:
 
 
 def _toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise CampaignError(f"{path}: {error}") from None
+    return read_toml(path, CampaignError)
 
 
 def mutation_settings(path: Path):

@@ -30,6 +30,11 @@ def log(folder: Path | None = None) -> Path:
     """The traceback of the exception being handled, written to a file in
     `folder`, else the folder named by `write_here` (a run directory under
     its final name too, once its verdict gave it one), else the state home."""
+    return written(traceback.format_exc(), folder)
+
+
+def written(text: str, folder: Path | None = None) -> Path:
+    """`text` (a traceback) in a crash file of its own, where `log` puts one."""
     named = [folder] if folder else [*_folder, *(Path(str(f).removesuffix(PARTIAL)) for f in _folder)]
     for where in [f for f in named if f.is_dir()] + [state_home()]:
         try:
@@ -38,6 +43,6 @@ def log(folder: Path | None = None) -> Path:
         except OSError:
             continue
         with os.fdopen(handle, "w") as file:
-            file.write(f"splitbrain {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
+            file.write(f"splitbrain {' '.join(sys.argv[1:])}\n\n{text}")
         return Path(name)
     return state_home()

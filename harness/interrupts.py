@@ -18,6 +18,13 @@ that is never woken; and a signal the kernel gives another thread (the
 load's pool, an allocator's) only reaches the loop through a wakeup file
 descriptor, which the loop's own handlers set: without it the loop slept on
 with nothing scheduled, and the run never ended.
+
+On the way out every task is cancelled and its end retrieved (`ended`):
+asyncio prints a traceback to stderr for a future whose exception nobody
+read ("exception was never retrieved", a gather whose children were
+cancelled) and a warning for a task destroyed while pending. A loop of ours
+hands what would still reach it to `heard`: one line of ours, its detail in
+a crash file.
 """
 
 from __future__ import annotations
@@ -27,8 +34,11 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable
+import traceback
+from collections.abc import Awaitable, Iterable
 from typing import TypeVar
+
+from harness import crash
 
 T = TypeVar("T")
 
@@ -90,11 +100,31 @@ def shielded():
         raise KeyboardInterrupt
 
 
+async def ended(futures: Iterable[asyncio.Future]) -> None:
+    """Cancel `futures` and wait for each to end, retrieving what it ended
+    with: nothing of theirs is left for asyncio to report at exit."""
+    futures = list(futures)
+    for future in futures:
+        future.cancel()
+    await asyncio.gather(*futures, return_exceptions=True)
+
+
+def heard(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The loop's exception handler: what asyncio would print to stderr
+    (a traceback, "Task was destroyed but it is pending!") as one line of
+    ours, the detail in a crash file; a bug of ours either way."""
+    error = context.get("exception")
+    detail = "".join(traceback.format_exception(error)) if error is not None else ""
+    where = crash.written(f"{context.get('message')}\n{context!r}\n\n{detail}")
+    os.write(2, f"splitbrain: internal error: {context.get('message')} (details in {where})\n".encode())
+
+
 async def cancelled_on_termination(work: Awaitable[T]) -> T:
     """`work`, cancelled at its next `await` by the signals that stop the
     command (those whose handler is ours), then KeyboardInterrupt; our
     handlers back once it ends. Must be the task `asyncio.run` runs."""
     loop = asyncio.get_running_loop()
+    loop.set_exception_handler(heard)
     task = asyncio.current_task()
     assert task is not None
     ours = [sig for sig in TERMINATION if signal.getsignal(sig) is _interrupt]

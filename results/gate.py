@@ -34,7 +34,6 @@ where a campaign writes it) must show every strategy's score at least
 from __future__ import annotations
 
 import json
-import tomllib
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from pathlib import Path
 from checkers.availability import CLIENT_FIGURES, FIGURES
 from checkers.errors import UsageError
 from checkers.verdict import NAMES, NO_FAULT
+from results.toml_files import read_toml
 
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults", "mutation"}
 MUTATION_KEYS = {"min_score", "strategies"}
@@ -70,10 +70,7 @@ class Policy:
 
 
 def load_policy(path: Path) -> Policy:
-    try:
-        raw = tomllib.loads(Path(path).read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise PolicyError(f"{path}: {error}") from None
+    raw = read_toml(path, PolicyError)
     unknown = set(raw) - POLICY_KEYS
     if unknown:
         raise PolicyError(f"{path}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(POLICY_KEYS))}")

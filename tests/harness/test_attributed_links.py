@@ -5,8 +5,12 @@ destinations is told apart."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import socket
+import threading
+import time
 from types import SimpleNamespace
 
 from harness.attributed_links import AttributedLinks, holder, live_pids, socket_inode
@@ -85,3 +89,43 @@ def test_the_live_processes_are_read_while_the_nemesis_changes_them():
 
     processes.update(n1=Started(1), n2=Started(2))
     assert live_pids(processes) == {1: "n1", 2: "n2"}
+
+
+def test_a_connection_accepted_as_the_fronts_close_leaves_no_task_pending():
+    """A member that dials as the run ends (etcd redials every 100 ms): its
+    connection, still being forwarded when the fronts close, must end with
+    them. It was left forwarding, its task pending when the loop stopped,
+    and every etcd run ended with "Task was destroyed but it is pending!"."""
+    node = socket.socket()
+    node.bind(("127.0.0.1", 0))
+    node.listen(0)
+    filler = socket.socket()  # the node's backlog full: the front's connect waits for SYN's retry (1 s)
+    filler.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        filler.connect(node.getsockname())
+    cluster = SimpleNamespace(ids=["n1"], processes={}, raft={"n1": node.getsockname()})
+    links = AttributedLinks(cluster)
+    errors = []
+    links.loop.set_exception_handler(lambda loop, context: errors.append(context))
+    client = socket.create_connection(links.fronts["n1"], timeout=5)
+    held = []
+
+    def node_answers() -> None:  # the node takes its connections once the fronts are closing
+        time.sleep(0.3)
+        node.settimeout(3)
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(node.accept()[0])
+
+    answering = threading.Thread(target=node_answers, daemon=True)
+    answering.start()
+    try:
+        time.sleep(0.2)
+        links.remove()
+        assert not asyncio.all_tasks(links.loop)
+        assert links.loop.is_closed()
+        assert errors == []
+    finally:
+        answering.join(5)
+        for s in [client, filler, node, *held]:
+            s.close()
