@@ -47,6 +47,7 @@ from checkers.errors import SettingError, UsageError
 from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 from results.toml_files import read_toml
+from results.wording import counted
 
 MATRIX_KEYS = {
     "name",
@@ -96,17 +97,22 @@ class PlannedRun:
 class StoppingRule:
     """Keep adding runs while Good–Turing's chance that the next one hits a
     coverage cell never hit is at least `below` (checkers/coverage.py's
-    `unseen_chance`), up to `max_runs` in all; `below` None: the matrix only."""
+    `unseen_chance`), up to `max_runs` in all (DEFAULT_MAX_RUNS where not
+    given); `below` None: the matrix only, its first `max_runs` where given."""
 
     below: float | None = None
-    max_runs: int = DEFAULT_MAX_RUNS
+    max_runs: int | None = None
+
+    def cap(self) -> int:
+        """At most this many runs in all."""
+        return DEFAULT_MAX_RUNS if self.max_runs is None else self.max_runs
 
 
 def stopping_rule(path: Path, below: float | None = None, max_runs: int | None = None) -> StoppingRule:
     """The file's `until_saturated` and `max_runs`, the command line's first."""
     campaign, _, _ = _read(path)
     below = campaign.get("until_saturated") if below is None else below
-    max_runs = campaign.get("max_runs", DEFAULT_MAX_RUNS) if max_runs is None else max_runs
+    max_runs = campaign.get("max_runs") if max_runs is None else max_runs
     for key, value, allowed in (("until_saturated", below, SATURATED), ("max_runs", max_runs, MAX_RUNS)):
         problem = None if value is None else allowed.problem(value)
         if problem:
@@ -420,6 +426,9 @@ def _execute(
     from checkers.coverage import add_up, unseen_chance
     from results.campaign_page import write_summary
 
+    if rule.max_runs is not None and len(planned) > rule.max_runs:
+        tqdm.write(f"campaign: the first {counted(rule.max_runs, 'run')} of the matrix's {len(planned)} (max_runs)")
+        del planned[rule.max_runs :]
     matrix = len(planned)
     learned = learn_from(config_path, folder)
     if learned:
@@ -432,7 +441,7 @@ def _execute(
             """Another run, while the stopping rule wants one; None once it does not."""
             chance = unseen_chance(hit)
             wanted = rule.below is not None and (chance is None or chance >= rule.below)
-            if not wanted or len(planned) >= rule.max_runs:
+            if not wanted or len(planned) >= rule.cap():
                 return None
             planned.append(another(planned, matrix))
             _describe(folder, config_path, planned)

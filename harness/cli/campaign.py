@@ -38,7 +38,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--max-runs",
         type=MAX_RUNS.parse,
         metavar="N",
-        help=f"with --until-saturated: at most N runs in all (the file's max_runs; default {DEFAULT_MAX_RUNS})",
+        help="at most N runs in all (the file's max_runs): the matrix's first N; with --until-saturated, the matrix "
+        f"and the runs it adds (default {DEFAULT_MAX_RUNS} then)",
     )
     parser.add_argument(
         "--spark",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from tqdm import tqdm
@@ -52,6 +50,9 @@ def command(args: argparse.Namespace) -> int:
     wrong = [s for s in strategies if s not in STRATEGIES]
     if wrong or not strategies:
         raise UsageError(f"--strategies: {', '.join(wrong) or 'none'}: choose from {', '.join(STRATEGIES)}")
+    twice = sorted({s for s in strategies if strategies.count(s) > 1})
+    if twice:
+        raise UsageError(f"--strategies: {', '.join(twice)} given twice")
     writable_folder(args.results, "--results")
     if args.policy is not None:
         from results.gate import load_policy
@@ -74,9 +75,19 @@ def command(args: argparse.Namespace) -> int:
     for outcome in report["outcomes"]:
         print(one(outcome))
     print(f"mutate: {scores(report)}; report: {args.results / 'mutation.json'}")
-    json.dump(report["score"], sys.stderr)
-    print(file=sys.stderr)
+    print(f"mutate: {score_line(report)}")
     return EXIT_VALID
+
+
+def score_line(report: dict) -> str:
+    """Each strategy's score, saying what it counts (printed once as bare JSON, `{"guided": 0.0}`
+    read as "nothing caught" where the simulation, left out under --real-for-all, caught them)."""
+    real_for_all = report["settings"]["real_for_all"]
+    counts = "its real runs alone (--real-for-all)" if real_for_all else "its real runs, or the simulation first"
+    shares = ", ".join(f"{s} {share:.0%}" for s, share in report["score"].items())
+    with_simulation = ", ".join(f"{s} {share:.0%}" for s, share in report["score_with_simulation"].items())
+    line = f"score, caught by {counts}, of {report['counted']} counted: {shares}"
+    return line + (f"; with the simulation first: {with_simulation}" if real_for_all else "")
 
 
 def scores(report: dict) -> str:

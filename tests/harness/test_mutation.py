@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness import reach
+from harness.cli.mutate import score_line
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
 from results.history import find_run_dirs
@@ -299,3 +300,17 @@ def test_a_leader_that_refuses_its_own_epochs_fetches_is_caught_making_no_progre
     assert checkers["progress"]["valid"] is False, checkers["progress"]
     assert [a["kind"] for a in checkers["progress"]["anomalies"]] == ["no-progress"]
     assert all(result["valid"] is True for name, result in checkers.items() if name != "progress"), checkers
+
+
+def test_the_score_line_says_what_it_counts():
+    """`--real-for-all` printed `{"guided": 0.0}` alone on stderr, which read
+    as "nothing caught" where the simulation had caught every mutant."""
+    outcomes = [Outcome(name, name, True, "caught", {"guided": [0]}) for name in "ab"]
+    line = score_line(summary(Settings(strategies=("guided",), real_for_all=True), outcomes))
+    assert line == (
+        "score, caught by its real runs alone (--real-for-all), of 2 counted: guided 0%; "
+        "with the simulation first: guided 100%"
+    )
+    assert score_line(summary(Settings(strategies=("guided",)), outcomes)) == (
+        "score, caught by its real runs, or the simulation first, of 2 counted: guided 100%"
+    )

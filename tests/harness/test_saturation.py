@@ -93,3 +93,15 @@ def test_a_campaign_adds_runs_until_no_new_cell_is_likely_and_resumes(tmp_path):
     again = splitbrain("campaign", "--quiet", str(path))
     assert again.returncode == 0 and "campaign: " in again.stdout
     assert sorted(p.name for p in (tmp_path / "runs" / "saturating").iterdir() if p.name.startswith("correct-")) == runs
+
+
+@pytest.mark.slow
+def test_max_runs_alone_cuts_the_matrix_to_its_first_runs(tmp_path):
+    """`--max-runs N` without the stopping rule was ignored: the whole matrix ran."""
+    path = tmp_path / "c.toml"
+    path.write_text(CAMPAIGN.format(results=tmp_path / "runs", extra="").replace("seeds = [7]", "seeds = [7, 8, 9]"))
+    done = splitbrain("campaign", "--quiet", "--max-runs", "1", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    runs = sorted(p.name for p in (tmp_path / "runs" / "saturating").iterdir() if p.name.startswith("correct-"))
+    assert runs == ["correct-append-kill-s7-r0"], done.stdout
+    assert "the first 1 run of the matrix's 3" in done.stdout + done.stderr
