@@ -32,6 +32,7 @@ from checkers.errors import UsageError
 
 from .checking import run_meta
 from .history import HistoryError, load_history
+from .importer import EXPORTED
 
 K = edn_format.Keyword
 REGISTER_FS = frozenset({"read", "write", "cas"})
@@ -109,7 +110,7 @@ def export_edn(run_dir: Path, to: Path) -> str:
     if model.get("initial") is not None:
         options += f" --initial '{json.dumps(model['initial'])}'"
     options += " --independent" if keyed else ""
-    lines = [f"; exported by splitbrain from {run_dir.name}; read back with: splitbrain import {options}"]
+    lines = [f"; exported by splitbrain from {run_dir.name}{EXPORTED}{options}"]
     lines += [edn_format.dumps(op_map(row)) for row in history.itertuples(index=False)]
     try:
         Path(to).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -38,6 +38,9 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from checkers.availability import CLIENT_FIGURES, FIGURES
 from checkers.errors import UsageError
 from checkers.verdict import NAMES, NO_FAULT
@@ -193,6 +196,9 @@ def _thresholds(availability: dict, prefix: str = ""):
 
 def judge(run_dir: Path, policy: Policy) -> list[Check]:
     run = str(run_dir)
+    broken = not_whole(run_dir)
+    if broken:
+        return [Check(run, "run", broken)]
     try:
         verdict = json.loads((run_dir / "verdict.json").read_text())
         checkers = verdict["checkers"]
@@ -220,6 +226,29 @@ def judge(run_dir: Path, policy: Policy) -> list[Check]:
     for key, bound in _thresholds(policy.availability):
         checks.append(Check(run, f"availability.{key}", _threshold_failure(stats, key, bound)))
     return checks
+
+
+def not_whole(run_dir: Path) -> str | None:
+    """What makes `run_dir` less than a whole run (its settings and its
+    history beside its verdict), or None: a gate once passed a run whose
+    run.json was cut short, reading its verdict alone."""
+    try:
+        meta = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "no run.json (the run's settings)"
+    except (OSError, ValueError) as error:
+        return f"run.json unreadable: {error}"
+    if not isinstance(meta, dict):
+        return "run.json unreadable: not a JSON object"
+    parquet, jsonl = run_dir / "history.parquet", run_dir / "history.jsonl"
+    if parquet.exists():
+        try:
+            pq.read_metadata(parquet)
+        except (OSError, ValueError, pa.ArrowException) as error:
+            return f"history.parquet unreadable: {error}"
+    elif not jsonl.exists():
+        return "no history (history.parquet or history.jsonl)"
+    return None
 
 
 def _faults_failure(made, least: int) -> str | None:

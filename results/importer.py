@@ -45,6 +45,7 @@ from results.versions import recorded
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record
 
 TYPES = ("invoke", "ok", "fail", "info")
+EXPORTED = "; read back with: splitbrain import "  # what `splitbrain export` writes on a file's first line
 
 
 def history_rows(path: Path, fmt: str, records: list[Record], model: Model, independent: bool = False) -> list[dict]:
@@ -121,11 +122,28 @@ def _error(fmt: str, record: Record) -> str | None:
     return error if isinstance(error, str) else json.dumps(error)
 
 
+def export_hint(path: Path) -> str:
+    """The options `splitbrain export` named on the file's first line to read
+    it back with (`EXPORTED`); "" for a file it did not write. Read without
+    them, a keyed history is one register, and linearizability fails falsely."""
+    try:
+        with open(path, "rb") as file:
+            first = file.readline(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return ""  # (the reader names what is wrong with the file)
+    return first.partition(EXPORTED)[2].strip() if first.startswith("; exported by splitbrain") else ""
+
+
 def import_file(path: Path, fmt: str, model: Model, to: Path, replace: bool = False, independent: bool = False) -> Path:
     """Write `to/<file stem>/` (history.parquet, run.json) from `path`; all or nothing."""
     if fmt not in FORMATS:
         raise ImportFormatError(f"--format: unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     path = Path(path)
+    if not independent and "--independent" in export_hint(path).split():
+        raise ImportFormatError(
+            f"{path}: its values are [key value] (its first line, splitbrain export's, says so): "
+            "import it with --independent"
+        )
     rows = history_rows(path, fmt, READERS[fmt](path), model, independent)
     target = Path(to) / path.stem
     if target.exists() and not replace:

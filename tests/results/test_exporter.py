@@ -100,3 +100,16 @@ def test_what_jepsen_cannot_read_is_one_line_and_exit_2(tmp_path):
         )
     result = splitbrain("export", "--format", "jepsen-edn", "--to", str(tmp_path / "no" / "out.edn"), str(appends))
     assert result.returncode == 2 and "--to" in result.stderr
+
+
+def test_a_keyed_export_imported_without_independent_is_refused(tmp_path):
+    """Imported as one register, the fresh run's keyed history was judged
+    not linearizable by `check`: a false alarm. Its first line names the flag."""
+    edn = tmp_path / "h.edn"
+    export_edn(register_run(tmp_path, stale=False), edn)
+    done = splitbrain(
+        "import", "--quiet", "--format", "jepsen-edn", "--model", "cas-register", "--to", str(tmp_path / "in"), str(edn)
+    )
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "import it with --independent" in done.stderr
+    assert not (tmp_path / "in" / "h").exists()

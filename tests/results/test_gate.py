@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from checkers.models import cas_register
+from checkers.schema import HISTORY_COLUMNS, frame
 from results.gate import PolicyError, judge, judge_mutation, load_policy, mutation_reports
 from results.history import find_run_dirs
 from results.importer import import_file
@@ -35,8 +36,11 @@ def policy(tmp_path, text=POLICY):
 
 
 def run(tmp_path, name, checkers):
+    """A whole run: its settings, its history and its verdict."""
     run_dir = tmp_path / "runs" / name
     run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"run_id": name, "seed": 0}))
+    frame([], HISTORY_COLUMNS).to_parquet(run_dir / "history.parquet", index=False)
     (run_dir / "verdict.json").write_text(json.dumps({"valid": True, "checkers": checkers}))
     return run_dir
 
@@ -81,11 +85,32 @@ def test_unreadable_runs_fail_by_name(tmp_path):
     empty = tmp_path / "runs" / "empty"
     empty.mkdir(parents=True)
     (empty / "run.json").write_text("{}")
+    frame([], HISTORY_COLUMNS).to_parquet(empty / "history.parquet", index=False)
     torn = run(tmp_path, "torn", {})
     (torn / "verdict.json").write_text('{"valid": tr')
     assert find_run_dirs([tmp_path / "runs"]) == [empty, torn]
     assert judge(empty, rules)[0].failure.startswith("no verdict.json")
     assert judge(torn, rules)[0].failure.startswith("verdict.json unreadable")
+
+
+@pytest.mark.parametrize(
+    "damage, failure",
+    [
+        (lambda d: (d / "run.json").write_text('{"run_id": "cut'), "run.json unreadable"),
+        (lambda d: (d / "run.json").unlink(), "no run.json"),
+        (lambda d: (d / "history.parquet").unlink(), "no history"),
+        (lambda d: (d / "history.parquet").write_bytes(b"PAR1 cut short"), "history.parquet unreadable"),
+    ],
+    ids=["run.json-truncated", "run.json-missing", "history-missing", "history-truncated"],
+)
+def test_a_run_that_is_not_whole_fails_the_gate(tmp_path, damage, failure):
+    """A valid verdict beside a run.json cut short passed: the gate read the verdict alone."""
+    rules = load_policy(policy(tmp_path, 'required = ["linearizable"]\n'))
+    broken = run(tmp_path, "broken", {"linearizable": {"valid": True}})
+    assert [c.failure for c in judge(broken, rules)] == [None]
+    damage(broken)
+    [check] = judge(broken, rules)
+    assert check.name == "run" and check.failure.startswith(failure), check
 
 
 @pytest.mark.parametrize(
