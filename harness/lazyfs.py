@@ -36,6 +36,8 @@ import threading
 
 import mfusepy
 
+from harness.ownership import RUN_ENV, mount_source
+
 PAGE = 4096
 FALLOC_FL_KEEP_SIZE = 0x01
 CONTROL = "/.splitbrain-lose"
@@ -290,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         attr_timeout=0,
         entry_timeout=0,
         negative_timeout=0,
-        fsname="splitbrain-lazyfs",
+        fsname=mount_source(os.environ.get(RUN_ENV, "")),
     )
     return 0
 

@@ -122,6 +122,7 @@ def everything() -> list[str]:
     ]
     lines += [f"network {n.name} (run {n.attrs.get('Labels', {}).get(ownership.RUN_LABEL)})" for n in found["networks"]]
     lines += [f"process {pid}" for pid in found["processes"]]
+    lines += [f"mount {point}" for point in found["mounts"]]
     return lines
 
 

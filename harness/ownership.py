@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ RUN_LABEL = "splitbrain.run"
 OWNER_LABEL = "splitbrain.owner"
 RUN_ENV = "SPLITBRAIN_RUN"
 OWNER_ENV = "SPLITBRAIN_OWNER"
+MOUNT_SOURCE = "splitbrain-lazyfs"
 REAPER_EXIT_TIMEOUT_S = 30.0
 
 
@@ -229,10 +231,32 @@ def unmount(path: Path) -> bool:
     return done.returncode == 0
 
 
+def mount_source(run_id: str) -> str:
+    """What a run's lose-unfsynced mounts name as their source (/proc/mounts'
+    first field), so they are found by run with no ledger at hand."""
+    return f"{MOUNT_SOURCE}:{run_id}"
+
+
+def marked_mounts(run_id: str | None, mounts: Path = Path("/proc/mounts")) -> list[Path]:
+    """The mount points of run `run_id`'s lose-unfsynced mounts (of any run's, with None)."""
+    found = []
+    for line in mounts.read_text(encoding="utf-8", errors="replace").splitlines():
+        source, point = (line.split() + ["", ""])[:2]
+        # (Mounts made before they named their run have the bare source: any run's.)
+        ours = source.partition(":")[0] == MOUNT_SOURCE if run_id is None else source == mount_source(run_id)
+        if ours:
+            # /proc/mounts writes a space, tab, newline or backslash in a path as an octal escape.
+            found.append(Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), point)))
+    return found
+
+
 def remove_runs(run_id: str | None) -> list[str]:
     """Remove what carries the mark of run `run_id` (of any run, with None):
-    processes by their environment, containers and networks by their label."""
+    processes by their environment, their lose-unfsynced mounts by their
+    source (a mount outlives its process: after a SIGKILL of the harness and
+    its reaper both, it was left behind), containers and networks by their label."""
     removed = [f"process {pid}" for pid in marked_processes(RUN_ENV, run_id) if kill_process(pid)]
+    removed += [f"mount {point}" for point in marked_mounts(run_id) if unmount(point)]
     label = RUN_LABEL if run_id is None else f"{RUN_LABEL}={run_id}"
     return removed + remove_docker_objects({"label": label})
 
@@ -287,11 +311,17 @@ def find_ledgers(directory: Path) -> list[Path]:
 
 def everything() -> dict[str, list]:
     """Every object any splitbrain run on this machine made, whoever owns it:
-    labelled containers and networks, and marked processes in our pid namespace."""
+    labelled containers and networks, marked processes in our pid namespace,
+    and lose-unfsynced mounts."""
     import docker
     from docker.errors import DockerException
 
-    found: dict[str, list] = {"containers": [], "networks": [], "processes": marked_processes(RUN_ENV, None)}
+    found: dict[str, list] = {
+        "containers": [],
+        "networks": [],
+        "processes": marked_processes(RUN_ENV, None),
+        "mounts": marked_mounts(None),
+    }
     try:
         client = docker.from_env()
         found["containers"] = listed_containers(client, {"label": RUN_LABEL})

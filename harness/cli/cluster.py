@@ -15,6 +15,7 @@ from harness.limits import setting_type
 from .arguments import add_target_options, given_options, path_arg
 from .outcome import EXIT_VALID
 
+DEFAULT_STATE_DIR = Path("runs/cluster")
 NAME = "cluster"
 HELP = "a cluster by hand: up, status, down"
 
@@ -28,8 +29,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state-dir",
         type=path_arg,
-        default=Path("runs/cluster"),
-        help="where `up` records what it made; `down` removes what is recorded there (also a run directory's)",
+        help=f"where `up` records what it made; `down` removes what is recorded there (also a run directory's) "
+        f"(default: {DEFAULT_STATE_DIR})",
     )
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--run", metavar="ID", help="down: remove one run's containers, networks and processes")
@@ -44,6 +45,11 @@ def command(args: argparse.Namespace) -> int:
 
     if args.action != "down" and (args.run or args.all):
         raise UsageError(f"cluster {args.action}: --run and --all are for `cluster down`")
+    named, args.state_dir = args.state_dir is not None, args.state_dir or DEFAULT_STATE_DIR
+    if args.state_dir.exists() and not args.state_dir.is_dir():
+        raise UsageError(f"--state-dir {args.state_dir}: a file, not a folder")
+    if args.action == "down" and named and not (args.run or args.all):
+        _a_state_dir(args.state_dir)
     crash.write_here(args.state_dir)
     if args.action == "up":
         state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
@@ -64,12 +70,27 @@ def command(args: argparse.Namespace) -> int:
                 else f"of run {args.run}"
                 if args.run
                 else f"recorded in {args.state_dir.absolute()}"
+                + ("" if args.state_dir.exists() else ": no such folder")
             )
             print(
                 f"cluster down: nothing of ours was running ({where}; a cluster up elsewhere: "
                 "--state-dir DIR, as `cluster up` printed it)"
             )
     return EXIT_VALID
+
+
+def _a_state_dir(path: Path) -> None:
+    """A --state-dir named to `cluster down` holds what `cluster up` or a run
+    recorded; a missing or unrelated folder is not taken for a clean one."""
+    from harness import ownership
+
+    if not path.exists():
+        raise UsageError(f"--state-dir {path}: no such folder")
+    if not ownership.find_ledgers(path):
+        raise UsageError(
+            f"--state-dir {path}: no record of anything splitbrain made here ({ownership.LEDGER}, "
+            "as `cluster up` or a run writes it)"
+        )
 
 
 def cluster_down(args: argparse.Namespace) -> list[str]:

@@ -12,12 +12,23 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.docker_cluster import name_prefix
-from harness.ownership import OWNER_ENV, Ownership, alive, marked_processes, read_ledger, start_time, sweep
+from harness.ownership import (
+    OWNER_ENV,
+    Ownership,
+    alive,
+    marked_mounts,
+    marked_processes,
+    mount_source,
+    read_ledger,
+    start_time,
+    sweep,
+)
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
@@ -114,3 +125,16 @@ def test_docker_names_take_any_run_id_and_stay_apart(run_id):
     names = {name_prefix(f"{run_id}-{pid}-cafe") for pid in (1, 2)}
     assert len(names) == 2
     assert all(re.fullmatch(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*", name) for name in names)
+
+
+def test_a_runs_mounts_are_found_by_their_source_with_no_ledger(tmp_path):
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        f"{mount_source('r1')} /runs/r1/cluster/n1/data fuse rw 0 0\n"
+        f"{mount_source('r1')} /runs/my\\040runs/r1/n2/data fuse rw 0 0\n"
+        f"{mount_source('r2')} /runs/r2/cluster/n1/data fuse rw 0 0\n"
+        "splitbrain-lazyfs /old/n1/data fuse rw 0 0\n"
+        "proc /proc proc rw 0 0\n"
+    )
+    assert marked_mounts("r1", mounts) == [Path("/runs/r1/cluster/n1/data"), Path("/runs/my runs/r1/n2/data")]
+    assert len(marked_mounts(None, mounts)) == 4

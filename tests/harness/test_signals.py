@@ -6,6 +6,7 @@ state directory leaves another user's run alone; one campaign per folder."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -90,6 +91,27 @@ def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nod
     assert len(load_history(run_dir)) > 10  # history.jsonl survives for `splitbrain check`
 
 
+@pytest.mark.parametrize("backend", ["local", "docker"])
+def test_cluster_down_by_run_id_removes_what_a_run_killed_with_its_reaper_left(tmp_path, backend):
+    """README's recovery when the reaper died with the harness: `cluster down
+    --run ID` ended the processes and containers but left the run's FUSE
+    mounts (dead: their processes gone), and said nothing was running when
+    asked again."""
+    process, run_dir = start_run(tmp_path, backend, "3", nemesis="partition,kill,pause,lose-unfsynced")
+    assert any("mount" in e for e in read_ledger(run_dir / LEDGER)[1])
+    reapers = subprocess.run(["pgrep", "-f", f"harness.reaper {run_dir}"], capture_output=True, text=True).stdout
+    assert reapers.split(), "the run has no reaper"
+    for pid in reapers.split():
+        os.kill(int(pid), signal.SIGKILL)
+    process.kill()
+    process.communicate(timeout=10)
+    time.sleep(1)
+    assert leftovers(run_dir), "nothing was left to remove: the reaper was not killed in time"
+    down = splitbrain("cluster", "down", "--run", run_dir.name.removesuffix(PARTIAL))
+    assert down.returncode == 0 and "removed mount" in down.stdout, down.stdout + down.stderr
+    assert leftovers(run_dir) == []
+
+
 # What a run says on stderr when stopped by a signal: these lines of ours, nothing else
 # (no asyncio traceback, no "exception was never retrieved", no "Task was destroyed").
 OUR_LINES = ("seed: ", "run directory: ", "splitbrain: interrupted", "splitbrain: already stopping")
@@ -145,8 +167,9 @@ def test_cluster_down_elsewhere_leaves_a_running_run_alone(tmp_path):
         text=True,
     )
     fault_in_force(runs)
+    empty.mkdir()
     nothing = splitbrain("cluster", "down", "--state-dir", str(empty))
-    assert nothing.returncode == 0 and "nothing of ours" in nothing.stdout
+    assert nothing.returncode == 2 and "no record of anything splitbrain made here" in nothing.stderr
     down = splitbrain("cluster", "down", "--state-dir", str(mine))
     assert down.returncode == 0 and down.stdout.count("removed process") == 4  # 3 nodes and the link proxy server
     assert leftovers(mine / state["run_id"]) == []
