@@ -13,7 +13,9 @@ HELP = "run a run again: its settings, seed, fault schedule and operations"
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=path_arg, metavar="RUN_DIR", help="the run directory to replay")
-    parser.add_argument("--results", type=path_arg, help="where the new run goes (default: beside RUN_DIR)")
+    parser.add_argument(
+        "--results", type=path_arg, help="where the new run goes (default: replay-RUN, a folder beside RUN_DIR)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -21,7 +23,9 @@ def command(args: argparse.Namespace) -> int:
     """The run's settings, seed and recorded faults again; then whether the verdict came back."""
     from results.run_index import verdict_of
 
-    config = recorded_run(args.run_dir, args.results, args.quiet)
+    # Not beside RUN_DIR itself: in a campaign's folder, a gate over it would count the replay as one more run.
+    results = args.results or args.run_dir.resolve().parent / f"replay-{args.run_dir.resolve().name}"
+    config = recorded_run(args.run_dir, results, args.quiet)
     before = verdict_of(args.run_dir)
     run_dir, code = execute(config)
     now = verdict_of(run_dir)

@@ -34,6 +34,8 @@ def command(args: argparse.Namespace) -> int:
 
     if (args.run_dir / "verdict.json").exists() and not failing_checkers(args.run_dir):
         raise UsageError(f"{args.run_dir}: no checker failed in this run: nothing to shrink")
+    if args.to is not None and args.to.is_dir():  # (refused before any trial runs, not after)
+        raise UsageError(f"--to {args.to}: a folder; name the campaign file to write")
     if args.to is not None and not args.to.resolve().parent.is_dir():
         raise UsageError(f"--to: {args.to.parent} is not a folder")
     results = args.results or args.run_dir.resolve().parent / f"shrink-{args.run_dir.name}"

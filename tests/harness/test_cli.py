@@ -182,6 +182,7 @@ def test_shrink_and_replay_refuse_what_they_cannot_use_in_one_line(tmp_path):
     for args, message in [
         (["shrink", str(runs["passing"])], "nothing to shrink"),
         (["shrink", "--to", str(tmp_path / "no" / "x.toml"), str(runs["failing"])], "--to"),
+        (["shrink", "--to", str(tmp_path), str(runs["failing"])], "a folder; name the campaign file"),
         (["replay", str(tmp_path / "nowhere")], "cannot read"),
         (["shrink", str(tmp_path)], "cannot read"),
     ]:
@@ -336,3 +337,18 @@ def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
     again = recorded_run(tmp_path / "run", tmp_path / "again", quiet=True)
     assert again.schedule == [{"at_s": 12.0, "f": "heal-all", "args": {}}]
+
+
+def test_a_replay_goes_beside_the_campaigns_runs_not_among_them(tmp_path):
+    """`replay` put its run in the folder of the run it replayed, and a gate
+    over a campaign's folder then counted one run more."""
+    from results.history import find_run_dirs
+
+    folder = tmp_path / "campaign"
+    done = splitbrain("run", "--time-limit", "3", "--nemesis", "kill", "--quiet", "--results", str(folder))
+    assert done.returncode == 0, done.stderr
+    [original] = find_run_dirs([folder])
+    replayed = splitbrain("replay", "--quiet", str(original))
+    assert replayed.returncode == 0 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
+    assert find_run_dirs([folder]) == [original]
+    assert len(find_run_dirs([folder / f"replay-{original.name}"])) == 1
