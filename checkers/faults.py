@@ -136,8 +136,8 @@ CATALOGUE = (
         "#1565c0",
         leaves_nodes_up=True,
         needs=("clock_faults",),
-        refused=" takes no clock faults: libfaketime moves only clocks read through libc, and Go programs "
-        "such as etcd read theirs through the vDSO",
+        refused=" takes no clock faults: libfaketime moves only clocks read through libc, and this target's "
+        "server reads its own another way (a Go program reads its clock through the vDSO)",
         on_this_machine=True,
     ),
     # Voter changes among faults: a follower's disk lost and the leader killed

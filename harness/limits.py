@@ -21,6 +21,12 @@ MAX_NODES = 15
 MAX_SCHEDULE_OPS = 10_000
 
 
+def shown(bound: float) -> str:
+    """A bound as a user types it: a whole number whole (the seed's bound
+    printed as 9.22337e+18 with `:g`), any other as short as it goes."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+
+
 @dataclass(frozen=True)
 class Range:
     """A number's kind and bounds; `above` excludes its bound, `least` includes it."""
@@ -38,11 +44,11 @@ class Range:
         if not math.isfinite(value):
             return f"must be finite, not {value!r}"
         if self.least is not None and value < self.least:
-            return f"must be at least {self.least:g}, not {value!r}"
+            return f"must be at least {shown(self.least)}, not {value!r}"
         if self.above is not None and value <= self.above:
-            return f"must be more than {self.above:g}, not {value!r}"
+            return f"must be more than {shown(self.above)}, not {value!r}"
         if self.most is not None and value > self.most:
-            return f"must be at most {self.most:g}, not {value!r}"
+            return f"must be at most {shown(self.most)}, not {value!r}"
         return None
 
     def parse(self, text: str):

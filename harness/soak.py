@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from results.history import PARTIAL
 from results.soak_page import SOAK_PAGE, write_soak_page
 
 SAMPLES_FILE = "soak.jsonl"
@@ -82,7 +83,11 @@ class Soak:
 
     async def sampling(self) -> None:
         """Until cancelled: a sample and the page every `sample_s`, a line every minute."""
-        print(f"splitbrain: soak: how it goes, while it runs: {self.run_dir / SOAK_PAGE}", file=sys.stderr)
+        ended = self.run_dir.with_name(self.run_dir.name.removesuffix(PARTIAL)) / SOAK_PAGE
+        print(
+            f"splitbrain: soak: how it goes, while it runs: {self.run_dir / SOAK_PAGE}; once it ends: {ended}",
+            file=sys.stderr,
+        )
         while True:
             await asyncio.sleep(self.sample_s)
             sample = await asyncio.to_thread(self.sample)

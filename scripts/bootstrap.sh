@@ -18,7 +18,9 @@ want=$(cat pyproject.toml constraints.txt targets/*/target.py | sha256sum | cut 
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     # The versions the tests passed on (constraints.txt; scripts/lock.sh refreshes it).
-    .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+    # setuptools warns, in a banner, of folders named as the packages in the
+    # working directory on every editable install: they are those packages.
+    PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
     mapfile -t clients < <(.venv/bin/python -m targets.packages python)
     if [ "${#clients[@]}" -gt 0 ]; then
         .venv/bin/python -m pip install --quiet -c constraints.txt "${clients[@]}"

@@ -352,3 +352,11 @@ def test_a_replay_goes_beside_the_campaigns_runs_not_among_them(tmp_path):
     assert replayed.returncode == 0 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
     assert find_run_dirs([folder]) == [original]
     assert len(find_run_dirs([folder / f"replay-{original.name}"])) == 1
+
+
+def test_a_refusal_names_no_other_target_and_a_bound_as_typed():
+    """NATS's clock refusal said "Go programs such as etcd"; the seed's bound printed as 9.22337e+18."""
+    with pytest.raises(SettingError) as refused:
+        RunConfig(target="nats", nemesis=["clock"]).validate()
+    assert refused.value.reason.startswith("nats takes no clock faults") and "etcd" not in refused.value.reason
+    one_line_error(splitbrain("run", "--seed", str(2**64)), "must be at most 9223372036854775807, not")

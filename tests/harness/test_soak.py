@@ -45,7 +45,9 @@ def test_a_soak_shows_its_progress_while_it_runs_and_is_checked_at_the_end(tmp_p
     assert set(samples[-1]["nodes_mib"]) == {"n1", "n2", "n3"} and all(samples[-1]["nodes_mib"].values())
     page = (run_dir / "soak.html").read_text()
     assert "http-equiv='refresh'" not in page and "live verdict: valid=true" in page and page.count("<svg") == 3
-    assert "splitbrain: soak: how it goes, while it runs: " in err and f"soak: {run_dir / 'soak.html'}" in out
+    # The page's path while it runs (.partial) is gone once it ends: the line names both.
+    assert f"splitbrain: soak: how it goes, while it runs: {run_dir}.partial/soak.html; once it ends: " in err
+    assert f"once it ends: {run_dir / 'soak.html'}" in err and f"soak: {run_dir / 'soak.html'}" in out
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["valid"] is True and json.loads((run_dir / "live.json").read_text())["valid"] is True
     dom = chromium("--dump-dom", (run_dir / "soak.html").as_uri())
