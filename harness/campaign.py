@@ -46,7 +46,7 @@ import targets
 from checkers.errors import SettingError, UsageError
 from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
-from results.toml_files import read_toml
+from results.user_files import read_toml
 from results.wording import counted
 
 MATRIX_KEYS = {
@@ -167,8 +167,6 @@ def load(path: Path, results: Path | None = None) -> tuple[Path, list[PlannedRun
     folder = Path(in_file if results is None else results) / name
     planned = []
     for target, table in targets.items():
-        if not isinstance(table, dict):
-            raise CampaignError(f"{path}: targets.{target}: must be a table")
         planned += _target_runs(path, folder, campaign, common, target, table)
     return folder, planned
 
@@ -181,11 +179,17 @@ def _read(path: Path) -> tuple[dict, dict, dict]:
         raise CampaignError(f"{path}: unknown table [{table}]; known: [campaign], [targets.NAME], [mutation]")
     if not raw:
         raise CampaignError(f"{path}: empty: a campaign file has a [campaign] table, [targets.NAME] tables, or both")
+    for key in ("campaign", "targets"):
+        if not isinstance(raw.get(key, {}), dict):
+            raise CampaignError(f"{path}: {key} must be a table ([{key}]), not {raw[key]!r}")
     campaign = dict(raw.get("campaign", {}))
     sources = campaign.get("learn_from", [])
     if not isinstance(sources, list) or not all(isinstance(source, str) for source in sources):
         raise CampaignError(f"{path}: campaign.learn_from must list archives, campaign folders or run directories")
     targets = raw.get("targets") or {"default": {}}
+    for name, table in targets.items():
+        if not isinstance(table, dict):
+            raise CampaignError(f"{path}: targets.{name}: must be a table")
     # A run's own settings, and any target's options (each run refuses those its target does not declare).
     options = {f.name for f in fields(RunConfig)} - OWN_OPTIONS - {"options"} | target_option_names()
     common = {k: v for k, v in campaign.items() if k not in MATRIX_KEYS}
@@ -304,6 +308,11 @@ def _check_matrix(path: Path, target: str, matrix: dict) -> None:
     seeds = matrix.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds:
         raise CampaignError(f"{path}: targets.{target}: seeds must be a list of integers, not {seeds!r}")
+    for key in ("workloads", "nemeses", "seeds"):  # twice, one run would run twice under one name
+        values = matrix.get(key, [])
+        twice = [v for index, v in enumerate(values) if v in values[:index]]
+        if twice:
+            raise CampaignError(f"{path}: targets.{target}: {key}: {twice[0]!r} given twice")
     problem = REPEATS.problem(matrix.get("repeats", 1))
     if problem:
         raise CampaignError(f"{path}: targets.{target}: repeats {problem}")

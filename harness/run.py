@@ -271,6 +271,8 @@ class RunConfig:
 
     def _check_shape(self) -> None:
         """The voters, a schedule given, and the faults the strategy can make in the time."""
+        if self.hosts is not None and self.backend != "ssh":  # (it was taken and ignored: the run went local)
+            raise SettingError("hosts", f"a hosts file is for the ssh backend, not {self.backend}")
         voters = self.nodes if self.initial_voters is None else self.initial_voters
         if voters > self.nodes:
             raise SettingError("initial_voters", f"must be between 1 and nodes ({self.nodes}), not {voters}")

@@ -21,12 +21,12 @@ reported in one line naming the file and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from checkers.errors import UsageError
 from harness.ssh_cluster import SshHost, SshNode
+from results.user_files import read_json
 
 
 class HostsFileError(UsageError):
@@ -50,12 +50,7 @@ def _address(path: Path, field: str, text) -> tuple[str, int]:
 
 def load_hosts(path: Path) -> HostsFile:
     path = Path(path)
-    try:
-        spec = json.loads(path.read_text())
-    except OSError as error:
-        raise HostsFileError(f"{path}: {error.strerror}") from None
-    except json.JSONDecodeError as error:
-        raise HostsFileError(f"{path}: line {error.lineno}: {error.msg}") from None
+    spec = read_json(path, HostsFileError)
     if not isinstance(spec, dict) or not isinstance(spec.get("nodes"), dict) or not spec["nodes"]:
         raise HostsFileError(f"{path}: nodes: expected an object of node id -> node")
     for field in ("user", "key_file", "known_hosts"):

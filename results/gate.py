@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from checkers.availability import CLIENT_FIGURES, FIGURES
 from checkers.errors import UsageError
 from checkers.verdict import NAMES, NO_FAULT
-from results.toml_files import read_toml
+from results.user_files import read_toml
 
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults", "mutation"}
 MUTATION_KEYS = {"min_score", "strategies"}

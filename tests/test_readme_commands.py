@@ -29,13 +29,13 @@ def readme_commands() -> list[str]:
     return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 
-def as_written(start: str) -> str:
-    """The command README shows as `start` itself, else the one it shows that starts so."""
+def as_written(start: str, then: str = "") -> str:
+    """The command README shows as `start` itself, else the first it shows
+    that starts so (and holds `then`)."""
     commands = readme_commands()
-    if start in commands:
+    if start in commands and not then:
         return start
-    [command] = [c for c in commands if c.startswith(start + " ")]
-    return command
+    return [c for c in commands if c.startswith(start + " ") and then in c][0]
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +119,21 @@ def test_a_cluster_by_hand_is_brought_up_and_down_from_anywhere(clone, tmp_path)
     assert down.returncode == 0 and "removed" in down.stdout, down.stdout + down.stderr
     assert docker.from_env().containers.list(all=True, filters=labelled) == []
     assert shell(clone, as_written(".venv/bin/splitbrain cluster down")).stdout.startswith("cluster down: nothing")
+
+
+def test_the_short_campaign_soak_and_mutation_run_as_written(clone):
+    """README's short examples: a campaign cut by --max-runs alone, a soak of
+    a minute, and a mutation score of two mutants; only the campaign's time
+    limit is cut."""
+    example = clone / "examples" / "campaign.toml"
+    example.write_text(example.read_text().replace("time_limit_s = 16", "time_limit_s = 6"))
+    short = shell(clone, as_written(".venv/bin/splitbrain campaign", "--max-runs"), "--quiet")
+    assert short.returncode in (0, 1), short.stderr[-2000:]
+    assert len(run_dirs(clone / "runs" / "short" / "example")) == 2, short.stdout
+    soak = shell(clone, as_written(".venv/bin/splitbrain soak"), "--quiet", timeout=300)
+    assert soak.returncode == 0, soak.stdout + soak.stderr[-2000:]
+    [soaked] = [r for r in run_dirs(clone / "runs") if (r / "soak.html").exists()]
+    assert json.loads((soaked / "verdict.json").read_text())["valid"] is True
+    mutated = shell(clone, as_written(".venv/bin/splitbrain mutate"), "--quiet", timeout=1200)
+    assert mutated.returncode == 0, mutated.stdout + mutated.stderr[-2000:]
+    assert "mutate: score, caught by" in mutated.stdout and (clone / "runs" / "mutation" / "mutation.json").exists()

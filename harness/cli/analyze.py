@@ -30,11 +30,13 @@ def command(args: argparse.Namespace) -> int:
     """The archive re-checked and summarised on Spark. Exit 2 when an entry is
     corrupt or the re-check contradicts an archived verdict (the archive
     cannot be trusted), else 1 when a run fails a safety checker."""
+    from results.archive import read_manifest
     from results.spark_pipeline import analyze
     from results.spark_session import master_problem
 
     if not (args.archive / "manifest.json").exists():
         raise UsageError(f"{args.archive}: not an archive (no manifest.json)")
+    read_manifest(args.archive)  # one that cannot be read is refused before --out is made
     problem = master_problem(args.master)
     if problem:
         raise UsageError(f"--master {args.master}: {problem}")

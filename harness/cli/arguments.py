@@ -117,6 +117,7 @@ OPTIONS = {
     "nemesis_strategy": "--nemesis-strategy",
     "workload": "--workload",
     "backend": "--backend",
+    "hosts": "--hosts",
     "net": "--net",
     "nodes": "--nodes",
     "target": "--target",

@@ -50,14 +50,14 @@ def command(args: argparse.Namespace) -> int:
     wrong = [s for s in strategies if s not in STRATEGIES]
     if wrong or not strategies:
         raise UsageError(f"--strategies: {', '.join(wrong) or 'none'}: choose from {', '.join(STRATEGIES)}")
-    twice = sorted({s for s in strategies if strategies.count(s) > 1})
+    twice = sorted({name for name in strategies if strategies.count(name) > 1})
     if twice:
         raise UsageError(f"--strategies: {', '.join(twice)} given twice")
-    writable_folder(args.results, "--results")
     if args.policy is not None:
         from results.gate import load_policy
 
-        load_policy(args.policy)  # a policy that cannot be read is refused before any mutant runs
+        load_policy(args.policy)  # a policy that cannot be read is refused before anything is made
+    writable_folder(args.results, "--results")
     settings = Settings(
         args.target,
         args.mutants,

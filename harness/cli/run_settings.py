@@ -7,9 +7,9 @@ heals and tears down as after Ctrl-C."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from checkers.errors import UsageError
+from results.user_files import read_json
 
 from .arguments import path_arg
 from .runs import execute, validated
@@ -28,12 +28,7 @@ def command(args: argparse.Namespace) -> int:
     """The run, checked and given its own name; the exit code by verdict."""
     from harness.run import RunConfig
 
-    try:
-        data = json.loads(args.settings.read_text())
-    except OSError as error:
-        raise UsageError(f"{args.settings}: cannot read: {error.strerror or error}") from None
-    except ValueError as error:
-        raise UsageError(f"{args.settings}: not JSON: {error}") from None
+    data = read_json(args.settings, UsageError)
     try:
         config = RunConfig.from_json(data)
     except (TypeError, AttributeError) as error:

@@ -77,7 +77,7 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
             {**op, "at_s": min(config.time_limit_s, round(max(0.0, op["at_s"] - start), 6))}
             for op in meta.get("schedule", [])
         ]
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, AttributeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
     config = dataclasses.replace(
         config, run_id=None, progress=not quiet, schedule=schedule, results=results or run_dir.resolve().parent

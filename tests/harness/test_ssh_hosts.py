@@ -47,7 +47,7 @@ def test_mistakes_name_the_field(tmp_path, change, message):
 
 
 def test_bad_json_names_the_line(tmp_path):
-    with pytest.raises(HostsFileError, match=r"hosts\.json: line 2"):
+    with pytest.raises(HostsFileError, match=r"hosts\.json: not JSON: line 2"):
         load_hosts(write(tmp_path, '{\n  "user": }'))
 
 
