@@ -160,7 +160,7 @@ class DockerCluster(ClusterBase):
             data = self.data_dir(node)
             self.mount_disk(node)  # on this machine, before the container binds the node's folder (with its mounts)
             self.prepare(node)
-            volumes = {str(data.parent): {"bind": "/node", "mode": "rw"}}
+            volumes = {str(data.parent): {"bind": "/node", "mode": "rw"}, **self.server_volume()}
             # The node's folder is /node in its container: so is its clock's control file.
             environment = self.clock_environment(node, f"/node/{self.clock_control(node).name}")
             self.stopped.discard(node)
@@ -176,6 +176,13 @@ class DockerCluster(ClusterBase):
         elif not self.running(node):
             self.stopped.discard(node)
             container.start()
+
+    def server_volume(self) -> dict:
+        """The folder of the target's chosen server (a release's, a user's
+        build), at the same path in the container, read-only: the node's
+        command line names the file by that path. None chosen: the image's own."""
+        folder = self.target.server_file.parent if self.target.server_file is not None else None
+        return {} if folder is None else {str(folder): {"bind": str(folder), "mode": "ro"}}
 
     def start_all(self) -> None:
         for node in self.ids:

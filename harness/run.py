@@ -157,7 +157,7 @@ class RunConfig:
         """iptables on Docker where the target's members dial one advertised
         peer URL each (no per-link routes), so no proxy can stand in one
         link's way; else link proxies, where each directed link has its own."""
-        known = self.target in targets.names()
+        known = targets.known(self.target)
         if self.backend == "docker" and known and not targets.get(self.target).capabilities.peer_routes:
             return "iptables"
         return "proxy"
@@ -168,7 +168,7 @@ class RunConfig:
         backend take (it is for finding bugs without knowing where they are),
         but lost disks and voter changes, which change the cluster's shape and
         are named when wanted."""
-        if self.nemesis_strategy == "random" or self.target not in targets.names():
+        if self.nemesis_strategy == "random" or not targets.known(self.target):
             return list(RANDOM_DEFAULT)
         return [kind for kind in GUIDED_DEFAULT if self.takes(kind)]
 
@@ -196,7 +196,7 @@ class RunConfig:
         target's options again."""
         known = {f.name for f in fields(cls)}
         values = {name: value for name, value in data.items() if name in known}
-        if "options" not in data and data.get("target", DEFAULT_TARGET) in targets.names():
+        if "options" not in data and targets.known(str(data.get("target", DEFAULT_TARGET))):
             declared = {option.name for option in targets.get(data.get("target", DEFAULT_TARGET)).options}
             values["options"] = {name: value for name, value in data.items() if name in declared}
         for name in ("results", "hosts", "coverage_file", "memory_file"):
@@ -247,7 +247,7 @@ class RunConfig:
             twice = sorted({v for v in named if named.count(v) > 1})
             if twice:
                 raise SettingError(name, f"{', '.join(twice)} named more than once")
-        if self.target not in targets.names():
+        if not isinstance(self.target, str) or not targets.known(self.target):
             raise SettingError("target", f"{self.target!r} is not one of {', '.join(targets.names())}")
         unknown = sorted(set(self.nemesis) - set(KINDS))
         if unknown:
@@ -260,6 +260,8 @@ class RunConfig:
         refused = target_options.refusal(target.name, target.options, self.options, keys=True)
         if refused:
             raise SettingError(*refused)
+        if target.server_file is not None and self.backend == "ssh":
+            raise SettingError("target", "a release or build of the server runs on the local and docker backends")
         if self.workload not in target.capabilities.workloads:
             raise SettingError(
                 "workload", f"{target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}"
@@ -405,7 +407,9 @@ class Run:
                 "options": config.settings(),
             },
             "seed": config.seed,
-            "target": config.target,
+            "target": self.target.name,
+            # The server's release (`--target NAME@VERSION`) or the user's build (`--server-binary`); None: PATH's.
+            "release": self.target.release,
             "capabilities": self.target.capabilities.as_json(),
             "versions": {**recorded(), **self.target.versions()},
             "git_revision": git_revision(),

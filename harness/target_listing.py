@@ -9,6 +9,7 @@ from __future__ import annotations
 import targets
 from checkers.faults import KINDS
 from harness.run import CHOICES, RunConfig
+from targets.releases import cache_home, ordered
 
 
 def describe(name: str) -> dict:
@@ -32,7 +33,14 @@ def describe(name: str) -> dict:
             for o in target.options
         ],
         "faults": {backend: taken(name, backend) for backend in CHOICES["backend"]},
+        **({"releases": releases(target.releases)} if target.releases is not None else {}),
     }
+
+
+def releases(declared) -> dict:
+    """The releases of its server a target pins (`--target NAME@VERSION`), and those in this machine's cache."""
+    known = ordered(declared.pins())
+    return {"known": known, "installed": [v for v in known if declared.installed(v)], "cache": str(cache_home())}
 
 
 def taken(name: str, backend: str) -> list[str]:
@@ -60,6 +68,12 @@ def text(described: dict) -> str:
         )
     if not described["options"]:
         lines.append("    none")
+    if "releases" in described:
+        found = described["releases"]
+        lines.append(
+            f"  releases (--target {described['name']}@VERSION): {', '.join(found['known'])}; "
+            f"installed: {', '.join(found['installed']) or 'none'} (in {found['cache']})"
+        )
     lines.append("  faults:")
     lines += [f"    {backend}: {', '.join(kinds) or 'none'}" for backend, kinds in described["faults"].items()]
     return "\n".join(lines)

@@ -13,6 +13,10 @@ declarations to learn what to install.
 
 from __future__ import annotations
 
+import copy
+import os
+import shutil
+import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from targets.options import Option
+from targets.releases import ReleaseError, Releases, sha256_of
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,55 @@ class Target(ABC):
     # Where the `append` workload goes: 0, the target's one log (offsets are
     # log offsets); N, N lists by key (offsets are places in a key's list).
     append_keys: int = 0
+    # The program a node runs: its name on PATH (Debian's package), unless
+    # `at` chose a release's (`releases`: targets/releases.py) or a user's build.
+    server: str = ""
+    releases: Releases | None = None
+    server_file: Path | None = None  # chosen by `at`
+    release: str | None = None  # chosen by `at`
+
+    def at(self, where: str) -> Target:
+        """This target with its server at a release (`2.12.1`: fetched and
+        checked at first use) or a file (`/abs/path`: a user's build, which
+        must answer `--version` as this target's server does). Raises
+        ReleaseError saying why not, in one line."""
+        if where.startswith("/"):
+            file = Path(where)
+            if not file.is_file() or not os.access(file, os.X_OK):
+                raise ReleaseError(f"{file}: not an executable file")
+            version = self.version_of(_version_output(file))
+            if version is None:
+                raise ReleaseError(f"{file}: not {self.name}'s server ({self.server} --version says otherwise)")
+        else:
+            if self.releases is None:
+                raise ReleaseError(f"{self.name} has no releases but its own; name none (--target {self.name})")
+            file, version = self.releases.server(where), where
+        chosen = copy.copy(self)
+        chosen.server_file, chosen.release = file, version
+        return chosen
+
+    def program(self) -> str:
+        """The server as a node's command line names it."""
+        return str(self.server_file) if self.server_file is not None else self.server
+
+    def version_of(self, output: str) -> str | None:
+        """The version the server's `--version` printed; None where it is not this target's server."""
+        return None
+
+    def server_versions(self) -> dict[str, str]:
+        """The server's version as it says it (for run.json), with the file's
+        sha256 where a release or a build of the user's was chosen."""
+        program = self.program() if self.server_file is not None else shutil.which(self.server)
+        if program is None:
+            return {self.server: "not installed on the harness machine"}
+        version = self.version_of(_version_output(Path(program))) or "unknown"
+        if self.server_file is None:
+            return {self.server: version}
+        return {
+            self.server: version,
+            f"{self.server}_file": str(program),
+            f"{self.server}_sha256": sha256_of(Path(program)),
+        }
 
     def election_timeout_ms(self, settings: dict) -> int:
         """How long a follower waits to hear its leader before it stands, with
@@ -365,3 +419,12 @@ class OwnCommands(ABC):
     @abstractmethod
     def main(self, command: str, argv: list[str]) -> int:
         """Run one of them: its exit code."""
+
+
+def _version_output(file: Path) -> str:
+    """What `FILE --version` prints (stdout and stderr), "" where it cannot run."""
+    try:
+        done = subprocess.run([str(file), "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout + done.stderr

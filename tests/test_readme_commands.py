@@ -137,3 +137,11 @@ def test_the_short_campaign_soak_and_mutation_run_as_written(clone):
     mutated = shell(clone, as_written(".venv/bin/splitbrain mutate"), "--quiet", timeout=1200)
     assert mutated.returncode == 0, mutated.stdout + mutated.stderr[-2000:]
     assert "mutate: score, caught by" in mutated.stdout and (clone / "runs" / "mutation" / "mutation.json").exists()
+
+
+def test_a_release_of_the_server_runs_as_written(clone):
+    """README's versions example: nats-server 2.15.1 from its pinned wheel."""
+    done = shell(clone, as_written(".venv/bin/splitbrain run", "--target nats@"), "--quiet", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    [run_dir] = [r for r in run_dirs(clone / "runs") if json.loads((r / "run.json").read_text()).get("release")]
+    assert json.loads((run_dir / "run.json").read_text())["versions"]["nats-server"] == "2.15.1"

@@ -57,11 +57,44 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
 
 
+def target_name(text: str) -> str:
+    """`--target`: a registered target, with a release of its server or not
+    (the release is fetched and checked when the run is validated)."""
+    if not targets.known(text) or text.endswith("@"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose from {', '.join(targets.names())}, each with @VERSION or not"
+        )
+    return text
+
+
+def chosen_target(args: argparse.Namespace) -> str:
+    """The target as a run names it: `--server-binary PATH` is NAME@/abs/path."""
+    if getattr(args, "server_binary", None) is None:
+        return args.target
+    if "@" in args.target:
+        raise UsageError(f"--server-binary: runs one build; --target {args.target} names a release too")
+    return f"{args.target}@{args.server_binary.absolute()}"
+
+
 def add_target_options(parser: argparse._ActionsContainer) -> None:
     """The target, and every option some target declares (targets/options.py),
     as it spells it; a run refuses one its target does not declare. An option
     not given is left out, so the target's default stands."""
-    parser.add_argument("--target", default=DEFAULT, choices=targets.names(), help="the system under test")
+    parser.add_argument(
+        "--target",
+        default=DEFAULT,
+        type=target_name,
+        metavar="NAME[@VERSION]",
+        help=f"the system under test, one of {', '.join(targets.names())}; @VERSION runs a release of its server "
+        "that it pins (`splitbrain targets NAME` lists them), fetched at first use into a cache of its own",
+    )
+    parser.add_argument(
+        "--server-binary",
+        type=path_arg,
+        metavar="PATH",
+        help="run this build of the target's server (it must answer --version as the server does); "
+        "run.json names it by its version and sha256",
+    )
     for declared in declarations().values():
         option, names = declared[0][1], [name for name, _ in declared]
         defaults = {str(o.default) for _, o in declared}
@@ -98,7 +131,7 @@ def target_settings(args: argparse.Namespace) -> dict:
 
 def given_options(args: argparse.Namespace) -> dict:
     """The target options given, each one the chosen target declares with a value it takes; else a one-line UsageError."""
-    target = targets.get(args.target)
+    target = targets.get(targets.base(args.target))
     given = target_settings(args)
     refused = target_options.refusal(target.name, target.options, given)
     if refused:
@@ -118,6 +151,7 @@ OPTIONS = {
     "workload": "--workload",
     "backend": "--backend",
     "hosts": "--hosts",
+    "server_binary": "--server-binary",
     "net": "--net",
     "nodes": "--nodes",
     "target": "--target",

