@@ -48,6 +48,7 @@ from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED,
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 from results.user_files import read_toml
 from results.wording import counted
+from targets import DEFAULT as DEFAULT_TARGET
 
 MATRIX_KEYS = {
     "name",
@@ -61,8 +62,9 @@ MATRIX_KEYS = {
     "spark",
     "runs_per_host",
     "learn_from",
+    "versions",
 }
-TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats"}
+TARGET_MATRIX_KEYS = {"workloads", "nemeses", "seeds", "repeats", "versions"}
 # Options a campaign sets itself, per run.
 LOCK_FILE = ".campaign.lock"
 REPEATS = Range(int, least=1, most=10_000)
@@ -255,22 +257,30 @@ def _target_runs(path: Path, folder: Path, campaign: dict, common: dict, target:
     overrides = {k: v for k, v in table.items() if k not in TARGET_MATRIX_KEYS}
     _check_matrix(path, target, matrix)
     planned = []
-    for workload in matrix.get("workloads", ["append"]):
-        for nemesis in matrix.get("nemeses", [None]):  # None: the strategy's default (RunConfig.default_nemesis)
-            kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
-            for seed in matrix.get("seeds", [0]):
-                for repeat in range(matrix.get("repeats", 1)):
-                    settings = {**run_settings({**common, **overrides}), "workload": workload, "seed": seed}
-                    planned.append(_planned(path, folder, target, settings, kinds, repeat))
+    settings = run_settings({**common, **overrides})
+    named = settings.get("target", DEFAULT_TARGET)
+    # A release of the target's server each (`versions`: --target NAME@VERSION); none: the target as named.
+    for version in matrix.get("versions", [None]):
+        chosen = {} if version is None else {"target": f"{targets.base(named)}@{version}"}
+        for workload in matrix.get("workloads", ["append"]):
+            for nemesis in matrix.get("nemeses", [None]):  # None: the strategy's default (RunConfig.default_nemesis)
+                kinds = None if nemesis is None else [k for k in nemesis.split(",") if k and k != "none"]
+                for seed in matrix.get("seeds", [0]):
+                    for repeat in range(matrix.get("repeats", 1)):
+                        one = {**settings, **chosen, "workload": workload, "seed": seed}
+                        planned.append(_planned(path, folder, target, one, kinds, repeat, version))
     return planned
 
 
-def _planned(path: Path, folder: Path, target: str, settings: dict, kinds: list[str] | None, repeat: int) -> PlannedRun:
+def _planned(
+    path: Path, folder: Path, target: str, settings: dict, kinds: list[str] | None, repeat: int, version: str | None
+) -> PlannedRun:
     """One run of the matrix, named for what it runs, its settings checked."""
     try:
         config = RunConfig(**settings, **unless_none(nemesis=kinds), results=folder, progress=False, option_set=target)
         faults = "default" if kinds is None and config.nemesis_strategy != "random" else "+".join(config.nemesis)
-        run_id = f"{target}-{config.workload}-{faults or 'none'}-s{config.seed}-r{repeat}"
+        release = "" if version is None else f"v{version}-"
+        run_id = f"{target}-{release}{config.workload}-{faults or 'none'}-s{config.seed}-r{repeat}"
         config = dataclasses.replace(config, run_id=run_id)
         config.validate()
     except (TypeError, ValueError, SettingError) as error:
@@ -299,7 +309,7 @@ def folder_name_problem(name) -> str | None:
 
 def _check_matrix(path: Path, target: str, matrix: dict) -> None:
     """The matrix keys' types and ranges (each run's settings are checked by RunConfig.validate)."""
-    for key in ("workloads", "nemeses"):
+    for key in ("workloads", "nemeses", "versions"):
         if key in matrix and (not isinstance(matrix[key], list) or not all(isinstance(v, str) for v in matrix[key])):
             raise CampaignError(f"{path}: targets.{target}: {key} must be a list of names, not {matrix[key]!r}")
     for nemesis in matrix.get("nemeses", []):
@@ -308,7 +318,7 @@ def _check_matrix(path: Path, target: str, matrix: dict) -> None:
     seeds = matrix.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds:
         raise CampaignError(f"{path}: targets.{target}: seeds must be a list of integers, not {seeds!r}")
-    for key in ("workloads", "nemeses", "seeds"):  # twice, one run would run twice under one name
+    for key in ("workloads", "nemeses", "seeds", "versions"):  # twice, one run would run twice under one name
         values = matrix.get(key, [])
         twice = [v for index, v in enumerate(values) if v in values[:index]]
         if twice:

@@ -412,6 +412,8 @@ class Run:
             "release": self.target.release,
             "capabilities": self.target.capabilities.as_json(),
             "versions": {**recorded(), **self.target.versions()},
+            # The server's own version (campaign pages and analyze group by it).
+            "server_version": self.target.server_versions().get(self.target.server),
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             # The wall clock when the history's clock read 0: places the nodes' log lines on it (report.html).

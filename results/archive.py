@@ -210,6 +210,7 @@ def _index_row(ident: str, run_dir: Path) -> dict:
         "time_limit_s": config.get("time_limit_s"),
         "source_file": (meta.get("source") or {}).get("file"),
         "model": json.dumps(meta["model"]) if "source" in meta else None,
+        "server_version": meta.get("server_version"),
         "splitbrain_version": (meta.get("versions") or {}).get("splitbrain"),
         "python_version": (meta.get("versions") or {}).get("python"),
         "git_revision": meta.get("git_revision"),

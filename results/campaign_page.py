@@ -1,5 +1,6 @@
 """A campaign's `summary.html`: per target option set, how many runs failed
-and which checkers caught them; then every run with its verdict, its first
+and which checkers caught them; per version of the server, where it ran
+more than one, how many runs each checker failed; then every run with its verdict, its first
 anomaly and a link to its report; then what the campaign's faults tried
 (their coverage cells added up)."""
 
@@ -23,12 +24,14 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     """`runs`: (target name, run directory) in matrix order."""
     rows = []
     verdicts = []
+    versions = []
     for target, run_dir in runs:
         try:
             verdict = json.loads((run_dir / "verdict.json").read_text())
         except (OSError, ValueError):
             verdict = {"valid": "not run", "checkers": {}}
         verdicts.append(verdict)
+        versions.append(_server_version(run_dir))
         failing = {name: r for name, r in verdict.get("checkers", {}).items() if r.get("valid") is not True}
         rows.append((target, run_dir, verdict.get("valid"), failing))
     coverages = [v.get("coverage") or {} for v in verdicts]
@@ -36,7 +39,7 @@ def write_summary(folder: Path, runs: list[tuple[str, Path]]) -> Path:
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>campaign {html.escape(folder.name)}</title>"
         f"<style>{STYLE}</style></head><body><h1>Campaign {html.escape(folder.name)}</h1>"
-        f"{_targets_table(rows)}{_runs_table(folder, rows)}"
+        f"{_targets_table(rows)}{_versions_table(rows, versions)}{_runs_table(folder, rows)}"
         f"{tried}"
         f"{states_table(add_up_states(coverages))}</body></html>"
     )
@@ -70,6 +73,35 @@ def _targets_table(rows: list[Row]) -> str:
             f"<td>{html.escape(', '.join(caught))}</td></tr>"
         )
     return "".join(head) + "</table>"
+
+
+def _server_version(run_dir: Path) -> str:
+    """The version of the server the run ran (run.json's `server_version`), "?" where it says none."""
+    try:
+        meta = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        return "?"
+    return str(meta.get("server_version") or "?") if isinstance(meta, dict) else "?"
+
+
+def _versions_table(rows: list[Row], versions: list[str]) -> str:
+    """Where the campaign ran more than one version of the server: per
+    version, its runs and, per checker that failed any run, how many of
+    that version's runs it failed."""
+    if len(set(versions)) < 2:
+        return ""
+    checkers = sorted({name for _, _, valid, failing in rows for name, r in failing.items() if r.get("valid") is False})
+    order = sorted(set(versions), key=lambda v: tuple(int(p) if p.isdigit() else -1 for p in v.split(".")))
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in checkers)
+    body = [f"<h2>Versions</h2><table class='versions'><tr><th>version</th><th>runs</th>{head}</tr>"]
+    for version in order:
+        mine = [failing for (_, _, _, failing), v in zip(rows, versions) if v == version]
+        cells = "".join(
+            f"<td>{sum(1 for failing in mine if (failing.get(name) or {}).get('valid') is False)}</td>"
+            for name in checkers
+        )
+        body.append(f"<tr><td>{html.escape(version)}</td><td>{len(mine)}</td>{cells}</tr>")
+    return "".join(body) + "</table>"
 
 
 def _runs_table(folder: Path, rows: list[Row]) -> str:

@@ -43,7 +43,17 @@ from .history import HistoryError
 from .spark_session import collected, session
 
 SAFETY = tuple(name for name in NAMES if name != "availability")
-CONFIG_COLUMNS = ["option_set", "target", "bugs", "options", "workload", "nemesis", "nodes", "time_limit_s"]
+CONFIG_COLUMNS = [
+    "option_set",
+    "target",
+    "server_version",
+    "bugs",
+    "options",
+    "workload",
+    "nemesis",
+    "nodes",
+    "time_limit_s",
+]
 # A run's rows each carry its failure group (checkers/signatures.py's `group`; None for a run that did not fail).
 VERDICT_COLUMNS = ["run_id", "checker", "valid", "kinds", "failure_group"]
 RECHECKED_SCHEMA = ", ".join(f"{name} string" for name in VERDICT_COLUMNS)
@@ -182,7 +192,7 @@ def summaries(spark, index: pd.DataFrame, rechecked: pd.DataFrame) -> dict[str, 
         F.concat_ws(",", F.collect_set(F.when(F.col("valid") == "false", F.col("checker")))).alias("failed_checkers"),
     )
     joined = runs.join(per_run, "run_id", "left").cache()
-    options = [c for c in ("option_set", "target", "bugs", "options", "nemesis") if c in index]
+    options = [c for c in ("option_set", "target", "server_version", "bugs", "options", "nemesis") if c in index]
     rates = ["runs", "failed", "failure_rate", "caught_by"]
     spread = [f"{kind}_{c}" for kind in ("mean", "max") for c in figures]
     by_options = _by_options(joined, options, figures)

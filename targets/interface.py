@@ -205,6 +205,8 @@ class Target(ABC):
     def server_versions(self) -> dict[str, str]:
         """The server's version as it says it (for run.json), with the file's
         sha256 where a release or a build of the user's was chosen."""
+        if not self.server:  # a program of splitbrain's own (the reference quorum)
+            return {}
         program = self.program() if self.server_file is not None else shutil.which(self.server)
         if program is None:
             return {self.server: "not installed on the harness machine"}

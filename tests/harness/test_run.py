@@ -255,7 +255,11 @@ def test_repeat_and_replay_run_the_same_schedule_again(tmp_path, leftovers):
     )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert f"replay of {first.name}: valid true then, valid true now: reproduced" in replayed.stdout
-    assert set(tmp_path.iterdir()) == {first, second, tmp_path / f"replay-{first.name}"}  # beside the runs, not among them
+    assert set(tmp_path.iterdir()) == {
+        first,
+        second,
+        tmp_path / f"replay-{first.name}",
+    }  # beside the runs, not among them
     [third] = (tmp_path / f"replay-{first.name}").iterdir()
     assert schedule_offsets(third) == schedule_offsets(first)
     assert json.loads((third / "run.json").read_text())["config"]["run_id"] is None

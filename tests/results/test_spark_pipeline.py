@@ -177,6 +177,7 @@ def test_spark_verdicts_equal_the_pandas_checkers(tmp_path):
     assert spark[("hand--keyed-s1", "committed-data-loss")] == "false"
     for checker in {checker for *_, checker in CASES if checker}:
         assert any(valid == "false" for (_, name), valid in spark.items() if name == checker), checker
+    assert "server_version" in found["failure_rate"].columns  # findings grouped by the server's version too
     rates = found["failure_rate"].set_index(["target", "bugs"])
     assert rates.loc[("kraft-sim", "stale-read"), "failure_rate"] == 1.0
     assert "linearizable" in rates.loc[("kraft-sim", "stale-read"), "caught_by"]
