@@ -13,6 +13,9 @@ clock faults"):
 - `examples/lease-reads.toml` (linearizable): lease reads under clock faults
   caught in at least 2 of 3 seeds; the same partitions without the clock
   fault, and the clock fault without lease reads, valid.
+- `examples/nats-jepsen-2.12.toml` (committed-data-loss): Jepsen's four
+  NATS 2.12.1 findings on the releases its `versions` names, 5 seeds each
+  (`--seeds 1 2 3 4 5`): per option set and version.
 
     .venv/bin/python benchmarks/example_catches.py --example examples/lease-reads.toml --checker linearizable
         [--seeds 1 2 3] [--targets lease lease-clock] [--backend local|docker]
@@ -34,9 +37,9 @@ TARGET_TABLE = re.compile(r"^\[targets\.([\w-]+)\]\n(?:(?!\[).*\n?)*", re.MULTIL
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--seeds", type=int, nargs="+", help="instead of the example's own seeds")
     parser.add_argument("--backend", choices=["local", "docker"], default="local")
-    parser.add_argument("--example", type=Path, required=True, help="a campaign TOML with `seeds = [1, 2, 3]`")
+    parser.add_argument("--example", type=Path, required=True, help="a campaign TOML")
     parser.add_argument("--checker", default="committed-data-loss", help="the checker whose verdict counts")
     parser.add_argument("--targets", nargs="+", help="only these option sets of the example")
     args = parser.parse_args()
@@ -45,7 +48,8 @@ def main() -> int:
     text = args.example.read_text()
     if args.targets:
         text = TARGET_TABLE.sub(lambda table: table[0] if table[1] in args.targets else "", text)
-    text = text.replace("seeds = [1, 2, 3]", f"seeds = {args.seeds}")
+    if args.seeds:
+        text = re.sub(r"^seeds = \[[^\]]*\]", f"seeds = {args.seeds}", text, flags=re.MULTILINE)
     text = text.replace('backend = "local"', f'backend = "{args.backend}"')
     config.write_text(text)
     subprocess.run(
@@ -61,20 +65,24 @@ def summarize(runs: Path, checker: str) -> None:
     """A row per run (the checker's verdict, its anomalies' kinds, and for
     committed-data-loss how many acknowledged appends were lost), then per
     option set how many runs it caught."""
-    print(f"| target | seed | {checker} | anomalies | lost of acknowledged | verdict |")
-    print("|---|---|---|---|---|---|")
+    print(f"| target | version | seed | {checker} | anomalies | lost of acknowledged | verdict |")
+    print("|---|---|---|---|---|---|---|")
     caught: dict[str, list[bool]] = {}
     for verdict_path in sorted(runs.glob("*/*/verdict.json")):
         verdict = json.loads(verdict_path.read_text())
         run = json.loads((verdict_path.parent / "run.json").read_text())
-        target = run["config"]["option_set"]
+        version = run.get("server_version") or "-"
+        target = f"{run['config']['option_set']} on {version}" if run.get("release") else run["config"]["option_set"]
         result = verdict["checkers"][checker]
         valid = result["valid"]
         kinds = sorted({anomaly.get("kind", "?") for anomaly in result.get("anomalies", [])})
         stats = result.get("stats", {})
         lost = f"{stats['lost_appends']} of {stats['acknowledged']}" if "lost_appends" in stats else "-"
         caught.setdefault(target, []).append(valid is False)
-        print(f"| {target} | {run['seed']} | {valid} | {', '.join(kinds) or '-'} | {lost} | {verdict['valid']} |")
+        print(
+            f"| {run['config']['option_set']} | {version} | {run['seed']} | {valid} | {', '.join(kinds) or '-'} | {lost} "
+            f"| {verdict['valid']} |"
+        )
     print()
     for target, found in caught.items():
         print(f"{target}: {checker} caught it in {sum(found)} of {len(found)} runs")

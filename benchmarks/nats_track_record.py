@@ -12,7 +12,12 @@ workload's stream or bucket of 3 replicas):
 - `guided-register`, `guided-append`: the default guided nemesis (its own
   fault set), 60 s;
 - `kill-pause`: append under kills and pauses, a fault every 4 s, 24 s
-  (tests/targets/nats/test_nats_runs.py's run).
+  (tests/targets/nats/test_nats_runs.py's run);
+- `isolate-leader`: append, the stream's leader cut off from both others
+  for 8 s and healed, twice in 40 s (random schedules).
+
+`--version V` runs a release of nats-server (`--target nats@V`) instead of
+Debian's 2.9.10.
 
 `--busy N` keeps N processes spinning beside the runs, each as busy as it
 can be, and `--at-once K` makes K runs of each row and seed at once: the
@@ -27,7 +32,7 @@ shows its evidence), then per row how many runs each checker found false
 and could not decide. The runs are kept for checking by hand.
 
     .venv/bin/python benchmarks/nats_track_record.py [--rows kill-bounce pause serializable leader-reads guided-register guided-append kill-pause]
-        [--seeds 1 2 3 4 5] [--busy N] [--at-once K] [--strategy guided|novelty|random]
+        [--seeds 1 2 3 4 5] [--busy N] [--at-once K] [--strategy guided|novelty|random] [--version V]
 """
 
 from __future__ import annotations
@@ -53,10 +58,17 @@ ROWS = {
     "guided-register": ("register", 60, []),
     "guided-append": ("append", 60, []),
     "kill-pause": ("append", 24, ["--nemesis", "kill,pause", "--interval", "4"]),
+    # The stream's leader cut off from both others for 8 s, then healed, twice (random schedules: the
+    # row's --nemesis-strategy comes after the command's, and argparse takes the last).
+    "isolate-leader": (
+        "append",
+        40,
+        ["--nemesis", "partition", "--topologies", "isolate-leader", "--nemesis-strategy", "random", "--interval", "8"],
+    ),
 }
 
 
-def run(results: Path, row: str, strategy: str, seed: int, copy: int) -> tuple[Path, int, str]:
+def run(results: Path, row: str, strategy: str, target: str, seed: int, copy: int) -> tuple[Path, int, str]:
     workload, seconds, extra = ROWS[row]
     folder = results / row / f"{seed}-{copy}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -66,7 +78,7 @@ def run(results: Path, row: str, strategy: str, seed: int, copy: int) -> tuple[P
         "harness.cli",
         "run",
         "--target",
-        "nats",
+        target,
         "--backend",
         "local",
         "--nodes",
@@ -98,6 +110,9 @@ def main() -> int:
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside the runs")
     parser.add_argument("--at-once", type=int, default=1, help="runs of each row and seed made at once")
     parser.add_argument("--strategy", default="guided", help="the nemesis strategy (--nemesis-strategy)")
+    parser.add_argument(
+        "--version", help="a release of nats-server the target pins (--target nats@VERSION); Debian's 2.9.10 without"
+    )
     args = parser.parse_args()
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
     try:
@@ -120,7 +135,8 @@ def campaign(args: argparse.Namespace) -> int:
     for row in args.rows:
         for seed in args.seeds:
             with ThreadPoolExecutor(args.at_once) as pool:
-                done = list(pool.map(partial(run, results, row, args.strategy, seed), range(args.at_once)))
+                target = f"nats@{args.version}" if args.version else "nats"
+                done = list(pool.map(partial(run, results, row, args.strategy, target, seed), range(args.at_once)))
             for run_dir, code, unsettled in done:
                 report(results, row, seed, run_dir, code, unsettled, found_false[row], undecided[row])
     print()

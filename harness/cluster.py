@@ -224,13 +224,16 @@ class ClusterBase:
             raise ClusterError(f"{fault} {node}: its data directory is not on the lose-unfsynced filesystem")
         (self.data_dir(node) / CONTROL.lstrip("/")).write_bytes(command)
 
-    def corrupt(self, node: str, rng, kind: str | None = None) -> dict:
+    def corrupt(self, node: str, rng, kind: str | None = None, mode: str | None = None) -> dict:
         """Damage one of the node's data files (it must be stopped), durably:
         of `kind`, or of a kind drawn among those the target names that have
         a file with data. A log loses 1 to 64 bytes off its end or has one
         bit flipped among its last 64 (a torn write); any other file is cut,
-        or has a bit flipped, anywhere. Returns what was damaged: the kind,
-        the file, the mode and the byte offset."""
+        or has a bit flipped, anywhere: as `mode` says (`truncate`, `flip`),
+        else drawn. Returns what was damaged: the kind, the file, the mode
+        and the byte offset."""
+        if mode not in (None, "truncate", "flip"):
+            raise ClusterError(f"corrupt {node}: mode {mode!r}: truncate or flip")
         if self.running(node):
             raise ClusterError(f"corrupt {node}: the node is running")
         found = {}
@@ -245,7 +248,8 @@ class ClusterBase:
         size = path.stat().st_size
         start = size - min(64, size) if kind == "log" else 0
         with open(path, "r+b") as damaged:
-            truncate = rng.random() < 0.5
+            drawn = rng.random() < 0.5
+            truncate = drawn if mode is None else mode == "truncate"
             at = rng.randrange(start, size)
             if truncate:
                 damaged.truncate(at)

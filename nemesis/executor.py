@@ -209,7 +209,8 @@ class Nemesis:
         touched: list[Any] = []
         for node in self.aimed(args, rng):
             self.cluster.kill(node)
-            touched += [node, self.cluster.corrupt(node, rng, args.get("kind"))]  # what was damaged, for the history
+            # What was damaged, for the history; a schedule may name the kind of file and the mode (flip, truncate).
+            touched += [node, self.cluster.corrupt(node, rng, args.get("kind"), args.get("mode"))]
             self.cluster.start(node)
             self.paused.discard(node)
             self.down.discard(node)

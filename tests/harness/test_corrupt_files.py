@@ -55,3 +55,14 @@ def test_a_kind_can_be_named_and_one_not_written_yet_is_refused(cluster):
     assert cluster.corrupt("n1", random.Random(1), "log")["kind"] == "log"
     with pytest.raises(ClusterError, match="no metadata file written yet"):
         cluster.corrupt("n1", random.Random(1), "metadata")
+
+
+@pytest.mark.parametrize("mode", ["flip", "truncate"])
+def test_a_mode_can_be_named(cluster, mode):
+    """A schedule names the damage's mode (Jepsen's #7549 was bit flips in message blocks), whatever the seed."""
+    data = cluster.data_dir("n1")
+    for seed in range(20):
+        (data / "quorum-state.json").write_bytes(b"x" * 1024)
+        assert cluster.corrupt("n1", random.Random(seed), "metadata", mode)["mode"] == mode
+    with pytest.raises(ClusterError, match="mode 'melt': truncate or flip"):
+        cluster.corrupt("n1", random.Random(1), "metadata", "melt")

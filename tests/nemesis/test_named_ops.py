@@ -51,7 +51,7 @@ class Disks(Cluster):
 
     def fill_disk(self, node: str) -> None: ...
 
-    def corrupt(self, node: str, rng: random.Random, kind: str | None) -> dict:
+    def corrupt(self, node: str, rng: random.Random, kind: str | None, mode: str | None = None) -> dict:
         return {"kind": "log", "file": "log.bin", "mode": "flip", "at": 0}
 
 
