@@ -260,8 +260,6 @@ class RunConfig:
         refused = target_options.refusal(target.name, target.options, self.options, keys=True)
         if refused:
             raise SettingError(*refused)
-        if target.server_file is not None and self.backend == "ssh":
-            raise SettingError("target", "a release or build of the server runs on the local and docker backends")
         if self.workload not in target.capabilities.workloads:
             raise SettingError(
                 "workload", f"{target.name} runs {', '.join(target.capabilities.workloads)}, not {self.workload}"

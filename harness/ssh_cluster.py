@@ -6,6 +6,7 @@ SFTP; nodes run under nohup and are signalled by pid like local processes.
 
 from __future__ import annotations
 
+import copy
 import shlex
 import shutil
 import stat
@@ -19,8 +20,10 @@ from harness.cluster import ClusterBase
 from harness.docker_image import ROOT
 from harness.ownership import Ownership
 from targets.interface import Address, Target
+from targets.releases import sha256_of
 
 REMOTE_DIR = "splitbrain"  # under the remote user's home
+SERVER_DIR = "server"  # in REMOTE_DIR: a chosen server's file, by its sha256 (runs of two builds may share a host)
 COMMAND_TIMEOUT_S = 20.0
 
 
@@ -94,6 +97,16 @@ class SshConnection:
         finally:
             sftp.close()
         return copied
+
+    def put_file(self, local: Path, remote: str, mode: int = 0o755) -> None:
+        """Copy one file to `remote` (its folder made), with `mode`."""
+        self.run(f"mkdir -p {shlex.quote(remote.rsplit('/', 1)[0])}")
+        sftp = self.client.open_sftp()
+        try:
+            sftp.put(str(local), remote)
+            sftp.chmod(remote, mode)
+        finally:
+            sftp.close()
 
     def get_tree(self, remote: str, local: Path) -> None:
         """Copy every file under `remote` to `local`, folders as they are; a
@@ -174,6 +187,21 @@ class SshCluster(ClusterBase):
             connection.run(f"mkdir -p {shlex.quote(self.base[node])}/{node}")
             for source in self.target.ssh_sources:
                 connection.put_tree(ROOT / source, self.base[node])
+        if self.target.server_file is not None:
+            self.target = self._server_on_hosts(self.target)
+
+    def _server_on_hosts(self, target: Target) -> Target:
+        """The chosen server (a release's, a build of the user's) copied to
+        each host, beside the nodes' folders; the node's command names it
+        from there (a path relative to the folder it starts in, as each host's
+        home may differ)."""
+        assert target.server_file is not None
+        relative = f"{SERVER_DIR}/{sha256_of(target.server_file)[:16]}/{target.server_file.name}"
+        for node, connection in self.connections.items():
+            connection.put_file(target.server_file, f"{self.base[node]}/{relative}")
+        on_hosts = copy.copy(target)
+        on_hosts.server_file = Path(".") / relative
+        return on_hosts
 
     def _remote(self, node: str, path: str) -> str:
         return f"{self.base[node]}/{node}/{path}"

@@ -220,17 +220,19 @@ def test_splitbrain_run_over_ssh(hosts, tmp_path):
     assert refused.returncode == 2 and "need a link proxy" in refused.stderr
 
 
-def test_nats_over_ssh_is_judged_from_each_server_s_own_files(hosts, tmp_path):
+@pytest.mark.parametrize("target", ["nats", "nats@2.15.1"])
+def test_nats_over_ssh_is_judged_from_each_server_s_own_files(hosts, tmp_path, target):
     """A NATS run on hosts over SSH: each server's copy of the stream is its
     message blocks, copied from its host over SFTP into the run's cluster
     folder (they are on no disk of this machine), and the final table holds
-    each server's copy as those files hold it."""
+    each server's copy as those files hold it. A release of the server
+    (`nats@2.15.1`) is copied to each host and runs there."""
     nodes, _ = hosts
     hosts_file = written_hosts_file(nodes, tmp_path / "hosts.json")
     done = subprocess.run(
         [
             *(sys.executable, "-m", "harness.cli", "run", "--backend", "ssh", "--hosts", str(hosts_file)),
-            *("--target", "nats", "--workload", "append", "--quiet", "--results", str(tmp_path / "runs")),
+            *("--target", target, "--workload", "append", "--quiet", "--results", str(tmp_path / "runs")),
             *("--seed", "4", "--time-limit", "12", "--interval", "3", "--nemesis", "kill,pause"),
         ],
         capture_output=True,
@@ -258,3 +260,6 @@ def test_nats_over_ssh_is_judged_from_each_server_s_own_files(hosts, tmp_path):
         assert dict(zip(held["offset"], held["value"].map(str))) == copy, node
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["checkers"]["committed-data-loss"]["valid"] in (True, False), verdict["checkers"]
+    version = target.partition("@")[2] or "2.9.10"
+    for node in nodes:  # each server says its version as it starts
+        assert f"Version:  {version}" in (run_dir / "nodes" / node / "node.log").read_text(), node
