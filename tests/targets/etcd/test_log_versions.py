@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from targets.etcd import logs
+from tests.targets.log_kinds import kinds, version_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 KINDS = {
@@ -27,11 +28,6 @@ KINDS = {
 
 @pytest.mark.parametrize("version", sorted(p.name for p in FIXTURES.iterdir()))
 def test_every_version_logs_the_same_kinds_of_events(version):
-    rows = [
-        row
-        for path in sorted((FIXTURES / version).glob("n*.log"))
-        for row in logs.events(path, path.stem, lambda wall_ns: wall_ns)
-    ]
-    kinds = {f"{r['event']}:{r['state']}" if r["event"] == "transition" else r["event"] for r in rows}
-    assert kinds == KINDS, (version, kinds)
+    rows = version_rows(FIXTURES / version, logs.events)
+    assert kinds(rows) == KINDS, (version, kinds(rows))
     assert {r["candidate"] for r in rows if r["event"] == "vote"} <= {"n1", "n2", "n3"}

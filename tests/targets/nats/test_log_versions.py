@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from targets.nats import logs
+from tests.targets.log_kinds import kinds, version_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 KINDS = {"transition:candidate", "vote", "transition:leader", "leader", "transition:follower"}
@@ -19,13 +20,8 @@ KINDS = {"transition:candidate", "vote", "transition:leader", "leader", "transit
 
 @pytest.mark.parametrize("version", sorted(p.name for p in FIXTURES.iterdir()))
 def test_every_version_logs_the_same_kinds_of_events(version):
-    rows = [
-        row
-        for path in sorted((FIXTURES / version).glob("n*.log"))
-        for row in logs.events(path, path.stem, lambda wall_ns: wall_ns)
-    ]
-    kinds = {f"{r['event']}:{r['state']}" if r["event"] == "transition" else r["event"] for r in rows}
-    assert kinds == KINDS, (version, kinds)
+    rows = version_rows(FIXTURES / version, logs.events)
+    assert kinds(rows) == KINDS, (version, kinds(rows))
     votes = [r for r in rows if r["event"] == "vote"]
     assert all(r["candidate"] in ("n1", "n2", "n3") and r["epoch"] > 0 for r in votes), votes
     leaders = [r for r in rows if r["event"] == "transition" and r["state"] == "leader"]
