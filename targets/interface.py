@@ -21,10 +21,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from targets.options import Option
-from targets.releases import ReleaseError, Releases, sha256_of
+
+if TYPE_CHECKING:  # an SSH host's node programs import this module with targets/ alone: releases needs checkers
+    from targets.releases import Releases
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,8 @@ class Target(ABC):
         checked at first use) or a file (`/abs/path`: a user's build, which
         must answer `--version` as this target's server does). Raises
         ReleaseError saying why not, in one line."""
+        from targets.releases import ReleaseError
+
         if where.startswith("/"):
             file = Path(where)
             if not file.is_file() or not os.access(file, os.X_OK):
@@ -213,6 +217,8 @@ class Target(ABC):
         version = self.version_of(_version_output(Path(program))) or "unknown"
         if self.server_file is None:
             return {self.server: version}
+        from targets.releases import sha256_of
+
         return {
             self.server: version,
             f"{self.server}_file": str(program),

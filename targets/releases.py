@@ -28,11 +28,14 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from checkers.errors import UsageError
+
 DOWNLOAD_TIMEOUT_S = 300
 
 
-class ReleaseError(Exception):
-    """A release that cannot be had here (the registry turns it into a one-line SettingError)."""
+class ReleaseError(UsageError):
+    """A release, or a build of the user's, that cannot be had here (the
+    registry names the option: `--target` or `--server-binary`)."""
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
     [run_dir] = tmp_path.iterdir()
     copies = own_copies(run_dir)
     meta = json.loads((run_dir / "run.json").read_text())
-    assert meta["versions"]["nats-server"].startswith("v2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
+    assert meta["versions"]["nats-server"].startswith("2.9.") and meta["capabilities"]["ok_proves_leadership"] is False
     aimed = [op["args"]["aim"] for op in meta["schedule"] if "aim" in op["args"]]
     assert aimed and {a.split("/")[0] for a in aimed} <= {"kill", "pause"}, aimed
     history = load_history(run_dir)
