@@ -118,7 +118,7 @@ class DockerCluster(ClusterBase):
                 container.start()
                 return container, published
             except APIError as error:
-                if "address already in use" not in str(error) or attempt == PORT_ATTEMPTS:
+                if not port_taken(error) or attempt == PORT_ATTEMPTS:
                     raise
                 container.remove(force=True)
                 published = {inside: free_port() for inside in published}
@@ -268,6 +268,14 @@ class DockerCluster(ClusterBase):
             self.network.remove()
         except NotFound:
             pass
+
+
+def port_taken(error: Exception) -> bool:
+    """Whether Docker refused a start because a host port was taken: by a
+    process ("address already in use") or by another container ("port is
+    already allocated"; a CI run failed so, a campaign's runs on Spark
+    beside other runs of ours)."""
+    return any(words in str(error) for words in ("address already in use", "port is already allocated"))
 
 
 def _bindings(published: dict[int, int]) -> dict:
