@@ -44,7 +44,7 @@ from tqdm import tqdm
 
 import targets
 from checkers.errors import SettingError, UsageError
-from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range
+from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range, named_twice
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 from results.user_files import read_toml
 from results.wording import counted
@@ -319,8 +319,7 @@ def _check_matrix(path: Path, target: str, matrix: dict) -> None:
     if not isinstance(seeds, list) or not seeds:
         raise CampaignError(f"{path}: targets.{target}: seeds must be a list of integers, not {seeds!r}")
     for key in ("workloads", "nemeses", "seeds", "versions"):  # twice, one run would run twice under one name
-        values = matrix.get(key, [])
-        twice = [v for index, v in enumerate(values) if v in values[:index]]
+        twice = named_twice(matrix.get(key, []))
         if twice:
             raise CampaignError(f"{path}: targets.{target}: {key}: {twice[0]!r} given twice")
     problem = REPEATS.problem(matrix.get("repeats", 1))

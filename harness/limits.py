@@ -21,6 +21,12 @@ MAX_NODES = 15
 MAX_SCHEDULE_OPS = 10_000
 
 
+def named_twice(values: list) -> list:
+    """The values a list names more than once, sorted (a setting, a campaign's
+    matrix or a command line that names one twice is refused)."""
+    return sorted({value for value in values if values.count(value) > 1})
+
+
 def shown(bound: float) -> str:
     """A bound as a user types it: a whole number whole (the seed's bound
     printed as 9.22337e+18 with `:g`), any other as short as it goes."""

@@ -33,7 +33,7 @@ from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import cancelled_on_termination, ended, shielded
-from harness.limits import RUN_SETTINGS, schedule_problem
+from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
 from nemesis import STRATEGIES
@@ -243,8 +243,7 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
                 raise SettingError(name, f"must be a list of names, not {value!r}")
-            named = value or []
-            twice = sorted({v for v in named if named.count(v) > 1})
+            twice = named_twice(value or [])
             if twice:
                 raise SettingError(name, f"{', '.join(twice)} named more than once")
         if not isinstance(self.target, str) or not targets.known(self.target):
@@ -399,6 +398,7 @@ class Run:
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.guide, self.search, self.schedule = self._strategy(config)
+        versions = self.target.versions()  # (the server answers --version, and a chosen one's file is hashed: once)
         self.meta: dict[str, Any] = {
             "config": {
                 **{k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
@@ -409,9 +409,9 @@ class Run:
             # The server's release (`--target NAME@VERSION`) or the user's build (`--server-binary`); None: PATH's.
             "release": self.target.release,
             "capabilities": self.target.capabilities.as_json(),
-            "versions": {**recorded(), **self.target.versions()},
+            "versions": {**recorded(), **versions},
             # The server's own version (campaign pages and analyze group by it).
-            "server_version": self.target.server_versions().get(self.target.server),
+            "server_version": versions.get(self.target.server) if self.target.server else None,
             "git_revision": git_revision(),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             # The wall clock when the history's clock read 0: places the nodes' log lines on it (report.html).

@@ -50,7 +50,7 @@ def command(args: argparse.Namespace) -> int:
     wrong = [s for s in strategies if s not in STRATEGIES]
     if wrong or not strategies:
         raise UsageError(f"--strategies: {', '.join(wrong) or 'none'}: choose from {', '.join(STRATEGIES)}")
-    twice = sorted({name for name in strategies if strategies.count(name) > 1})
+    twice = limits.named_twice(list(strategies))
     if twice:
         raise UsageError(f"--strategies: {', '.join(twice)} given twice")
     if args.policy is not None:
