@@ -3,7 +3,8 @@ campaign's verdict changes, by binary search over the releases it pins.
 
 The rule, stated so a version that fails only sometimes is judged the same
 way every time: a version is *found* (the anomaly is there) when any of its
-runs ends with a checker false, and *not found* when none does. The two
+runs ends with a checker false (`--checker NAME`: that checker false), and
+*not found* when none does. The two
 ends are probed first; where they agree there is nothing to bisect, and the
 search stops, saying so. Otherwise the search assumes one change between
 them and keeps the two releases on either side of it.
@@ -29,10 +30,11 @@ THIN = 0.1
 
 @dataclass(frozen=True)
 class Probe:
-    """A version's runs: each run's exit code (0 valid, 1 a checker false, 2 neither)."""
+    """A version's runs: each run's outcome by the rule (1 found, 0 not, 2 not judged: the run's exit 2)."""
 
     version: str
     codes: tuple[int, ...]
+    runs: tuple[dict, ...] = ()  # what each run found: its directory and its checkers false
 
     @property
     def found(self) -> bool:
@@ -76,20 +78,36 @@ class Bisection:
             f"show nothing in its runs with chance {chance:.1%}{thin}"
         )
 
-    def as_json(self) -> dict:
+    def as_json(self, checker: str | None = None) -> dict:
         def one(probe: Probe | None):
             return (
-                None if probe is None else {"version": probe.version, "codes": list(probe.codes), "found": probe.found}
+                None
+                if probe is None
+                else {
+                    "version": probe.version,
+                    "codes": list(probe.codes),
+                    "found": probe.found,
+                    "runs": list(probe.runs),
+                }
             )
 
         return {
-            "rule": "found: any run with a checker false; not found: none",
+            "rule": f"found: any run with {'a checker' if checker is None else checker} false; not found: none",
             "probes": [one(p) for p in self.probes],
             "agree": self.agree,
             "before": one(self.before),
             "after": one(self.after),
             "missed_chance": self.missed_chance(),
         }
+
+
+def outcome(code: int, checkers: dict[str, bool | None] | None, checker: str | None) -> int:
+    """A run's outcome by the rule: its exit code (0 valid, 1 a checker
+    false, 2 neither), or, where the rule names a checker, whether the
+    run's verdict (`checkers`: each checker's valid) has that one false."""
+    if checker is None or code not in (0, EXIT_INVALID) or checkers is None:
+        return code
+    return EXIT_INVALID if checkers.get(checker) is False else 0
 
 
 def search(versions: list[str], probe: Callable[[str], Probe]) -> Bisection:

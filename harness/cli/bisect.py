@@ -9,6 +9,7 @@ from pathlib import Path
 
 import targets
 from checkers.errors import UsageError
+from checkers.verdict import NAMES
 from harness import limits
 
 from .arguments import path_arg, writable_folder
@@ -31,12 +32,19 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runs", type=limits.TRIALS.parse, default=3, metavar="N", help="runs of each run per version, seeds in turn"
     )
+    parser.add_argument(
+        "--checker",
+        choices=NAMES,
+        metavar="NAME",
+        help="a run finds the anomaly when this checker is false (default: any checker false); "
+        f"one of {', '.join(NAMES)}",
+    )
     parser.add_argument("--results", type=path_arg, default=Path("runs/bisect"), help="where each version's runs go")
 
 
 def command(args: argparse.Namespace) -> int:
     """Exit 0 once the search ends: where the verdict changes is a measurement, not a verdict."""
-    from harness.bisect import Probe, search
+    from harness.bisect import Probe, outcome, search
 
     bases = base_configs(args.source)
     name = targets.base(bases[0].target)
@@ -46,7 +54,7 @@ def command(args: argparse.Namespace) -> int:
     def probe(version: str) -> Probe:
         from .runs import execute, validated
 
-        codes = []
+        codes, runs = [], []
         for config in bases:
             for repeat in range(args.runs):
                 again = dataclasses.replace(
@@ -58,15 +66,28 @@ def command(args: argparse.Namespace) -> int:
                     progress=False,
                 )
                 validated(again)
-                codes.append(execute(again)[1])
-        found = Probe(version, tuple(codes))
+                run_dir, code = execute(again)
+                checkers = judged(run_dir)
+                codes.append(outcome(code, checkers, args.checker))
+                false = sorted(checker for checker, valid in (checkers or {}).items() if valid is False)
+                runs.append({"run": str(run_dir), "seed": again.seed, "exit": code, "false": false})
+        found = Probe(version, tuple(codes), tuple(runs))
         print(f"bisect: {found.said()}", flush=True)
         return found
 
     done = search(versions, probe)
-    (args.results / "bisect.json").write_text(json.dumps(done.as_json(), indent=2) + "\n")
+    (args.results / "bisect.json").write_text(json.dumps(done.as_json(args.checker), indent=2) + "\n")
     print(f"{done.summary()}; report: {args.results / 'bisect.json'}")
     return EXIT_VALID
+
+
+def judged(run_dir: Path) -> dict[str, bool | None] | None:
+    """Each checker's valid in a run's verdict (None: the run has none)."""
+    try:
+        verdict = json.loads((run_dir / "verdict.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return {name: result.get("valid") for name, result in verdict.get("checkers", {}).items()}
 
 
 def in_range(name: str, text: str) -> list[str]:

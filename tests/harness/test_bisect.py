@@ -13,7 +13,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.bisect import Probe, search
+from harness.bisect import Probe, outcome, search
 
 VERSIONS = [f"2.{minor}.{patch}" for minor in (10, 11, 12) for patch in range(8)]
 
@@ -64,6 +64,21 @@ def test_a_rare_anomaly_makes_the_evidence_thin():
     assert sure.as_json()["rule"] == "found: any run with a checker false; not found: none"
 
 
+def test_a_named_checker_counts_only_its_own_false():
+    """`--checker committed-data-loss`: a run whose verdict has only
+    `availability` false does not find the anomaly; one that could not be
+    judged (exit 2) stays so, whatever the rule."""
+    verdict = {"committed-data-loss": True, "availability": False}
+    assert outcome(1, verdict, None) == 1
+    assert outcome(1, verdict, "committed-data-loss") == 0
+    assert outcome(1, {**verdict, "committed-data-loss": False}, "committed-data-loss") == 1
+    assert outcome(2, None, "committed-data-loss") == 2
+    done = search(["1", "2"], lambda v: Probe(v, (1,) if v == "1" else (0,)))
+    assert (
+        done.as_json("committed-data-loss")["rule"] == "found: any run with committed-data-loss false; not found: none"
+    )
+
+
 def test_bad_ranges_are_one_line(tmp_path):
     campaign = tmp_path / "c.toml"
     campaign.write_text('[campaign]\ntarget = "nats"\nnemeses = ["kill"]\n')
@@ -71,9 +86,10 @@ def test_bad_ranges_are_one_line(tmp_path):
         ("2.12.1", "name OLDEST..NEWEST"),
         ("2.15.1..2.12.1", "the oldest must come before the newest"),
         ("2.12.1..9.9.9", "name OLDEST..NEWEST of nats's releases: 2.10.25"),
+        ("2.12.1..2.15.1 --checker lost-data", "argument --checker: invalid choice: 'lost-data'"),
     ]:
         done = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "bisect", str(campaign), "--versions", versions],
+            [sys.executable, "-m", "harness.cli", "bisect", str(campaign), "--versions", *versions.split()],
             capture_output=True,
             text=True,
             timeout=120,
