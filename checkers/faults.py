@@ -72,7 +72,7 @@ class Fault:
 
 LINK_COLOUR, NODE_COLOUR, INSTANT_COLOUR = "#d62f2f", "#333333", "#6a1b9a"
 LAZY = "'s data directory cannot sit on the lose-unfsynced filesystem"
-VOTERS = " takes no voter changes: no wipe or membership faults"
+VOTERS = " takes no voter, member or replica changes: no wipe or membership faults"
 CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
     Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True),
@@ -88,7 +88,13 @@ CATALOGUE = (
     Fault("stall", "node", None, "#9575cd"),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     Fault(
-        "wipe", "node", "rejoin", "#5d4037", needs=("voter_changes", "member_changes"), refused=VOTERS, reshapes=True
+        "wipe",
+        "node",
+        "rejoin",
+        "#5d4037",
+        needs=("voter_changes", "member_changes", "replica_changes"),
+        refused=VOTERS,
+        reshapes=True,
     ),
     # A power loss: the node killed, its writes not yet fsynced dropped, and started again.
     Fault(
@@ -148,7 +154,7 @@ CATALOGUE = (
         "node",
         "rejoin",
         "#5d4037",
-        needs=("voter_changes", "member_changes"),
+        needs=("voter_changes", "member_changes", "replica_changes"),
         refused=VOTERS,
         makes="shrink",
         reshapes=True,
@@ -165,6 +171,8 @@ CATALOGUE = (
     Fault("add-learner", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     Fault("promote", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     Fault("remove-member", "node", None, INSTANT_COLOUR, bookkeeping=True),
+    # A stream's replica count changed (NATS: scaled down, and back up on `rejoin`).
+    Fault("scale-replicas", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     Fault("start-observers", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     # A simulated schedule's node names put on the real nodes (its leader on the real one), for the steps after it.
     Fault("rename", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),

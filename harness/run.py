@@ -509,7 +509,15 @@ class Run:
                 clock_faults=any("clock_faults" in BY_NAME[kind].needs for kind in config.nemesis),
             )
             self.cluster = cluster
-            self.nemesis = Nemesis(cluster, links, self.recorder, random.Random(config.seed), config.concurrency)
+            self.nemesis = Nemesis(
+                cluster,
+                links,
+                self.recorder,
+                random.Random(config.seed),
+                config.concurrency,
+                workload=config.workload,
+                settings=config.settings(),
+            )
             started = self.start(cluster)
             try:
                 if started:

@@ -25,6 +25,7 @@ from checkers.schema import NEMESIS_PROCESS
 from . import clock, topologies
 from .members import MemberChanges
 from .membership import VoterChanges
+from .replicas import ReplicaChanges
 from .schedule import NemesisOp
 
 
@@ -43,8 +44,20 @@ class Nemesis:
     down, removed, full disks, clocks, confined clients) so that `heal_all`
     undoes exactly that."""
 
-    def __init__(self, cluster: Any, links: Any, recorder: Recorder, rng: random.Random, clients: int = 0) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        links: Any,
+        recorder: Recorder,
+        rng: random.Random,
+        clients: int = 0,
+        workload: str = "append",
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         self.cluster = cluster
+        # What replica changes scale (`Capabilities.replica_changes`): the workload's stream, and the target's settings.
+        self.workload = workload
+        self.settings = settings or {}
         self.links = links
         self.recorder = recorder
         self.rng = rng
@@ -56,6 +69,10 @@ class Nemesis:
         self.down: set[str] = set()
         # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
         self.removed: set[str] = set()
+        # The workload's stream has fewer replicas than it began with (`Capabilities.replica_changes`),
+        # and the servers its copies left, as the answers named them.
+        self.scaled_down = False
+        self.scaled_off: set[str] = set()
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
         # Nodes whose disk was full at any time: one may halt on a write that
@@ -85,7 +102,15 @@ class Nemesis:
     @property
     def in_force(self) -> bool:
         """Whether any fault still holds: what a run's end heals."""
-        return bool(self.paused or self.down or self.removed or self.full or self.clocks or self.faulty_links)
+        return bool(
+            self.paused
+            or self.down
+            or self.removed
+            or self.scaled_down
+            or self.full
+            or self.clocks
+            or self.faulty_links
+        )
 
     # ------------------------------------------------------------------ recording
 
@@ -219,8 +244,9 @@ class Nemesis:
     def _node_fault(self, f: str, args: dict[str, Any]) -> list[Any]:
         """pause, kill, restart, bounce, wipe, lose-unfsynced: on each node aimed at."""
         nodes = self.aimed(args)
-        if f == "wipe" and self.member_changes:
-            return MemberChanges(self).wipe(nodes)
+        changes = self.changes() if f == "wipe" else None
+        if changes is not None and not isinstance(changes, VoterChanges):  # a voter's wipe is a node fault of its own
+            return changes.wipe(nodes)
         if f == "lose-unfsynced" and len(nodes) > 1:
             return self.power_loss(nodes)
         for node in nodes:
@@ -288,13 +314,12 @@ class Nemesis:
             self.down.discard(node)
         return nodes
 
-    @property
-    def member_changes(self) -> bool:
-        return bool(self.cluster.target.capabilities.member_changes)
-
-    def changes(self) -> MemberChanges | VoterChanges:
-        """Membership as the target takes it: learners and members, or voters."""
-        return MemberChanges(self) if self.member_changes else VoterChanges(self)
+    def changes(self) -> MemberChanges | VoterChanges | ReplicaChanges:
+        """Membership as the target takes it: learners and members, voters, or a stream's replicas."""
+        capabilities = self.cluster.target.capabilities
+        if capabilities.member_changes:
+            return MemberChanges(self)
+        return ReplicaChanges(self) if capabilities.replica_changes else VoterChanges(self)
 
     def heal_all(self) -> list[str]:
         """Clocks set right, full disks given room (and the nodes that stopped
@@ -311,8 +336,8 @@ class Nemesis:
         self.confined.clear()
         for node in sorted(self.down):
             self.fault_node("start", node)
-        if self.removed:
-            MemberChanges(self).rejoin()
+        if self.removed or self.scaled_down:
+            self.changes().rejoin()
         return touched
 
     def confine(self, rng: random.Random, at_least: int = 0) -> None:

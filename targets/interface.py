@@ -42,6 +42,11 @@ class Capabilities:
     - `member_changes`: members are added as learners, promoted and removed
       (it implements `MemberChanges`, as etcd does); a wiped member comes back only by
       its removal and a new member's addition, never as itself.
+    - `replica_changes`: the workload's replicated object (a stream) is
+      scaled to fewer replicas and back, as an operator edits its replica
+      count (it implements `ReplicaChanges`, as NATS does): the servers stay
+      up and in the cluster, and the system chooses which replicas go and
+      where the new ones come.
     - `peer_routes`: a node dials each peer at an address the harness
       chooses (so one directed link can go through its own proxy). etcd's
       members all dial the one peer URL a member advertises: its links are
@@ -72,6 +77,7 @@ class Capabilities:
     workloads: tuple[str, ...]
     peer_routes: bool = True
     member_changes: bool = False
+    replica_changes: bool = False
     lazy_disks: bool = False
     clock_faults: bool = False
     data_files: tuple[tuple[str, str], ...] = ()
@@ -331,7 +337,11 @@ class Target(ABC):
         """A capability is declared exactly where its ability is implemented."""
         super().__init_subclass__(**kwargs)
         declared = getattr(cls, "capabilities", None)
-        for ability, flag in ((VoterChanges, "voter_changes"), (MemberChanges, "member_changes")):
+        for ability, flag in (
+            (VoterChanges, "voter_changes"),
+            (MemberChanges, "member_changes"),
+            (ReplicaChanges, "replica_changes"),
+        ):
             if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
                 from checkers.errors import Defect  # here: SSH hosts' nodes import this module with targets/ alone
 
@@ -369,6 +379,17 @@ class MemberChanges(ABC):
         `remove` with `id`) sent to the node at `address`: the answer's
         `epoch` and `id`, or its `error` (the change was refused); None: no
         answer (it may have been made)."""
+
+
+class ReplicaChanges(ABC):
+    """The workload's stream scaled down and up (`capabilities.replica_changes`)."""
+
+    @abstractmethod
+    def change_replicas(self, address: tuple[str, int], workload: str, replicas: int, timeout_s: float) -> dict | None:
+        """Ask the node at `address` for `replicas` replicas of `workload`'s
+        stream: the answer's `peers` (the nodes that now hold a replica, as
+        the system chose them), or its `error` (refused); None: no answer
+        (it may have been made)."""
 
 
 class RealSchedule(NamedTuple):

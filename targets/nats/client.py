@@ -179,3 +179,31 @@ async def make_workload(workload: str, address: tuple[str, int], settings: dict,
         finally:
             if connection is not None:
                 await connection.close()
+
+
+async def change_replicas(address: tuple[str, int], workload: str, replicas: int, timeout_s: float) -> dict | None:
+    """The workload's stream updated to `replicas` replicas through the
+    server at `address` (`nats stream edit --replicas`): the servers that
+    hold a replica in the answer (the leader first), its `error` when the
+    server refused, None when no answer came."""
+    name = STREAM if workload == "append" else f"KV_{BUCKET}"
+    connection = None
+    try:
+        connection = await nats.connect(
+            f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s, allow_reconnect=False, error_cb=quiet
+        )
+        js = connection.jetstream(timeout=timeout_s)
+        config = (await js.stream_info(name)).config
+        config.num_replicas = replicas
+        cluster = (await js.update_stream(config)).cluster
+    except APIError as error:
+        return {"error": _described(error)}
+    except (TimeoutError, nats.errors.Error, OSError):
+        return None
+    finally:
+        if connection is not None:
+            await connection.close()
+    if cluster is None:
+        return {"peers": []}
+    others = [peer.name for peer in cluster.replicas or [] if peer.name]
+    return {"peers": ([cluster.leader] if cluster.leader else []) + others}

@@ -9,7 +9,9 @@ advertises the one the harness chooses (`--cluster_advertise`), so the
 gossip of routes never bypasses what cuts a link; one route carries a
 pair's traffic both ways, so links are cut per pair (no `peer_routes`).
 Go reads the clock through the vDSO: no clock faults. Acks carry no term,
-so an `ok` proves no leadership.
+so an `ok` proves no leadership. Membership is the workload stream's:
+scaled to fewer replicas and back (`replica_changes`: nemesis/replicas.py),
+as an operator edits a stream's replica count.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from checkers.errors import ClusterError, ConnectionRefused
-from targets.interface import Capabilities, NodeSpec, Target, TargetClient
+from targets.interface import Capabilities, NodeSpec, ReplicaChanges, Target, TargetClient
 from targets.options import Option
 from targets.releases import Releases
 
@@ -36,7 +38,7 @@ STORE = "jetstream/$G/streams"
 FILE_READS = 10
 
 
-class Nats(Target):
+class Nats(Target, ReplicaChanges):
     name = "nats"
     capabilities = Capabilities(
         ok_proves_leadership=False,
@@ -44,6 +46,7 @@ class Nats(Target):
         voter_changes=False,
         workloads=("register", "append"),
         peer_routes=False,
+        replica_changes=True,
         lazy_disks=True,
         data_files=(
             ("log", "jetstream/$SYS/_js_/S-*/msgs/*.blk"),  # the streams' Raft logs
@@ -145,6 +148,11 @@ class Nats(Target):
         from .client import make_workload
 
         asyncio.run(make_workload(workload, address, settings, timeout_s))
+
+    def change_replicas(self, address: tuple[str, int], workload: str, replicas: int, timeout_s: float) -> dict | None:
+        from .client import change_replicas
+
+        return asyncio.run(change_replicas(address, workload, replicas, timeout_s))
 
     def status(self, address, timeout_s: float) -> dict | None:
         """The server's own view (`/jsz`): of the workload's stream where it

@@ -96,6 +96,31 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
             assert anomaly["kind"] == "divergent-committed-logs" and len(set(held.values())) > 1, (anomaly, held)
 
 
+def test_membership_scales_the_stream_down_and_back(tmp_path):
+    """`--nemesis membership` on NATS scales the workload's stream: down (a
+    follower's disk lost: one replica fewer; followers removed: one or two
+    fewer), then back to 3 replicas, each change a `scale-replicas` row with
+    the servers the answer names (not yet the new replica: it is placed
+    after the answer). Every server holds the stream again at the end, and
+    every acknowledged append is in each copy."""
+    done = nats_run(
+        tmp_path, "--time-limit", "24", "--interval", "4", "--nemesis", "membership", "--nemesis-strategy", "random"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run_dir] = tmp_path.iterdir()
+    history = load_history(run_dir)
+    changes = history[(history["f"] == "scale-replicas") & (history["type"] == "ok")]
+    asked = [json.loads(value)["replicas"] for value in changes["value"]]
+    assert min(asked) < 3 and asked[-1] == 3, asked
+    rejoined = history[(history["f"] == "rejoin") & (history["type"] == "ok")]
+    assert rejoined["node"].map(json.loads).map(len).min() >= 1, rejoined
+    copies = own_copies(run_dir)
+    acked = set(history[(history["f"] == "append") & (history["type"] == "ok")]["value"].astype(str))
+    assert acked and all(acked <= set(copy.values()) for copy in copies.values()), {
+        n: len(c) for n, c in copies.items()
+    }
+
+
 def test_nats_on_docker_with_links_cut_per_pair(tmp_path):
     done = nats_run(
         tmp_path,
