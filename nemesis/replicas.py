@@ -6,7 +6,9 @@ the new ones come, and a new replica catches up from the stream's leader
 (a snapshot, then what follows it). So `membership`'s recipes read here as:
 
 - `shrink` (count followers removed at once): the stream scaled down by
-  `count` replicas (to one at the least);
+  `count` replicas, to two at the least: at one a stream leaves Raft
+  altogether, and scaled up again it is a new group whose terms start
+  again at 1 (its elections would read as votes cast twice in one term);
 - `wipe` (a follower's disk lost): the stream scaled off one replica, as an
   operator replacing a disk must first, its copy gone with it;
 - `rejoin`: the stream scaled back to the replicas the run asked for.
@@ -30,6 +32,7 @@ from checkers.schema import NEMESIS_PROCESS
 ANSWER_TIMEOUT_S = 5.0
 REJOIN_TIMEOUT_S = 30.0
 RETRY_S = 1.0
+LEAST = 2  # replicas a scaled-down stream keeps: its Raft group, and its terms, go on
 
 
 class ReplicaChanges:
@@ -71,9 +74,9 @@ class ReplicaChanges:
 
     def shrink(self, count: int, rng: random.Random, only: list[str] | None = None) -> list[str]:
         """The stream scaled down by `count` replicas (by as many as `only`
-        names), to one at the least; the servers it left, as far as the
-        answer says."""
-        fewer = max(1, self.wanted - (len(only) if only is not None else count))
+        names), to two at the least (one would make it a new Raft group on
+        its way back); the servers it left, as far as the answer says."""
+        fewer = max(LEAST, self.wanted - (len(only) if only is not None else count))
         if fewer >= self.wanted:
             return []
         self.nemesis.scaled_down = True  # first: whatever happens next, `rejoin` scales back
