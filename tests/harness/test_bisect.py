@@ -98,3 +98,20 @@ def test_bad_ranges_are_one_line(tmp_path):
         assert done.returncode == 2 and words in done.stderr, (versions, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_campaign_with_a_versions_axis_is_refused(tmp_path):
+    """bisect chooses the versions: a `versions` key is refused in one line
+    (a campaign that names one release, `nats@2.15.1`, is taken: each
+    probed release replaces it)."""
+    campaign = tmp_path / "c.toml"
+    campaign.write_text('[campaign]\ntarget = "nats"\nnemeses = ["kill"]\nversions = ["2.12.1", "2.15.1"]\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "bisect", str(campaign), "--versions", "2.12.1..2.15.1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2 and "bisect takes one target" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
