@@ -70,7 +70,9 @@ def summarize(runs: Path, checker: str) -> None:
     """A row per run (the checker's verdict, its anomalies' kinds, and for
     committed-data-loss how many acknowledged appends were lost), then per
     option set how many runs it caught."""
-    print(f"| target | version | workload | seed | {checker} | anomalies | lost of acknowledged | checkers false | run |")
+    print(
+        f"| target | version | workload | seed | {checker} | anomalies | lost of acknowledged | checkers false | run |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     caught: dict[str, list[bool]] = {}
     for verdict_path in sorted(runs.glob("*/*/verdict.json")):

@@ -133,11 +133,16 @@ class LazyFS(mfusepy.Operations):
         return 0
 
     def rename(self, old: str, new: str) -> int:
+        """A file's unsynced writes go with it, and a directory's with every
+        file under it (nats-server renames a stream's message folder away to
+        purge it, then makes a new one of the same name); what the new name
+        held is replaced."""
         os.rename(self._path(old), self._path(new))
         with self.mutex:
-            self.unsynced.pop(new, None)
-            if old in self.unsynced:
-                self.unsynced[new] = self.unsynced.pop(old)
+            for path in [p for p in self.unsynced if _under(p, new)]:
+                del self.unsynced[path]
+            for path in [p for p in self.unsynced if _under(p, old)]:
+                self.unsynced[new + path[len(old) :]] = self.unsynced.pop(path)
         return 0
 
     def chmod(self, path: str, mode: int) -> int:
@@ -181,6 +186,9 @@ class LazyFS(mfusepy.Operations):
     # ------------------------------------------------------------------ data (held until fsync)
 
     def create(self, path: str, mode: int, fi=None) -> int:
+        """A new file: nothing unsynced is its, whatever a file of that name held before."""
+        with self.mutex:
+            self.unsynced.pop(path, None)
         return os.open(self._path(path), os.O_CREAT | os.O_RDWR, mode)
 
     def open(self, path: str, flags: int) -> int:
@@ -274,6 +282,11 @@ class LazyFS(mfusepy.Operations):
                 os.ftruncate(fh, pending.size)
             os.fsync(fh)
         return 0
+
+
+def _under(path: str, top: str) -> bool:
+    """Whether `path` is `top` or lies in it."""
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,6 +121,33 @@ TestPageCache = PageCache.TestCase
 TestPageCache.settings = settings(max_examples=200, stateful_step_count=25, deadline=None)
 
 
+def test_a_renamed_folder_keeps_its_files_unsynced_writes(tmp_path):
+    """nats-server purges a stream's messages by renaming their folder away
+    and making a new one of the same name. The files under a renamed folder
+    read what was written to them (and lose it on a power loss, as before),
+    a new file where an old one was reads nothing of it, and a file renamed
+    over another takes none of the other's writes. Before, unsynced writes
+    stayed with the old paths: a renamed file read empty, and a new file of
+    the old name read the old one's bytes (NATS's metadata then lost a
+    stream, a false alarm in the 2.15.1 moonshot)."""
+    fs = LazyFS(str(tmp_path))
+    fs.mkdir("/msgs", 0o755)
+    fh = fs.create("/msgs/1.blk", 0o644)
+    fs.write("/msgs/1.blk", b"written, never fsynced", 0, fh)
+    os.close(fh)
+    fs.rename("/msgs", "/msgs.purge")
+    old = fs.open("/msgs.purge/1.blk", os.O_RDONLY)
+    assert fs.read("/msgs.purge/1.blk", 100, 0, old) == b"written, never fsynced"
+    fs.mkdir("/msgs", 0o755)
+    new = fs.create("/msgs/1.blk", 0o644)
+    assert fs.read("/msgs/1.blk", 100, 0, new) == b"" and fs.getattr("/msgs/1.blk")["st_size"] == 0
+    fs.write("/msgs/1.blk", b"new", 0, new)
+    fs.rename("/msgs/1.blk", "/msgs.purge/1.blk")
+    assert fs.read("/msgs.purge/1.blk", 100, 0, old) == b"new"
+    fs.write(CONTROL, b"lose", 0, 0)
+    assert fs.read("/msgs.purge/1.blk", 100, 0, old) == b""
+
+
 def test_mounted_under_the_reference_quorums_storage(tmp_path):
     """The node's own DataDir on the mount: fsynced records survive a loss, unfsynced ones do not."""
     backing, mount = tmp_path / "backing", tmp_path / "data"
