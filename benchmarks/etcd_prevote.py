@@ -2,7 +2,7 @@
 (rejoining follower and flip-flop, with and without --pre-vote, 5 seeds
 each, 5 Docker nodes) and prints, per option set and per run, the
 disruptive elections and the leaderless time the availability checker
-measured, as the Markdown table README shows.
+measured, as the Markdown table docs/benchmarks.md shows.
 
     .venv/bin/python benchmarks/etcd_prevote.py [--results DIR]
 """

@@ -43,7 +43,7 @@ def link_server() -> None:
 
 
 def campaign(backend: str, root: Path, **overrides) -> Path:
-    # The random schedule, on which README's figures were taken: its faults come every interval.
+    # The random schedule, on which docs/benchmarks.md's figures were taken: its faults come every interval.
     config = RunConfig(backend=backend, results=root, progress=False, nemesis_strategy="random", **overrides)
     run = Run(config)
     run.execute()

@@ -1,5 +1,5 @@
 """NATS JetStream 2.9.10 under the guided nemesis (or `--strategy`'s): what the checkers find,
-for README's track record (issue "a third real target"). Each row is one
+for the track record, docs/track-record.md (issue "a third real target"). Each row is one
 kind of campaign, run once per seed on the local backend (3 servers, the
 workload's stream or bucket of 3 replicas):
 

@@ -66,7 +66,9 @@ def run(results: Path, workload: str, seed: int, args: argparse.Namespace) -> tu
         "--seed",
         str(seed),
     ]
-    if args.target == "etcd":  # its peers cut with iptables; the figures in README were taken at this pace
+    if (
+        args.target == "etcd"
+    ):  # its peers cut with iptables; the figures in docs/track-record.md were taken at this pace
         command += ["--net", "iptables", "--interval", "3", "--concurrency", "8", "--rate", "100"]
     nemesis = args.nemesis or ("partition,pause,kill" if args.target == "etcd" else None)
     if nemesis:  # else the strategy's default set

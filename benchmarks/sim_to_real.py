@@ -49,7 +49,7 @@ def splitbrain(*args: str) -> subprocess.CompletedProcess:
 
 # Where the random schedules find nothing, the novelty search's (`--search
 # novelty`) on 5 nodes: the only schedules that reach `ignore-generation`
-# (2 of 100, README). It takes a few times as long a schedule.
+# (2 of 100, docs/fault-search.md). It takes a few times as long a schedule.
 SEARCHED = ["--search", "novelty", "--nodes", "5"]
 
 

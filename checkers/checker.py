@@ -2,7 +2,7 @@
 name, whether it applies to a run (its tables and the capabilities its
 target declared), and the check. It is a protocol, as Jepsen's `Checker`
 is: a checker is anything with these three, and `Rule` makes one of two
-functions. Validity is typed: true, false or "unknown" (DESIGN.md,
+functions. Validity is typed: true, false or "unknown" (docs/organisation.md,
 "Verdicts"), and `validity` refuses anything else, so a typo ("ture")
 cannot pass for "unknown"."""
 
@@ -18,7 +18,7 @@ import pandas as pd
 from .errors import Defect
 
 Validity: TypeAlias = Literal[True, False, "unknown"]
-# A checker's result (DESIGN.md): valid, anomalies, stats, and an error where it could not decide.
+# A checker's result (docs/organisation.md): valid, anomalies, stats, and an error where it could not decide.
 Result: TypeAlias = dict[str, Any]
 
 

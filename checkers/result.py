@@ -1,4 +1,4 @@
-"""The checker result and verdict shapes of DESIGN.md, and how results merge."""
+"""The checker result and verdict shapes of docs/organisation.md, and how results merge."""
 
 from __future__ import annotations
 

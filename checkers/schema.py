@@ -1,4 +1,4 @@
-"""The history's tables, as DESIGN.md defines them ("The history"): their
+"""The history's tables, as docs/organisation.md defines them ("The history"): their
 columns and types, and rows made into a typed DataFrame. This sits below
 both the checkers (which read the tables) and results (which write and load
 run directories), so data flows one way: checkers import nothing of results.
@@ -48,7 +48,7 @@ EVENTS_COLUMNS = {
     "directory_id": TEXT,
     "voters": TEXT,
     "source": TEXT,
-    # Beyond DESIGN.md's table, for the membership checker: the directory id
+    # For the membership checker: the directory id
     # a vote request named for the voter (`vote`, `prevote`), and the mode of
     # an answered voter change (`voter-change-answered`).
     "as_directory": TEXT,
@@ -66,7 +66,7 @@ EVENTS_COLUMNS = {
 # the reference quorum's one log.
 FINAL_COLUMNS = {"node": TEXT, "offset": "Int64", "epoch": "Int64", "value": TEXT, "key": TEXT}
 OP_TYPES = ("invoke", "ok", "fail", "info")
-# The history's process of the nemesis (DESIGN.md): its faults and voter changes.
+# The history's process of the nemesis (docs/organisation.md): its faults and voter changes.
 NEMESIS_PROCESS = -1
 
 

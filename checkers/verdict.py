@@ -62,7 +62,7 @@ def _always(t: Tables) -> bool:
     return True
 
 
-# Every checker a verdict may hold (DESIGN.md, "Verdicts"), in the verdict's order.
+# Every checker a verdict may hold (docs/organisation.md, "Verdicts"), in the verdict's order.
 CHECKERS: tuple[Checker, ...] = (
     Rule("election-safety", _always, lambda t: election_safety(t.events, t.capabilities)),
     Rule("single-leader-per-epoch", _always, lambda t: single_leader_per_epoch(t.events, t.history, t.capabilities)),

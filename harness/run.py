@@ -1,6 +1,6 @@
 """`splitbrain run`: bring a cluster up behind the link mesh, drive client
 load while the nemesis schedule runs, heal, collect, check, and write the run
-directory (DESIGN.md). Every exit path, Ctrl-C included, heals the faults and
+directory (docs/organisation.md). Every exit path, Ctrl-C included, heals the faults and
 tears down what the run started; the history written so far stays usable.
 """
 

@@ -1,4 +1,4 @@
-"""The run directory (DESIGN.md, "The history"): the live `history.jsonl`
+"""The run directory (docs/organisation.md, "The history"): the live `history.jsonl`
 writer, loading a run's tables back (their columns and types are
 `checkers/schema.py`'s), and the names runs go by.
 

@@ -1,5 +1,5 @@
 """`splitbrain import`: a history recorded by another tool becomes an ordinary
-run directory (DESIGN.md), so every checker and report reads it like our own.
+run directory (docs/organisation.md), so every checker and report reads it like our own.
 
 What the records mean (the verdicts depend on it):
 - `ok`: happened, with the completion's value (a read: the value read).

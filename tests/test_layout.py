@@ -1,4 +1,4 @@
-"""The layout holds (DESIGN.md). Outside `targets/`, code reaches a target
+"""The layout holds (docs/organisation.md). Outside `targets/`, code reaches a target
 only through the registry (`targets`) and the interface
 (`targets.interface`), never by importing a target's own package; and
 checkers, below results and the harness, import neither."""
@@ -43,7 +43,7 @@ def test_no_target_package_is_imported_outside_targets():
 
 
 def test_data_flows_one_way_checkers_import_no_results_or_harness():
-    """DESIGN.md: the history schema sits below checkers and results; checkers are pure."""
+    """docs/organisation.md: the history schema sits below checkers and results; checkers are pure."""
     offending = [
         f"{path.relative_to(ROOT)}:{line}: {module}"
         for path in sorted((ROOT / "checkers").rglob("*.py"))

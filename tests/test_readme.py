@@ -45,26 +45,30 @@ def test_each_bug_example_finds_its_bug(tmp_path, command, bug, checker):
 
 # `see Coverage below`, `"Nothing outlives its run" above`
 POINTER = re.compile(r'(?:see |")([A-Z][\w ,`()-]*?)"? (above|below)')
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-def test_each_pointer_in_readme_points_the_right_way():
-    """A section named as "above" or "below" is there, as a heading or a
-    bullet's first words ("See 'Nothing outlives its run' below" pointed up)."""
-    lines = (ROOT / "README.md").read_text().splitlines()
+def test_each_pointer_points_the_right_way_within_its_page():
+    """A section named as "above" or "below" is there, in the same page, as
+    a heading or a bullet's first words ("See 'Nothing outlives its run'
+    below" pointed up). A section of another page is a link, which the
+    documentation build checks."""
     found = []
-    for number, line in enumerate(lines):
-        for title, way in POINTER.findall(line):
-            title = title.strip('"')
-            starts = [i for i, text in enumerate(lines) if re.match(rf"(#+ |- ){re.escape(title)}\b", text)]
-            found.append(title)
-            assert any(i < number if way == "above" else i > number for i in starts), (number + 1, title, way)
-    assert {"Nothing outlives its run", "Campaign and policy files", "Clock faults"} <= set(found), found
+    for page in PAGES:
+        lines = page.read_text().splitlines()
+        for number, line in enumerate(lines):
+            for title, way in POINTER.findall(line):
+                title = title.strip('"')
+                starts = [i for i, text in enumerate(lines) if re.match(rf"(#+ |- ){re.escape(title)}\b", text)]
+                found.append(title)
+                assert any(i < number if way == "above" else i > number for i in starts), (page.name, number + 1, title)
+    assert {"Where to go next", "Coverage", "Verdicts"} <= set(found), found
 
 
-def test_readme_names_every_model_import_takes():
+def test_the_docs_name_every_model_import_takes():
     """`import --model` took `workloads`, which README left out."""
     from checkers.models import MODELS
 
-    text = " ".join((ROOT / "README.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "commands.md").read_text().split())
     [listed] = re.findall(r"--model ([a-z|-]+) \[--initial", text)
     assert set(listed.split("|")) == set(MODELS)

@@ -24,8 +24,9 @@ SHORT = ["--time-limit", "6"]
 
 
 def readme_commands() -> list[str]:
-    """Every command line of README's ```sh blocks, its comment left off."""
-    blocks = re.findall(r"^ *```sh\n(.*?)^ *```", (ROOT / "README.md").read_text(), re.M | re.S)
+    """Every command line of the ```sh blocks of README and the docs' pages, its comment left off."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = [b for page in pages for b in re.findall(r"^ *```sh\n(.*?)^ *```", page.read_text(), re.M | re.S)]
     return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 

@@ -3,7 +3,7 @@ a node is asked, and how its answer becomes a history completion, is the
 target's (`targets.interface.TargetClient.invoke`).
 
 An operation is `(f, key, value)` with `value` as the history shows it
-(DESIGN.md: append value; write value; cas [expected, new]; read null).
+(docs/organisation.md: append value; write value; cas [expected, new]; read null).
 """
 
 from __future__ import annotations

@@ -20,9 +20,7 @@ HELP = "a matrix of runs from a TOML file; resumable"
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "config", type=path_arg, metavar="CONFIG.toml", help='the matrix (keys: README, "Campaign and policy files")'
-    )
+    parser.add_argument("config", type=path_arg, metavar="CONFIG.toml", help="the matrix (its keys: docs/campaigns.md)")
     parser.add_argument(
         "--results", type=path_arg, help="where the campaign folder goes (default: the file's results key)"
     )

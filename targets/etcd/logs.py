@@ -82,7 +82,7 @@ def line_wall_ns(line: str) -> int | None:
 
 
 def events(path: Path, node: str, to_run_ns) -> list[dict]:
-    """The node's log as events rows (DESIGN.md's events table)."""
+    """The node's log as events rows (docs/organisation.md's events table)."""
     records = read_records(path)
     names = member_names(records)
 

@@ -59,7 +59,7 @@ def workload_groups(text: str) -> set[str]:
 
 
 def events(path: Path, node: str, to_run_ns) -> list[dict]:
-    """The node's log as events rows (DESIGN.md's events table)."""
+    """The node's log as events rows (docs/organisation.md's events table)."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     groups = workload_groups(text)
     peers = names([*KNOWN_NODES, node])

@@ -72,7 +72,7 @@ class Nats(Target, ReplicaChanges):
     # Elections wait 4-9 s, and a stream's leader follows its metadata's.
     settle_s = 60.0
     # A stream's message blocks hold only what its replica applied, and 2.9.10's
-    # replicas were seen to split for good (README): 30 s unmoving is settled.
+    # replicas were seen to split for good (docs/track-record.md): 30 s unmoving is settled.
     settled_apart_s = 30.0
     log_file = "node.log"
 

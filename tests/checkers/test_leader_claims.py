@@ -1,5 +1,5 @@
 """`single-leader-per-epoch` decides on integer codes of (epoch, claimed
-node) pairs. Against a row-by-row reading of the claims (DESIGN.md's rule:
+node) pairs. Against a row-by-row reading of the claims (docs/organisation.md's rule:
 every claim about who leads an epoch names the same node), on events and
 replies with nulls anywhere: the same epochs are found claimed twice, with
 the same nodes, each named by its first claim, and the same claims counted."""

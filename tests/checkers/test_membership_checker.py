@@ -119,7 +119,7 @@ def test_a_candidacy_under_the_old_identity_is_a_vote_under_it():
 
 
 def overlaps_row_by_row(rows: list[dict]) -> list[tuple]:
-    """The rule as DESIGN states it, one life (node, generation) at a time in time order."""
+    """The rule as docs/organisation.md states it, one life (node, generation) at a time in time order."""
     found, last = [], {}
     for row in sorted(rows, key=lambda r: r["time_ns"]):
         life = (row["node"], row["generation"])

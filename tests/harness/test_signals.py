@@ -93,7 +93,7 @@ def test_sigkill_of_the_harness_leaves_nothing_of_its_run(tmp_path, backend, nod
 
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_cluster_down_by_run_id_removes_what_a_run_killed_with_its_reaper_left(tmp_path, backend):
-    """README's recovery when the reaper died with the harness: `cluster down
+    """docs/faults.md's recovery when the reaper died with the harness: `cluster down
     --run ID` ended the processes and containers but left the run's FUSE
     mounts (dead: their processes gone), and said nothing was running when
     asked again."""

@@ -46,7 +46,7 @@ def test_correct_node_keeps_every_invariant(nodes, seed, pre_vote, check_quorum,
 @pytest.mark.parametrize("pre_vote", [True, False])
 def test_correct_node_over_seeded_schedules(nodes, pre_vote):
     """200 seeded random schedules per case (800 in all); a failure names its
-    seed. Wider sweeps are `splitbrain simulate --schedules N`'s (README's
+    seed. Wider sweeps are `splitbrain simulate --schedules N`'s (docs/commands.md's
     figures: 1,000 and more), kept out of CI for its time."""
     for seed in range(200):
         steps = random_steps(random.Random(seed), 20)

@@ -58,7 +58,7 @@ def own_copies(run_dir) -> dict[str, dict[int, str]]:
 
 def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
     """Valid; or, where nats-server 2.9.10 lets its replicas disagree
-    (README's NATS section: a timed-out publish in one replica's stream where
+    (docs/targets.md's NATS section: a timed-out publish in one replica's stream where
     the others hold an acknowledged append; a leader acknowledging appends
     at sequences already acknowledged, its copy never meeting the others'),
     committed-data-loss false, each anomaly it names confirmed in the
