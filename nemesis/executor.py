@@ -234,11 +234,13 @@ class Nemesis:
         touched: list[Any] = []
         for node in self.aimed(args, rng):
             self.cluster.kill(node)
-            # What was damaged, for the history; a schedule may name the kind of file and the mode (flip, truncate).
-            touched += [node, self.cluster.corrupt(node, rng, args.get("kind"), args.get("mode"))]
-            self.cluster.start(node)
-            self.paused.discard(node)
-            self.down.discard(node)
+            try:
+                # What was damaged, for the history; a schedule may name the kind of file and the mode (flip, truncate).
+                touched += [node, self.cluster.corrupt(node, rng, args.get("kind"), args.get("mode"))]
+            finally:  # a file that could not be damaged (none of the kind written yet) leaves the node as it was
+                self.cluster.start(node)
+                self.paused.discard(node)
+                self.down.discard(node)
         return touched
 
     def _node_fault(self, f: str, args: dict[str, Any]) -> list[Any]:
