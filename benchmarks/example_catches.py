@@ -23,7 +23,7 @@ clock faults"):
   (`--seeds 1 2 3 4 5`): per option set and version.
 
     .venv/bin/python benchmarks/example_catches.py --example examples/lease-reads.toml --checker linearizable
-        [--seeds 1 2 3] [--targets lease lease-clock] [--backend local|docker]
+        [--seeds 1 2 3] [--targets lease lease-clock] [--workloads append] [--backend local|docker]
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> int:
     parser.add_argument("--example", type=Path, required=True, help="a campaign TOML")
     parser.add_argument("--checker", default="committed-data-loss", help="the checker whose verdict counts")
     parser.add_argument("--targets", nargs="+", help="only these option sets of the example")
+    parser.add_argument("--workloads", nargs="+", help="instead of the example's own workloads")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="splitbrain-catches-"))
     config = work / "campaign.toml"
@@ -55,6 +56,9 @@ def main() -> int:
         text = TARGET_TABLE.sub(lambda table: table[0] if table[1] in args.targets else "", text)
     if args.seeds:
         text = re.sub(r"^seeds = \[[^\]]*\]", f"seeds = {args.seeds}", text, flags=re.MULTILINE)
+    if args.workloads:
+        listed = ", ".join(f'"{name}"' for name in args.workloads)
+        text = re.sub(r"^workloads = \[[^\]]*\]", f"workloads = [{listed}]", text, flags=re.MULTILINE)
     text = text.replace('backend = "local"', f'backend = "{args.backend}"')
     config.write_text(text)
     subprocess.run(
