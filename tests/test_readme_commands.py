@@ -12,6 +12,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -39,10 +40,27 @@ def as_written(start: str, then: str = "") -> str:
     return [c for c in commands if c.startswith(start + " ") and then in c][0]
 
 
+def installed_from() -> str:
+    """Where the shared virtualenv's splitbrain packages are installed from."""
+    done = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "-c", "import harness; print(harness.__file__)"],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
+def clone(tmp_path_factory) -> Iterator[Path]:
     """The checkout's files (as they are in the work tree) in a new folder,
-    beside the set-up the two commands made (.venv, shared, not copied)."""
+    beside the set-up the two commands made (.venv, shared, not copied).
+    The checkout's own set-up is brought up to date first: the copy's
+    `scripts/run.sh` finding it stale installed the shared virtualenv anew
+    from the copy, so it imported a temporary folder's code, and its
+    `splitbrain` command broke once that folder was gone."""
+    subprocess.run([str(ROOT / "scripts" / "bootstrap.sh")], cwd=ROOT, capture_output=True, check=True)
     folder = tmp_path_factory.mktemp("newcomer") / "splitbrain"
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     for name in filter(None, files.split("\0")):
@@ -50,7 +68,8 @@ def clone(tmp_path_factory) -> Path:
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, folder / name)
     (folder / ".venv").symlink_to(ROOT / ".venv")
-    return folder
+    yield folder
+    assert installed_from().startswith(str(ROOT / "harness")), "the copy's set-up took over the checkout's .venv"
 
 
 def shell(
