@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import targets  # noqa: E402
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, TEXT  # noqa: E402
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, TEXT  # noqa: E402
 
 NODES = np.array(["n1", "n2", "n3", "n4", "n5"])
 CLIENTS = 64

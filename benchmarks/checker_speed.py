@@ -23,7 +23,7 @@ import pandas as pd
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
 from checkers.linearizable import linearizable
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, TEXT, frame
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, TEXT, frame
 
 NODES = np.array(["n1", "n2", "n3", "n4", "n5"])
 

@@ -21,7 +21,7 @@ import pandas as pd
 from harness.docker_image import IMAGE, ensure_image
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.run import Run, RunConfig
-from results.history import load_history
+from results.recording import load_history
 
 
 def timed(fn):

@@ -27,9 +27,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from checkers.errors import HistoryError  # noqa: E402
 from checkers.pairing import pair  # noqa: E402
-from results.history import find_run_dirs  # noqa: E402
+from history.errors import HistoryError  # noqa: E402
+from results.recording import find_run_dirs  # noqa: E402
 
 # What a run directory must hold to be read: its events, its history and its verdict.
 NEEDED = ("events.parquet", "history.parquet", "verdict.json")

@@ -36,7 +36,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from checkers.faults import CATALOGUE  # noqa: E402
+from history.faults import CATALOGUE  # noqa: E402
 
 # What counts as a fault in the table: each one made (etcd's member changes one by one).
 FAULTS = [fault.name for fault in CATALOGUE if not fault.makes]

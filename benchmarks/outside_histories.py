@@ -30,8 +30,8 @@ from pathlib import Path
 
 from checkers.linearizable import linearizable
 from checkers.models import make_model
-from results.history import load_history
 from results.importer import import_file
+from results.recording import load_history
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "outside"
 INITIAL = {"porcupine-histories": None, "knossos-histories": 0}

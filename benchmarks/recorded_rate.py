@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.ownership import proc_stat  # noqa: E402
 from harness.processes import descendants  # noqa: E402
-from results.history import load_history  # noqa: E402
+from results.recording import load_history  # noqa: E402
 
 GOAL_OPS_S = 10_000
 TICKS_S = os.sysconf("SC_CLK_TCK")

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.ownership import LEDGER, RUN_ENV, RUN_LABEL, alive, marked_processes, read_ledger  # noqa: E402
-from results.history import PARTIAL, partial  # noqa: E402
+from results.recording import PARTIAL, partial  # noqa: E402
 
 REAPER_GRACE_S = 30.0
 

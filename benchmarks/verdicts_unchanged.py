@@ -27,8 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def checked(code: Path, run_dir: Path, scratch: Path) -> dict:
     """`run_dir`'s verdict as the code in `code` gives it, on a copy."""
     copy = scratch / run_dir.name
-    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("report.html"))
-    subprocess.run([sys.executable, "-m", "harness.cli", "check", "--quiet", str(copy)], cwd=code, capture_output=True)
+    # The run's own verdict is left behind: a check that wrote none must not read as one that agreed.
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("report.html", "verdict.json"))
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "check", "--quiet", str(copy)], cwd=code, capture_output=True, text=True
+    )
+    if not (copy / "verdict.json").exists():
+        sys.exit(f"verdicts_unchanged: {code} wrote no verdict for {run_dir}: {done.stderr.strip()[-300:]}")
     return json.loads((copy / "verdict.json").read_text())
 
 

@@ -25,18 +25,18 @@ fixed, and `stuck_ms` is None.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .faults import CATALOGUE, INSTANT, RECOVERIES
+from history.cuts import largest_connected, unheard
+from history.faults import CATALOGUE, INSTANT, RECOVERIES
+from history.schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
+
 from .pairing import Pairs, pair
 from .result import result
-from .schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
 ALIVE_WINDOW_NS = 1_000_000_000
 # The figures a verdict's stats hold (a release gate bounds them by name):
@@ -321,31 +321,6 @@ def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> l
             out = f not in LEAVE_NODES_UP
             found.append(Touch(int(start), int(end), frozenset(names or nodes), out=out))
     return found
-
-
-def unheard(cut: Iterable[tuple[str, ...]], node: str, nodes: Sequence[str]) -> bool:
-    """Whether the links `cut` leave `node` unheard by a majority of `nodes`
-    (cut off, or muted: nobody hears it); `node` counts as hearing itself."""
-    links = set(cut)
-    heard = [n for n in nodes if n == node or ((node, n) not in links and (n, node) not in links)]
-    return len(heard) * 2 <= len(nodes)
-
-
-def largest_connected(nodes: list[str], cut: Iterable[tuple[str, str]]) -> list[str]:
-    """The most of `nodes` that all hear one another through `cut` (the
-    first such set in their order): a majority of nodes that each hear a
-    majority may still be split (a leader and one follower cut from each
-    other, the rest whole), and Raft need not elect there."""
-    links = set(cut)
-
-    def joined(group: tuple[str, ...]) -> bool:
-        return all((a, b) not in links and (b, a) not in links for a, b in itertools.combinations(group, 2))
-
-    for size in range(len(nodes), 0, -1):
-        for group in itertools.combinations(nodes, size):
-            if joined(group):
-                return list(group)
-    return []
 
 
 def stuck_spans(

@@ -38,8 +38,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from history.schema import holds
+
 from .pairing import pair
-from .schema import holds
 
 # The events a run logs many of, whose epoch, leader, node and state are all the checks that
 # judge a run so far read of them (a commit's generations are judged when it is first seen).

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 import pandas as pd
 
-from .errors import Defect
+from history.errors import Defect
 
 Validity: TypeAlias = Literal[True, False, "unknown"]
 # A checker's result (docs/organisation.md): valid, anomalies, stats, and an error where it could not decide.

@@ -26,10 +26,11 @@ from typing import Any
 
 import pandas as pd
 
+from history.faults import BY_NAME, COUNTED
+from history.schema import columns, named_nodes, nemesis_done
+
 from .availability import fault_windows
-from .faults import BY_NAME, COUNTED
 from .latest import Latest
-from .schema import columns, named_nodes, nemesis_done
 
 CANDIDATE_STATES = {"candidate", "prospective", "pre-candidate", "precandidate"}
 # The roles a partition is named for (`_partition_role`), as a report lists them.

@@ -7,7 +7,7 @@ finding; so does this, since a node that dies on a fault it should ride out
 is a bug whatever its data look like afterwards.
 
 A correct node does stop on a full disk or on damaged files (fail-stop,
-`checkers/faults.py`'s `may_stop`): a stop of a node such a fault touched,
+`history/faults.py`'s `may_stop`): a stop of a node such a fault touched,
 while it was in force or within GRACE_NS after, is not counted.
 """
 
@@ -17,11 +17,12 @@ from typing import Any
 
 import pandas as pd
 
+from history.faults import INSTANT, MAY_STOP
+from history.schema import columns, named_nodes, nemesis_done
+
 from .availability import fault_windows
 from .checker import Result
-from .faults import INSTANT, MAY_STOP
 from .result import result
-from .schema import columns, named_nodes, nemesis_done
 
 STOPS = ("halted", "exited")
 # How long after a fault that may stop a node its stop is still put down to it (a start on damaged files, a retry).

@@ -29,8 +29,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from history.schema import arrow
+
 from .result import result
-from .schema import arrow
 
 # Each case lists its first MAX_CASES anomalies (`stats.lost_appends` counts every lost append).
 MAX_CASES = 20

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from history.schema import columns
+
 from .latest import Latest
 from .result import result
-from .schema import columns
 
 # Events that say which voter set a node has in force: the reference
 # quorum's `voters`, etcd's `configuration` (its membership is not the

@@ -33,11 +33,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .errors import HistoryError
+from history.errors import HistoryError
+from history.schema import arrow, holds
+
 from .models import Model, Op, Ordered, offsets_order, workloads
 from .pairing import pair
 from .result import result
-from .schema import arrow, holds
 from .wgl import new_search
 
 # Steps a partition searches before the next one takes its turn.

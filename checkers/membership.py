@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from history.schema import columns, nemesis_done
+
 from .result import result
-from .schema import columns, nemesis_done
 
 CHANGES = ("add-voter", "remove-voter")
 # The case only the nodes' final copies show (read once the run is healed).

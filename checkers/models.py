@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SettingError
+from history.errors import SettingError
 
 
 @dataclass(slots=True)

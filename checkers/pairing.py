@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .schema import holds
+from history.schema import holds
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from history.schema import FINAL_COLUMNS, frame
+
 from .availability import ClientTally
 from .carried import left_for_later
 from .checker import Result, Tables
 from .linearizable import linearizable
 from .mutex import LOCK_FS
 from .pairing import pair
-from .schema import FINAL_COLUMNS, frame
 
 
 class InPieces:

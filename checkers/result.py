@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from history.errors import Defect
+
 from .checker import Result, Validity, validity
-from .errors import Defect
 
 MAX_ANOMALIES = 50
 

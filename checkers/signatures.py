@@ -21,10 +21,11 @@ from typing import Any
 
 import pandas as pd
 
+from history.faults import COUNTED, INSTANT
+from history.schema import columns, named_nodes, nemesis_done
+
 from .availability import fault_windows
 from .coverage import cell, node_states
-from .faults import COUNTED, INSTANT
-from .schema import columns, named_nodes, nemesis_done
 
 NO_FAULT = "no fault"
 # A fault over as soon as it is made (a power loss, a flicker) is put down as the one in force this long after.

@@ -11,6 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from history.schema import FINAL_COLUMNS, frame
+
 from .abstract_state import state_coverage
 from .availability import availability
 from .checker import Checker, Result, Rule, Tables
@@ -26,7 +28,6 @@ from .models import make_model
 from .mutex import LOCK_FS, mutual_exclusion
 from .progress import progress
 from .result import merge, run_checker
-from .schema import FINAL_COLUMNS, frame
 from .signatures import signatures
 
 DEFAULT_BUDGET_S = 30.0

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import UsageError
+from history.errors import UsageError
+
 from .models import Model, Op
 
 try:

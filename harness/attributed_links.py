@@ -28,10 +28,10 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from checkers.errors import SettingError
 from harness.interrupts import ended, heard
 from harness.link_applier import Link, LinkApplier
 from harness.ports import free_port
+from history.errors import SettingError
 
 CONNECT_TIMEOUT_S = 2.0
 CHUNK = 65536

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import targets
-from checkers.errors import SettingError, UsageError
 from harness.attributed_links import AttributedLinks
 from harness.cluster import DEFAULT_TARGET
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.links import OwnToxiproxy, ToxiproxyServer, wait_for_api
 from harness.mesh import LinkMesh
 from harness.ownership import Ownership
+from history.errors import SettingError, UsageError
 
 
 def bring_up(

@@ -43,9 +43,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
-from checkers.errors import SettingError, UsageError
 from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range, named_twice
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
+from history.errors import SettingError, UsageError
 from results.user_files import read_toml
 from results.wording import counted
 from targets import DEFAULT as DEFAULT_TARGET
@@ -507,7 +507,7 @@ def _run_once(folder: Path, plan: PlannedRun, steer: Steer) -> None:
     """A run of the campaign, unless it has its verdict already (a resumed
     campaign); one cut short before is moved aside first."""
     from results.checking import check_and_record
-    from results.history import complete
+    from results.recording import complete
 
     if finished(folder / plan.run_id):
         return
@@ -525,7 +525,7 @@ def _run_once(folder: Path, plan: PlannedRun, steer: Steer) -> None:
 
 def set_aside(folder: Path, run_id: str) -> None:
     """A run cut short before (its directory, or its partial one) moved to `interrupted/`, its history kept."""
-    from results.history import partial
+    from results.recording import partial
 
     for cut_short in (folder / run_id, partial(folder / run_id)):
         if cut_short.exists():

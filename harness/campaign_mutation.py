@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import targets
-from checkers.errors import UsageError
 from harness import limits
 from harness.mutation import Settings, mutate
+from history.errors import UsageError
 from nemesis import STRATEGIES
 from results.gate import MUTATION_REPORT, PolicyError, load_policy
 

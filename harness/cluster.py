@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 import targets
-from checkers.errors import ClusterError, SettingError
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
+from history.errors import ClusterError, SettingError
 from targets.interface import Address, NodeSpec, Target
 from targets.options import settings
 

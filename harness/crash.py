@@ -12,7 +12,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from results.history import PARTIAL
+from results.recording import PARTIAL
 
 _folder: list[Path] = []
 

@@ -19,11 +19,11 @@ from typing import Any
 import docker
 from docker.errors import APIError, NotFound
 
-from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.docker_image import ROOT, ensure_image
 from harness.ownership import Ownership
 from harness.ports import free_port
+from history.errors import ClusterError
 from targets.interface import Address, Target
 
 SOURCE_MOUNT = "/opt/splitbrain"

@@ -11,7 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from checkers.errors import ClusterError
+from history.errors import ClusterError
 from targets import packages
 
 # What every node container needs (the link proxy server, iptables cuts, sshd

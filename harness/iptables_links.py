@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checkers.errors import SettingError
 from harness.link_applier import Link, LinkApplier
+from history.errors import SettingError
 
 CHAIN = "INPUT"
 

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 
-from checkers.errors import ClusterError, UsageError
 from harness.ownership import Ownership
 from harness.ports import free_port
+from history.errors import ClusterError, UsageError
 
 START_TIMEOUT_S = 10.0
 

@@ -36,11 +36,11 @@ from typing import Any
 import pandas as pd
 
 from checkers.carried import events_left_for_later, left_for_later
-from checkers.errors import Defect
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import AFTER_HEALING, check_prefix
-from results.history import lines_table
+from history.errors import Defect
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from results.memory import trim
+from results.recording import lines_table
 from targets.log_lines import NewLines
 
 LIVE_INTERVAL_S = 1.0

@@ -15,10 +15,10 @@ import uuid
 from pathlib import Path
 
 import targets
-from checkers.errors import ClusterError, SettingError, UsageError
 from harness import ownership
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET
+from history.errors import ClusterError, SettingError, UsageError
 from targets.interface import Address
 
 STATE_FILE = "cluster.json"

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from checkers.errors import ClusterError
 from harness.link_applier import Link, LinkApplier
 from harness.links import ToxiproxyServer
 from harness.ports import free_port
+from history.errors import ClusterError
 
 
 def proxy_name(link: Link) -> str:

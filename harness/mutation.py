@@ -49,16 +49,16 @@ from pathlib import Path
 from typing import Any
 
 import targets
-from checkers.errors import SettingError, UsageError
+from history.errors import SettingError, UsageError
 from results.gate import Policy, judge, load_policy
-from results.history import find_run_dirs
+from results.recording import find_run_dirs
 from targets.interface import Mutable, Simulated
 
 from .mutants import Mutant, mutants, sample
 from .reach import ENV as REACHED_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
+PACKAGES = ("history", "checkers", "harness", "nemesis", "results", "targets", "workloads")
 # A mutant's simulation that runs this many times as long as the original's, and at least HUNG_MIN_S, hung.
 HUNG_TIMES = 20
 HUNG_MIN_S = 60.0

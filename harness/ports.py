@@ -16,7 +16,7 @@ import os
 import random
 import socket
 
-from checkers.errors import ClusterError
+from history.errors import ClusterError
 
 LOW, HIGH = 10_000, 32_000
 _next = itertools.count(random.randrange(LOW, HIGH))

@@ -26,9 +26,6 @@ import pandas as pd
 from tqdm import tqdm
 
 import targets
-from checkers.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
-from checkers.faults import BY_NAME, KINDS, of_kind
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
@@ -36,6 +33,9 @@ from harness.interrupts import cancelled_on_termination, ended, shielded
 from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
+from history.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
+from history.faults import BY_NAME, KINDS, of_kind
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried, repaired
@@ -43,7 +43,7 @@ from nemesis.novelty import Memory, Search, search_turns
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
 from nemesis.turns import turns
-from results.history import HistoryRecorder, partial, recover
+from results.recording import HistoryRecorder, partial, recover
 from results.versions import recorded
 from targets import options as target_options
 from targets.interface import Target, TargetClient
@@ -377,7 +377,7 @@ class Run:
         self.target = targets.get(config.target)
         self.rng = random.Random(config.seed)
         self.run_id = self._name(config)
-        # Written under a temporary name until it has its verdict (results.history.complete).
+        # Written under a temporary name until it has its verdict (results.recording.complete).
         if (Path(config.results) / self.run_id).exists():
             raise UsageError(f"{Path(config.results) / self.run_id}: a run directory of that name exists")
         self.dir = partial(Path(config.results) / self.run_id)

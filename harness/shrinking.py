@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from checkers.errors import UsageError
 from harness.campaign import OWN_OPTIONS, to_toml
 from harness.run import RunConfig
+from history.errors import UsageError
 from nemesis.schedule import NemesisOp
 from nemesis.shrink import Shrunk, shrink
 from results.wording import counted

@@ -13,8 +13,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from checkers.faults import KINDS
 from harness.run import RunConfig
+from history.faults import KINDS
 from targets.interface import Simulated, Target
 
 # A replay's load. The simulator reads at every node that believes it leads

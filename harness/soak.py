@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from results.history import PARTIAL
+from results.recording import PARTIAL
 from results.soak_page import SOAK_PAGE, write_soak_page
 
 SAMPLES_FILE = "soak.jsonl"

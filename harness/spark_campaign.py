@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checkers.errors import ClusterError, UsageError
 from harness.processes import descendants, names
+from history.errors import ClusterError, UsageError
 
 if TYPE_CHECKING:
     from harness.campaign import PlannedRun, Steer

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pyspark
 
-from checkers.errors import ClusterError
 from harness.ports import free_port
 from harness.processes import descendants
+from history.errors import ClusterError
 
 REGISTERED = b"Successfully registered with master"
 START_TIMEOUT_S = 120.0

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import paramiko
 
-from checkers.errors import ClusterError
 from harness.cluster import ClusterBase
 from harness.docker_image import ROOT
 from harness.ownership import Ownership
+from history.errors import ClusterError
 from targets.interface import Address, Target
 from targets.releases import sha256_of
 

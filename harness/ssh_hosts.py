@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.errors import UsageError
 from harness.ssh_cluster import SshHost, SshNode
+from history.errors import UsageError
 from results.user_files import read_json
 
 

@@ -1,14 +1,14 @@
 """`splitbrain targets`: what each target is and takes, read off its
 declarations (targets/options.py, its capabilities) and the fault catalogue
-(checkers/faults.py): its detected version, its options with their defaults,
+(history/faults.py): its detected version, its options with their defaults,
 its workloads, its capabilities, and the faults it takes on each backend, as
 a run's validation decides them."""
 
 from __future__ import annotations
 
 import targets
-from checkers.faults import KINDS
 from harness.run import CHOICES, RunConfig
+from history.faults import KINDS
 from targets.releases import cache_home, ordered
 
 

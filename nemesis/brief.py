@@ -1,5 +1,5 @@
 """Faults at the scale of single messages: `flicker` and `stall`
-(checkers/faults.py), sized to the target's election timeout.
+(history/faults.py), sized to the target's election timeout.
 
 Real runs cut links and stop nodes for seconds at a time, where the
 simulator drops and delays single messages at the moments votes and

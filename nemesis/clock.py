@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checkers.errors import Defect
+from history.errors import Defect
 
 SHAPES = ("jump", "skew", "strobe")
 # How often an offset that changes with time (skew, strobe) is written, in seconds.

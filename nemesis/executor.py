@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from checkers.availability import unheard
 from checkers.coverage import CANDIDATE_STATES
-from checkers.errors import Defect
-from checkers.faults import BY_NAME
-from checkers.schema import NEMESIS_PROCESS
+from history.cuts import unheard
+from history.errors import Defect
+from history.faults import BY_NAME
+from history.schema import NEMESIS_PROCESS
 
 from . import clock, topologies
 from .members import MemberChanges
@@ -30,7 +30,7 @@ from .schedule import NemesisOp
 
 
 class Recorder(Protocol):
-    """Where the nemesis writes its history rows (results/history.py's HistoryRecorder)."""
+    """Where the nemesis writes its history rows (results/recording.py's HistoryRecorder)."""
 
     def record(self, process: int, type: str, f: str, **fields: Any) -> dict[str, Any]: ...
 

@@ -36,12 +36,12 @@ from typing import Any
 from checkers.abstract_state import NEAR_ENTRIES, stated_role
 from checkers.coverage import context as context_of
 from checkers.coverage import role_of
-from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
+from history.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
 
 from . import brief, clock
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
-# The kinds the guided nemesis aims (checkers/faults.py); a node fault is
+# The kinds the guided nemesis aims (history/faults.py); a node fault is
 # aimed at a role, where a clock fault also draws how the clock moves and a
 # voter change is a recipe of its own.
 GUIDED_FAULTS = tuple(fault.name for fault in CATALOGUE if fault.guided and not fault.bookkeeping)

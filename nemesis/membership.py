@@ -19,8 +19,8 @@ import random
 import time
 from typing import Any
 
-from checkers.errors import ClusterError
-from checkers.schema import NEMESIS_PROCESS
+from history.errors import ClusterError
+from history.schema import NEMESIS_PROCESS
 
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 10.0

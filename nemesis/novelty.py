@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.abstract_state import abstract
-from checkers.faults import BY_NAME
+from history.faults import BY_NAME
 
 from .guided import Choice, Guide, Observation, risk_of
 from .schedule import NemesisOp

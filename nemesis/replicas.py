@@ -26,8 +26,8 @@ import random
 import time
 from typing import Any
 
-from checkers.errors import ClusterError
-from checkers.schema import NEMESIS_PROCESS
+from history.errors import ClusterError
+from history.schema import NEMESIS_PROCESS
 
 ANSWER_TIMEOUT_S = 5.0
 REJOIN_TIMEOUT_S = 30.0

@@ -11,13 +11,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from checkers.errors import SettingError
-from checkers.faults import AT_ONCE, BY_NAME, KINDS
+from history.errors import SettingError
+from history.faults import AT_ONCE, BY_NAME, KINDS
 
 from . import brief, clock
 
 # Each kind `--nemesis` names: the operation it makes, and what undoes it
-# (None: instant). What each one is: the catalogue, checkers/faults.py.
+# (None: instant). What each one is: the catalogue, history/faults.py.
 FAULTS = {kind: (BY_NAME[kind].operation, BY_NAME[kind].recovery) for kind in KINDS}
 CHURN_BOUNCE_S = (0.05, 0.25)
 TOPOLOGIES = (

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from checkers.faults import INSTANT
+from history.faults import INSTANT
 
 from .schedule import NemesisOp
 

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from checkers.errors import SettingError
+from history.errors import SettingError
 
 Grudge = dict[str, frozenset[str]]
 Link = tuple[str, str]

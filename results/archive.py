@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 from . import run_options
-from .history import TABLES, HistoryError, read_table, recover
+from .recording import TABLES, HistoryError, read_table, recover
 
 MANIFEST, INDEX, RUNS = "manifest.json", "index.parquet", "runs"
 FIGURES = ("leader_elections", "disruptive_elections", "leaderless_ms", "stuck_ms", "epochs")

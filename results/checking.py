@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 from checkers.verdict import DEFAULT_BUDGET_S, check_imported, check_tables
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame
 
-from .history import HistoryError, load_history, read_table
+from .recording import HistoryError, load_history, read_table
 
 
 def _table(path: Path, columns: dict) -> pd.DataFrame:

@@ -28,11 +28,11 @@ from pathlib import Path
 import edn_format
 import pandas as pd
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 from .checking import run_meta
-from .history import HistoryError, load_history
 from .importer import EXPORTED
+from .recording import HistoryError, load_history
 
 K = edn_format.Keyword
 REGISTER_FS = frozenset({"read", "write", "cas"})

@@ -42,8 +42,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from checkers.availability import CLIENT_FIGURES, FIGURES
-from checkers.errors import UsageError
 from checkers.verdict import NAMES, NO_FAULT
+from history.errors import UsageError
 from results.user_files import read_toml
 
 POLICY_KEYS = {"required", "may_be_absent", "allow_unknown", "availability", "min_faults", "mutation"}

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from checkers.models import Model
-from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+from history.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 from results.versions import recorded
 
 from .jepsen_formats import FORMATS, READERS, ImportFormatError, Record

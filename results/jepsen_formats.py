@@ -22,7 +22,7 @@ from typing import Any
 
 import edn_format
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 FORMATS = ("jepsen-edn", "jepsen-log")
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from checkers.faults import BY_NAME
-from checkers.schema import named_nodes, nemesis_done
+from history.faults import BY_NAME
+from history.schema import named_nodes, nemesis_done
 
 # Lines shown around a moment: from BEFORE_NS before it to AFTER_NS after it.
 BEFORE_NS, AFTER_NS = 2_000_000_000, 1_000_000_000

@@ -33,10 +33,10 @@ from checkers.membership import membership
 from checkers.mutex import mutual_exclusion
 from checkers.pieces import InPieces
 from checkers.progress import progress
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame, holds
 from checkers.verdict import check
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame, holds
 
-from .history import HistoryError, read_table, typed
+from .recording import HistoryError, read_table, typed
 from .report import MAX_ROWS, Drawing, Operations, rows_named
 
 PIECE_ROWS = 500_000

@@ -19,12 +19,12 @@ import targets
 from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
 from checkers.coverage import PARTITION_ROLES
-from checkers.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
 from checkers.pairing import pair
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
+from history.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
 from results import log_view, run_options
 from results.anomaly_view import render_focus
-from results.history import PARTIAL, load_history, read_table
+from results.recording import PARTIAL, load_history, read_table
 from results.replica_view import MAX_SHOWN, render_copies
 from results.wording import counted
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from checkers.signatures import group
 
 from . import run_options
-from .history import PARTIAL, is_run
+from .recording import PARTIAL, is_run
 
 # The fields a listing filters on: exact values, except `options`, matched as text.
 FILTERS = ("campaign", "option_set", "target", "workload", "bugs", "seed", "verdict", "failure_group", "options")

@@ -146,7 +146,7 @@ def page(root: Path, wanted: dict[str, str], note: str = "") -> str:
 def recheck(root: Path, path: str) -> str:
     """Check one listed run again; a sentence saying what changed."""
     from results.checking import check_and_record
-    from results.history import HistoryError
+    from results.recording import HistoryError
 
     runs, _ = scan(root)
     row = next((r for r in runs if r["path"] == path), None)

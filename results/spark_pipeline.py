@@ -39,7 +39,7 @@ from checkers.verdict import NAMES
 
 from . import archive as archive_
 from .checking import check_run
-from .history import HistoryError
+from .recording import HistoryError
 from .spark_session import collected, session
 
 SAFETY = tuple(name for name in NAMES if name != "availability")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkers.errors import SplitbrainError
+from history.errors import SplitbrainError
 
 
 def read_toml(path: Path, error: type[SplitbrainError]) -> dict:

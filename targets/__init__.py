@@ -40,14 +40,14 @@ def get(name: str) -> Target:
     target_name, at, where = name.partition("@")
     if target_name not in REGISTRY:
         # Imported here: an SSH host's nodes import this package with targets/ alone beside them.
-        from checkers.errors import SettingError
+        from history.errors import SettingError
 
         raise SettingError("target", f"unknown target {target_name!r}; known: {', '.join(REGISTRY)}")
     target = importlib.import_module(REGISTRY[target_name]).TARGET
     if not at:
         return target
     if name not in _chosen:
-        from checkers.errors import SettingError
+        from history.errors import SettingError
         from targets.releases import ReleaseError
 
         try:

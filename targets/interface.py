@@ -244,7 +244,7 @@ class Target(ABC):
     def node_args(self, settings: dict) -> tuple[str, ...]:
         """The node's command-line options from a run's settings: every
         option `options` declares, each valid by its declaration. Raises
-        checkers.errors.SettingError for settings that do not go together."""
+        history.errors.SettingError for settings that do not go together."""
 
     def versions(self) -> dict[str, str]:
         """Versions of the target's software, for run.json."""
@@ -343,7 +343,7 @@ class Target(ABC):
             (ReplicaChanges, "replica_changes"),
         ):
             if declared is not None and getattr(declared, flag) != issubclass(cls, ability):
-                from checkers.errors import Defect  # here: SSH hosts' nodes import this module with targets/ alone
+                from history.errors import Defect  # here: SSH hosts' nodes import this module with targets/ alone
 
                 raise Defect(
                     f"{cls.__name__}: capabilities.{flag} is {getattr(declared, flag)}, "

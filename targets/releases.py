@@ -28,7 +28,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 DOWNLOAD_TIMEOUT_S = 300
 

@@ -34,7 +34,7 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 def test_no_target_package_is_imported_outside_targets():
     offending = [
         f"{path.relative_to(ROOT)}:{line}: {module}"
-        for folder in ("harness", "nemesis", "workloads", "checkers", "results")
+        for folder in ("history", "harness", "nemesis", "workloads", "checkers", "results")
         for path in sorted((ROOT / folder).rglob("*.py"))
         for line, module in imported_modules(path)
         if (module == "targets" or module.startswith("targets.")) and module not in ALLOWED
@@ -53,10 +53,25 @@ def test_data_flows_one_way_checkers_import_no_results_or_harness():
     assert offending == []
 
 
+def test_the_ground_floor_stands_on_nothing_of_ours():
+    """history/ (the errors, the schema, the fault catalogue, the cuts) is
+    what every room stands on: it imports the standard library, pandas,
+    numpy and pyarrow, and nothing of splitbrain but itself."""
+    ours = {"checkers", "harness", "nemesis", "workloads", "results", "targets", "benchmarks"}
+    offending = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for path in sorted((ROOT / "history").rglob("*.py"))
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in ours
+    ]
+    assert offending == []
+    assert {path.stem for path in (ROOT / "history").glob("*.py")} >= {"errors", "schema", "faults", "cuts"}
+
+
 def test_the_reference_quorums_node_runs_with_targets_alone_and_the_standard_library(tmp_path):
     """An SSH host gets targets/ and nothing else (`ssh_sources`): its node
     programs import nothing from the rest of splitbrain, nor from PyPI. A
-    `checkers.errors` import in targets/__init__.py broke every SSH run."""
+    `history.errors` import in targets/__init__.py broke every SSH run."""
     import shutil
     import subprocess
 
@@ -73,7 +88,7 @@ def test_no_function_outside_the_tests_is_60_lines_or_longer():
     was build_parser at 173 lines; now the subcommands build their own."""
     long = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-        for folder in ("checkers", "harness", "nemesis", "results", "targets", "workloads", "benchmarks")
+        for folder in ("history", "checkers", "harness", "nemesis", "results", "targets", "workloads", "benchmarks")
         for path in sorted((ROOT / folder).rglob("*.py"))
         if "wgl_core" not in path.parts
         for node in ast.walk(ast.parse(path.read_text(), str(path)))

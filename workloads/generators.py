@@ -12,7 +12,7 @@ import itertools
 import random
 from dataclasses import dataclass
 
-from checkers.errors import SettingError
+from history.errors import SettingError
 
 WORKLOADS = ("append", "register", "lock")
 

@@ -12,9 +12,9 @@ import os
 import sys
 
 import targets
-from checkers.errors import Defect, SplitbrainError
 from harness import crash
 from harness.interrupts import interrupt_on_termination, quiet_exit
+from history.errors import Defect, SplitbrainError
 from results.versions import splitbrain_version
 from targets.interface import OwnCommands
 

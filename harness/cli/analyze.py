@@ -6,8 +6,8 @@ import argparse
 
 from tqdm import tqdm
 
-from checkers.errors import UsageError
 from harness import crash, limits
+from history.errors import UsageError
 
 from .arguments import path_arg, writable_folder
 from .outcome import EXIT_ERROR, EXIT_INVALID, EXIT_VALID

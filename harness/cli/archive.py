@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 from .arguments import path_arg
 from .outcome import EXIT_ERROR, EXIT_VALID
@@ -23,7 +23,7 @@ def command(args: argparse.Namespace) -> int:
     """Pack runs into an archive, or verify one: every problem named, exit 2 if any."""
     from results import archive
     from results.checking import check_run
-    from results.history import find_run_dirs
+    from results.recording import find_run_dirs
 
     if args.verify:
         problems = archive.verify(args.verify)

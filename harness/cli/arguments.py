@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import targets
-from checkers.errors import SettingError, SplitbrainError, UsageError
+from history.errors import SettingError, SplitbrainError, UsageError
 from targets import DEFAULT
 from targets import options as target_options
 

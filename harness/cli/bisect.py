@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import targets
-from checkers.errors import UsageError
 from checkers.verdict import NAMES
 from harness import limits
+from history.errors import UsageError
 
 from .arguments import path_arg, writable_folder
 from .outcome import EXIT_VALID

@@ -7,8 +7,8 @@ import sys
 
 from tqdm import tqdm
 
-from checkers.errors import UsageError
 from harness import crash, limits
+from history.errors import UsageError
 
 from .arguments import path_arg
 from .outcome import EXIT_ERROR, EXIT_VALID, _no_bar, exit_code, one_line, verdict_line
@@ -42,8 +42,8 @@ def command(args: argparse.Namespace) -> int:
     worst exit code. A run that cannot be checked is an error line of its own
     (exit 2), and the others are still checked."""
     from results.checking import check_and_record
-    from results.history import find_run_dirs
     from results.memory import arrow_hands_back
+    from results.recording import find_run_dirs
 
     arrow_hands_back()
 

@@ -8,9 +8,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from checkers.errors import UsageError
 from harness import crash
 from harness.limits import setting_type
+from history.errors import UsageError
 
 from .arguments import add_target_options, chosen_target, given_options, path_arg
 from .outcome import EXIT_VALID

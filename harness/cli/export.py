@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 from .arguments import path_arg
 from .outcome import EXIT_VALID

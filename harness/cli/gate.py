@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 
 from .arguments import path_arg, writable_folder
 from .outcome import EXIT_INVALID, EXIT_VALID
@@ -25,7 +25,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     """Exit 0 only when every run meets the policy; JUnit XML either way."""
     from results.gate import judge, judge_mutation, junit, load_policy, mutation_reports
-    from results.history import find_run_dirs
+    from results.recording import find_run_dirs
 
     policy = load_policy(args.policy)
     reports = mutation_reports(args.results) if policy.mutation else []
@@ -51,7 +51,7 @@ def command(args: argparse.Namespace) -> int:
 
 def _has_runs(path: Path) -> bool:
     """Whether `find_run_dirs` finds run directories at `path` (itself one, or a folder of them)."""
-    from results.history import HistoryError, find_run_dirs
+    from results.recording import HistoryError, find_run_dirs
 
     try:
         return bool(find_run_dirs([path]))

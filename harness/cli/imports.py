@@ -8,8 +8,8 @@ import sys
 
 from tqdm import tqdm
 
-from checkers.errors import SettingError, UsageError
 from checkers.models import MODELS
+from history.errors import SettingError, UsageError
 
 from .arguments import path_arg, writable_folder
 from .outcome import EXIT_ERROR, EXIT_VALID, _no_bar, one_line

@@ -8,8 +8,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 import targets
-from checkers.errors import UsageError
 from harness import limits
+from history.errors import UsageError
 from nemesis import STRATEGIES
 
 from .arguments import path_arg, writable_folder

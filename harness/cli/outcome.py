@@ -24,7 +24,7 @@ def report(run_dir: Path) -> tuple[Path, int]:
     """Check a run directory, write its verdict and report, give it its own
     name, print a line per checker; the exit code by verdict."""
     from results.checking import check_and_record
-    from results.history import complete
+    from results.recording import complete
     from results.soak_page import SOAK_PAGE
 
     verdict = check_and_record(run_dir)

@@ -7,10 +7,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from checkers.errors import UsageError
-from checkers.faults import KINDS
 from harness import limits
 from harness.limits import setting_type
+from history.errors import UsageError
+from history.faults import KINDS
 from nemesis import STRATEGIES
 from nemesis.schedule import TOPOLOGIES
 from workloads.generators import WORKLOADS

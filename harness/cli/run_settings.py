@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from checkers.errors import UsageError
+from history.errors import UsageError
 from results.user_files import read_json
 
 from .arguments import path_arg

@@ -8,8 +8,8 @@ import random
 import sys
 from pathlib import Path
 
-from checkers.errors import ClusterError, UsageError
 from harness.limits import raise_file_limit
+from history.errors import ClusterError, UsageError
 
 from .arguments import writable_folder
 from .outcome import report

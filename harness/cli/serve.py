@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from checkers.errors import UsageError
 from harness import limits
+from history.errors import UsageError
 
 from .arguments import path_arg
 from .outcome import EXIT_VALID

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from checkers.errors import UsageError
 from harness import limits
+from history.errors import UsageError
 from results.wording import counted
 
 from .arguments import path_arg

@@ -9,9 +9,9 @@ import sys
 from tqdm import tqdm
 
 import targets
-from checkers.errors import UsageError
 from harness import limits
 from harness.limits import setting_type
+from history.errors import UsageError
 from results.wording import counted
 from targets.interface import Simulated
 

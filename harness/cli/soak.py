@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from checkers.errors import UsageError
 from harness.limits import setting_type
+from history.errors import UsageError
 
 from . import run
 from .runs import execute

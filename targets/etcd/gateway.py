@@ -13,7 +13,7 @@ import base64
 import http.client
 import json
 
-from checkers.errors import ConnectionLost, TargetError
+from history.errors import ConnectionLost, TargetError
 
 
 class NotSent(TargetError, ConnectionError):

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkers.errors import ClusterError, ConnectionRefused, Defect
+from history.errors import ClusterError, ConnectionRefused, Defect
 from targets.interface import Capabilities, MemberChanges, NodeSpec, Target, TargetClient
 from targets.options import Option
 from targets.releases import Releases

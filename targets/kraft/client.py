@@ -11,7 +11,7 @@ import itertools
 import json
 import socket
 
-from checkers.errors import ConnectionLost
+from history.errors import ConnectionLost
 
 
 class Client:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from checkers.errors import ClusterError, SettingError
+from history.errors import ClusterError, SettingError
 
 from .invariants import InvariantViolation
 from .simulation import SimSettings, Simulation

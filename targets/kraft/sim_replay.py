@@ -3,7 +3,7 @@ finds the real run can reach: `splitbrain simulate --write-schedules DIR`
 writes each failing schedule as a run description that `splitbrain replay`
 runs on a real cluster.
 
-Each step becomes the nemesis operation (checkers/faults.py's vocabulary)
+Each step becomes the nemesis operation (history/faults.py's vocabulary)
 that does the same to real nodes, at the same point of the schedule on a
 clock stretched by `scale`: the real node's election timeout over the
 simulator's (300 ms against 100 ms by default, so three times), so that a

@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from checkers.coverage import cell, role_of
-from checkers.faults import BY_NAME
+from history.faults import BY_NAME
 from nemesis import clock, topologies
 from nemesis.guided import Guide, Observation
 from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checkers.availability import largest_connected, unheard
+from history.cuts import largest_connected, unheard
 
 if TYPE_CHECKING:
     from .simulation import Simulation

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkers.errors import HistoryError, SettingError, UsageError
+from history.errors import HistoryError, SettingError, UsageError
 from targets.interface import (
     Capabilities,
     Mutable,

@@ -35,7 +35,7 @@ from nats.errors import NoRespondersError
 from nats.js.api import KeyValueConfig, StorageType, StreamConfig
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError, NotFoundError
 
-from checkers.errors import ClusterError, ConnectionLost, Defect
+from history.errors import ClusterError, ConnectionLost, Defect
 from targets.interface import TargetClient
 
 from .streams import BUCKET, STREAM, SUBJECT

@@ -24,7 +24,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from checkers.errors import ClusterError, ConnectionRefused
+from history.errors import ClusterError, ConnectionRefused
 from targets.interface import Capabilities, NodeSpec, ReplicaChanges, Target, TargetClient
 from targets.options import Option
 from targets.releases import Releases

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from checkers.membership import CHANGES
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from targets.kraft.simulation import Simulation
 from targets.kraft.target import completion, final_row, log_event
 from workloads.generators import Operation

@@ -20,7 +20,7 @@ from checkers.abstract_state import (
     states_reached,
     transitions,
 )
-from checkers.schema import EVENTS_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, frame
 
 from .test_coverage import MS, nemesis
 

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from checkers.availability import availability, fault_windows, largest_connected
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+from checkers.availability import availability, fault_windows
+from history.cuts import largest_connected
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 S = 1_000_000_000
 

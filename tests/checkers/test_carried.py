@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from checkers.carried import events_left_for_later, left_for_later
 from checkers.elections import election_safety
 from checkers.linearizable import linearizable
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_prefix
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 from .test_linearizable import append_histories
 from .test_prefix_checks import CASES, KRAFT, simulated

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from checkers.checker import Checker, Rule, Tables, validity
-from checkers.errors import Defect
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import CHECKERS, NAMES, check_tables
+from history.errors import Defect
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 
 def tables(*fs: str, events: list[dict] | None = None) -> Tables:

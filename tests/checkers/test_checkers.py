@@ -7,9 +7,9 @@ import pytest
 
 from checkers.data_loss import committed_data_loss
 from checkers.elections import election_safety, single_leader_per_epoch
-from checkers.errors import Defect
 from checkers.result import merge, run_checker
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.errors import Defect
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 
 def events(*rows):

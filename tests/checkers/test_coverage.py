@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from checkers.coverage import add_up, coverage
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 MS = 1_000_000
 
@@ -105,7 +105,7 @@ def test_cells_of_many_runs_add_up():
 def test_a_fault_that_touched_nothing_is_no_cell():
     """A "partition" of one node cuts no link (`[]`): it was counted as a cell."""
     from checkers.coverage import coverage
-    from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+    from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
     rows = [
         {"index": 0, "time_ns": 10, "process": -1, "type": "invoke", "f": "partition"},

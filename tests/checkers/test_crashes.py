@@ -10,8 +10,8 @@ import json
 import pandas as pd
 
 from checkers.crashes import GRACE_NS, node_crashes
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.verdict import check_tables
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 S = 1_000_000_000
 

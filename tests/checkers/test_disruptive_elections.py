@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.availability import availability
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 S = 1_000_000_000
 NODES = ("n1", "n2", "n3")

@@ -1,4 +1,4 @@
-"""One error tree (checkers/errors.py): every exception class splitbrain
+"""One error tree (history/errors.py): every exception class splitbrain
 defines derives from its root, but those of the programs that run on the
 nodes; nothing takes a message apart again; a run setting keeps its name and
 reason apart, and each front end spells the setting its own way."""
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from checkers.errors import SettingError, SplitbrainError, UsageError
 from harness.run import RunConfig
+from history.errors import SettingError, SplitbrainError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-FOLDERS = ("checkers", "harness", "nemesis", "results", "targets", "workloads")
+FOLDERS = ("history", "checkers", "harness", "nemesis", "results", "targets", "workloads")
 # Programs of their own, run where only the standard library is: the
 # reference quorum's node and our Toxiproxy server. Their errors stay there.
 NODE_PROGRAMS = (

@@ -1,4 +1,4 @@
-"""The fault catalogue (checkers/faults.py) is the one list of faults: what
+"""The fault catalogue (history/faults.py) is the one list of faults: what
 the executor makes is in it, what reads faults takes them from it, and each
 entry's recovery is one the executor makes."""
 
@@ -8,9 +8,9 @@ import random
 
 import targets
 from checkers import availability, coverage, faults
-from checkers.errors import SettingError
-from checkers.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from harness.run import RunConfig
+from history.errors import SettingError
+from history.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from nemesis import guided, schedule
 from nemesis.executor import OPERATIONS
 

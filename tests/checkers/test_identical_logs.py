@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.data_loss import committed_data_loss
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 VALUES = st.one_of(st.none(), st.sampled_from(['"a"', '"b"', '"c"', '{"leader": 1}', '"d"']))
 LOG = st.lists(st.tuples(st.sampled_from([None, "k"]), st.integers(0, 5), VALUES), max_size=8)

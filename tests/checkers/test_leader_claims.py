@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checkers.elections import single_leader_per_epoch
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 NODES = st.one_of(st.none(), st.sampled_from(["n1", "n2", "n3"]))
 EPOCHS = st.one_of(st.none(), st.integers(0, 3))

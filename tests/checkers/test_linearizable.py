@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checkers.errors import HistoryError
 from checkers.linearizable import linearizable, operations
 from checkers.models import cas_register, kv, log
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.errors import HistoryError
+from history.schema import HISTORY_COLUMNS, frame
 
 
 def history(*ops):

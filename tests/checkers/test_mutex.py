@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from checkers.mutex import mutual_exclusion
-from checkers.schema import FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 MS = 1_000_000
 TTL = json.dumps({"ttl_ms": 3000})

@@ -24,8 +24,8 @@ from checkers.linearizable import linearizable
 from checkers.models import make_model
 from checkers.wgl import splitbrain_wgl
 from results.checking import check_run
-from results.history import load_history
 from results.importer import import_file
+from results.recording import load_history
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.pairing import pair
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.schema import HISTORY_COLUMNS, frame
 
 ROWS = st.lists(st.tuples(st.integers(-1, 4), st.sampled_from(["invoke", "invoke", "ok", "fail", "info"])), max_size=60)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from checkers.availability import client_figures
 from checkers.progress import MIN_QUIET_CALLS, progress
-from checkers.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+from history.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 
 
 def history(outcomes: list[str], fault_from: int | None = None) -> pd.DataFrame:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from checkers.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from checkers.signatures import INSTANT_NS, NO_FAULT, anomaly_time_ns, fault_at, group, key, signatures
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 
 S = 1_000_000_000
 

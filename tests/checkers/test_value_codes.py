@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.data_loss import _Coded
-from checkers.schema import FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import FINAL_COLUMNS, HISTORY_COLUMNS, frame
 
 VALUES = st.one_of(st.none(), st.sampled_from(['"a"', '"b"', '"c"', '{"leader": 1}', '"d"']))
 RECORDS = st.lists(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from harness.backends import bring_up
 from nemesis.executor import Nemesis
-from results.history import HistoryRecorder, load_history
+from results.recording import HistoryRecorder, load_history
 
 
 @dataclass

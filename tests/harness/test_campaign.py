@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from checkers.errors import UsageError
 from harness.campaign import CampaignError, load, mutation_settings
-from results.history import partial
+from history.errors import UsageError
+from results.recording import partial
 from tests.harness.test_cli import splitbrain
 from tests.harness.test_run import schedule_offsets
 

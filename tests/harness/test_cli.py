@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers.errors import SettingError
 from harness.run import RunConfig
+from history.errors import SettingError
 
 
 def splitbrain(*args: str) -> subprocess.CompletedProcess:
@@ -71,7 +71,7 @@ def test_node_reports_an_unusable_data_dir(tmp_path):
 
 
 def test_check_reads_a_crashed_runs_jsonl_and_finds_a_stale_read(tmp_path):
-    from results.history import HistoryRecorder
+    from results.recording import HistoryRecorder
 
     recorder = HistoryRecorder(tmp_path)
     for process, f, value, result in ((0, "write", 1, 1), (0, "write", 2, 2), (1, "read", None, 1)):
@@ -342,7 +342,7 @@ def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
 def test_a_replay_goes_beside_the_campaigns_runs_not_among_them(tmp_path):
     """`replay` put its run in the folder of the run it replayed, and a gate
     over a campaign's folder then counted one run more."""
-    from results.history import find_run_dirs
+    from results.recording import find_run_dirs
 
     folder = tmp_path / "campaign"
     done = splitbrain("run", "--time-limit", "3", "--nemesis", "kill", "--quiet", "--results", str(folder))

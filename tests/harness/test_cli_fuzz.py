@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.schema import HISTORY_COLUMNS, frame
 from harness import limits
 from harness.cli import build_parser, main
+from history.schema import HISTORY_COLUMNS, frame
 
 FRACTIONS = st.integers(-(10**6), 10**6).map(lambda i: i + 0.5)  # numbers that are not integers
 CASES = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from harness.run import Run, RunConfig
-from results.history import HistoryRecorder
+from results.recording import HistoryRecorder
 from targets.interface import TargetClient
 from workloads.generators import Operation
 

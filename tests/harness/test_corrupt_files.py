@@ -11,8 +11,8 @@ import random
 import pytest
 
 import targets
-from checkers.errors import ClusterError
 from harness.local_cluster import LocalCluster
+from history.errors import ClusterError
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.schema import HISTORY_COLUMNS, frame
 from tests.harness.test_cli_fuzz import CASES, assert_one_line_error, fresh, inputs_of
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,12 +9,12 @@ import contextlib
 
 import pytest
 
-from checkers.errors import UsageError
 from harness.attributed_links import AttributedLinks
 from harness.backends import BACKENDS, bring_up
 from harness.iptables_links import DirectLinks, IptablesLinks
 from harness.link_applier import LinkApplier
 from harness.mesh import LinkMesh
+from history.errors import UsageError
 
 METHODS = ("cut", "add_toxic", "heal", "remove")
 

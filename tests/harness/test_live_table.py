@@ -10,9 +10,9 @@ import json
 import pandas as pd
 
 from checkers.carried import left_for_later
-from checkers.schema import HISTORY_COLUMNS, frame
 from harness.live import Live
-from results.history import HistoryRecorder
+from history.schema import HISTORY_COLUMNS, frame
+from results.recording import HistoryRecorder
 
 
 def test_a_look_judges_the_rows_left_and_the_lines_written_since(tmp_path):

@@ -25,7 +25,7 @@ from harness import reach
 from harness.cli.mutate import score_line
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
-from results.history import find_run_dirs
+from results.recording import find_run_dirs
 
 SOURCE = """
 def step(self, msg):

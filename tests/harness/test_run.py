@@ -16,7 +16,7 @@ import pytest
 
 from harness.ownership import RUN_ENV, marked_processes
 from results.checking import check_run
-from results.history import PARTIAL, load_history
+from results.recording import PARTIAL, load_history
 from results.report import roles_for
 from tests.results.test_exporter import round_trip
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from checkers.errors import ClusterError
 from harness.run import wait_converged
+from history.errors import ClusterError
 
 
 class Answers:

@@ -67,7 +67,7 @@ def test_a_simulated_violation_is_written_as_a_run_that_replay_makes_on_a_real_c
     """`simulate --write-schedules` then `replay`: every fault the translated
     schedule names is made on real nodes, at its moment; replay says whether
     the real run found the violation again (not guaranteed: real timing)."""
-    from results.history import load_history
+    from results.recording import load_history
 
     written, real = tmp_path / "simulated", tmp_path / "real"
     simulated = splitbrain(

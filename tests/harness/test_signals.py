@@ -25,7 +25,7 @@ from harness.ownership import (
     marked_processes,
     read_ledger,
 )
-from results.history import PARTIAL, load_history
+from results.recording import PARTIAL, load_history
 from tests.harness.test_run import fault_in_force, run_command
 
 pytestmark = pytest.mark.slow

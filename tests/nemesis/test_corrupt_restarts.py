@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from checkers.errors import ClusterError
+from history.errors import ClusterError
 from nemesis.executor import Nemesis
 
 

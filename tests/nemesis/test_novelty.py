@@ -12,7 +12,7 @@ import random
 from collections import Counter
 
 from checkers.abstract_state import abstract
-from checkers.faults import BY_NAME
+from history.faults import BY_NAME
 from nemesis import novelty
 from nemesis.guided import Guide, Observation
 from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.errors import SettingError
+from history.errors import SettingError
 from nemesis.schedule import FAULTS, generate
 
 KINDS = st.lists(st.sampled_from(sorted(FAULTS)), unique=True)

@@ -65,7 +65,7 @@ def test_verify_names_changed_missing_and_partial_entries(tmp_path, runs):
 
 
 def test_a_crashed_run_is_recovered_and_checked_before_it_is_archived(tmp_path):
-    from results.history import HistoryRecorder
+    from results.recording import HistoryRecorder
 
     crashed = tmp_path / "runs" / "crashed"
     crashed.mkdir(parents=True)

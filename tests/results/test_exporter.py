@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from checkers.models import cas_register
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.schema import HISTORY_COLUMNS, frame
 from results.checking import check_run
 from results.exporter import export_edn
 from results.importer import import_file

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from checkers.models import cas_register
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.schema import HISTORY_COLUMNS, frame
 from results.gate import PolicyError, judge, judge_mutation, load_policy, mutation_reports
-from results.history import find_run_dirs
 from results.importer import import_file
+from results.recording import find_run_dirs
 from tests.harness.test_cli import splitbrain
 
 DATA = Path(__file__).parents[1] / "data" / "outside" / "knossos-histories"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checkers.errors import Defect
-from checkers.schema import HISTORY_COLUMNS, OP_TYPES
-from results.history import (
+from history.errors import Defect
+from history.schema import HISTORY_COLUMNS, OP_TYPES
+from results.recording import (
     HistoryError,
     HistoryRecorder,
     jsonl_pieces,

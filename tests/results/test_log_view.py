@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import targets
-from checkers.schema import HISTORY_COLUMNS, frame
+from history.schema import HISTORY_COLUMNS, frame
 from results.log_view import moments, read_logs
 from results.report import write_report
 

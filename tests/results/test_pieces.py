@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from results.checking import check_and_record, check_run, run_meta
 from results.pieces import check_in_pieces, in_pieces
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from checkers.data_loss import committed_data_loss
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 from results.replica_view import render_copies
 from results.report import write_report
 

@@ -92,7 +92,7 @@ def test_a_real_runs_report_renders_in_a_headless_browser(tmp_path):
 
 def test_instant_faults_are_marked_on_the_timeline(tmp_path):
     """A bounce has no window to shade: it is a line at its moment, in the legend too."""
-    from checkers.schema import HISTORY_COLUMNS, frame
+    from history.schema import HISTORY_COLUMNS, frame
     from results.report import write_report
 
     rows = [
@@ -126,7 +126,7 @@ def test_a_report_is_drawn_without_pandas_warnings(tmp_path):
 
 def test_the_verdict_says_how_long_the_cluster_stood_stuck(tmp_path):
     """The availability figures a gate reads, under the verdict's table: the longest stuck span with its moment."""
-    from checkers.schema import HISTORY_COLUMNS, frame
+    from history.schema import HISTORY_COLUMNS, frame
     from results.report import write_report
 
     rows = [

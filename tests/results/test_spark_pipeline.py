@@ -22,9 +22,9 @@ import pytest
 
 import targets
 from checkers.models import cas_register
-from checkers.schema import EVENTS_COLUMNS, frame
 from checkers.verdict import check_tables
 from harness.ports import free_port
+from history.schema import EVENTS_COLUMNS, frame
 from results import archive
 from results.checking import check_run
 from results.importer import import_file

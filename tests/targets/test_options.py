@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import targets
-from checkers.errors import Defect
 from harness.campaign import CampaignError, load
 from harness.run import RunConfig
+from history.errors import Defect
 from results import run_options
 from targets.options import Option, changed, refusal, settings
 from tests.harness.test_cli import splitbrain

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checkers.errors import SettingError
+from history.errors import SettingError
 from workloads.generators import GUARDED, LOCK, LOCK_TTL_MS, WORKLOADS, Operation, make_workload
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from harness.ownership import LEDGER, alive, read_ledger
-from results.history import load_history
+from results.recording import load_history
 from tests.harness.test_signals import OUR_LINES
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import json
 import time
 
 from checkers.elections import election_safety
-from checkers.schema import EVENTS_COLUMNS, frame
+from history.schema import EVENTS_COLUMNS, frame
 from targets.kraft.core import RaftConfig
 from targets.kraft.server import NodeOptions, NodeServer
 

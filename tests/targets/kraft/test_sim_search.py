@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from checkers.faults import AT_ONCE
+from history.faults import AT_ONCE
 from nemesis.novelty import Memory
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.sim_search import kind

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import targets
-from checkers.errors import ClusterError
 from harness.ports import free_port
+from history.errors import ClusterError
 from targets.interface import Address, NodeSpec
 from targets.nats.blocks import records
 from targets.nats.streams import STREAM

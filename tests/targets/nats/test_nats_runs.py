@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from results.history import load_history
+from results.recording import load_history
 from targets.nats.blocks import stream_messages
 from targets.nats.streams import STREAM
 from targets.nats.target import STORE

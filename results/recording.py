@@ -1,6 +1,6 @@
-"""The run directory (docs/organisation.md, "The history"): the live `history.jsonl`
+"""The run directory, as it is recorded (docs/organisation.md, "The history"): the live `history.jsonl`
 writer, loading a run's tables back (their columns and types are
-`checkers/schema.py`'s), and the names runs go by.
+`history/schema.py`'s), and the names runs go by.
 
 `history.jsonl` is flushed row by row and is the source of truth if the
 harness dies mid-run; `recover` rebuilds the Parquet files from it.
@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from checkers.errors import Defect, HistoryError
-from checkers.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
+from history.errors import Defect, HistoryError
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, OP_TYPES, TEXT, frame
 
 
 class HistoryRecorder:

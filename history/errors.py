@@ -10,7 +10,7 @@ the history schema, since every layer raises these.
     │   │                       setting as its flag (--time-limit), a campaign
     │   │                       file as its key
     │   ├── HistoryError        a run directory or history file, or a history
-    │   │                       that no model takes (results/history.py, checkers/)
+    │   │                       that no model takes (results/recording.py, checkers/)
     │   ├── PolicyError         a gate policy (results/gate.py)
     │   ├── ArchiveError        an archive (results/archive.py)
     │   ├── ImportFormatError   another tool's history (results/jepsen_formats.py)
