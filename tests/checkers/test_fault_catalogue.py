@@ -7,7 +7,8 @@ from __future__ import annotations
 import random
 
 import targets
-from checkers import availability, coverage, faults
+from checkers import availability, coverage
+from history import faults
 from harness.run import RunConfig
 from history.errors import SettingError
 from history.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
