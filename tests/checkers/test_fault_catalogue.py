@@ -8,8 +8,8 @@ import random
 
 import targets
 from checkers import availability, coverage
-from history import faults
 from harness.run import RunConfig
+from history import faults
 from history.errors import SettingError
 from history.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from nemesis import guided, schedule
