@@ -41,6 +41,8 @@ from harness.ownership import RUN_ENV, mount_source
 PAGE = 4096
 FALLOC_FL_KEEP_SIZE = 0x01
 CONTROL = "/.splitbrain-lose"
+# The name libfuse gives a file unlinked while a handle to it is still open (until that handle is released).
+HIDDEN = ".fuse_hidden"
 STAT_FIELDS = ("st_mode", "st_nlink", "st_size", "st_uid", "st_gid", "st_ino", "st_blocks")
 
 
@@ -116,7 +118,12 @@ class LazyFS(mfusepy.Operations):
         return 0
 
     def readdir(self, path: str, fh) -> list[str]:
-        return [".", "..", *os.listdir(self._path(path))]
+        """What the folder holds, less the files FUSE hid on their unlink: an
+        unlink that overtakes the release of the file's last handle renames
+        it `.fuse_hidden...` until that release, where a disk would list
+        nothing (etcd's first start checks `.touch` made, closed and removed
+        leaves its new WAL folder empty, and panicked on the hidden name)."""
+        return [".", "..", *(name for name in os.listdir(self._path(path)) if not name.startswith(HIDDEN))]
 
     def mkdir(self, path: str, mode: int) -> int:
         os.mkdir(self._path(path), mode)

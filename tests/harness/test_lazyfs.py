@@ -148,6 +148,19 @@ def test_a_renamed_folder_keeps_its_files_unsynced_writes(tmp_path):
     assert fs.read("/msgs.purge/1.blk", 100, 0, old) == b""
 
 
+def test_a_file_fuse_hid_on_its_unlink_is_not_listed(tmp_path):
+    """libfuse renames a file unlinked before its last handle's release to
+    `.fuse_hidden...` until the release comes; a disk lists nothing there.
+    etcd 3.4's first start found one in the WAL folder it had just made
+    (`expected .../wal.tmp to be empty, got [.fuse_hidden0000000800000001]`)
+    and panicked."""
+    fs = LazyFS(str(tmp_path))
+    (tmp_path / "wal.tmp").mkdir()
+    (tmp_path / "wal.tmp" / ".fuse_hidden0000000800000001").write_bytes(b"")
+    (tmp_path / "wal.tmp" / "0.wal").write_bytes(b"")
+    assert sorted(fs.readdir("/wal.tmp", None)) == [".", "..", "0.wal"]
+
+
 def test_mounted_under_the_reference_quorums_storage(tmp_path):
     """The node's own DataDir on the mount: fsynced records survive a loss, unfsynced ones do not."""
     backing, mount = tmp_path / "backing", tmp_path / "data"
