@@ -1,4 +1,4 @@
 """The ground floor: what every part of splitbrain stands on and nothing that
 judges. The error tree (`errors`), the history's tables (`schema`), the
 fault catalogue (`faults`) and the geometry of a cut (`cuts`). It imports
-the standard library, pandas and pyarrow alone."""
+the standard library, pandas, numpy and pyarrow alone."""

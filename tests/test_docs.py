@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+from .pages import ROOT, shown_commands
+
 README_LINES = 400
 
 
@@ -66,17 +66,6 @@ def test_nothing_cites_a_folder_outside_the_repository():
         and "../shared" in (ROOT / name).read_text(errors="replace")
     ]
     assert citing == []
-
-
-def shown_commands() -> list[tuple[str, str]]:
-    """(page, line) for each line of the pages' ```sh blocks, its comment left off."""
-    found = []
-    for page in PAGES:
-        for block in re.findall(r"^ *```sh\n(.*?)^ *```", page.read_text(), re.M | re.S):
-            for line in block.splitlines():
-                if line.split("  #")[0].strip():
-                    found.append((str(page.relative_to(ROOT)), line.split("  #")[0].strip()))
-    return found
 
 
 @pytest.mark.parametrize("page, line", shown_commands())

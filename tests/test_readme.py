@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .pages import PAGES
+
 ROOT = Path(__file__).resolve().parent.parent
 # In README: `./scripts/run.sh ARGS   # finds BUG: CHECKER false`
 EXAMPLE = re.compile(r"^(\./scripts/run\.sh [^#\n]*?)\s+# finds (\S+): (\S+) false$", re.M)
@@ -45,7 +47,6 @@ def test_each_bug_example_finds_its_bug(tmp_path, command, bug, checker):
 
 # `see Coverage below`, `"Nothing outlives its run" above`
 POINTER = re.compile(r'(?:see |")([A-Z][\w ,`()-]*?)"? (above|below)')
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def test_each_pointer_points_the_right_way_within_its_page():

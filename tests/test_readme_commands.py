@@ -18,6 +18,8 @@ from pathlib import Path
 import docker
 import pytest
 
+from .pages import shown_commands
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,10 +27,8 @@ SHORT = ["--time-limit", "6"]
 
 
 def readme_commands() -> list[str]:
-    """Every command line of the ```sh blocks of README and the docs' pages, its comment left off."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    blocks = [b for page in pages for b in re.findall(r"^ *```sh\n(.*?)^ *```", page.read_text(), re.M | re.S)]
-    return [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.strip()]
+    """Every command line of the ```sh blocks of README and the docs' pages."""
+    return [line for _, line in shown_commands()]
 
 
 def as_written(start: str, then: str = "") -> str:
