@@ -20,6 +20,7 @@ def test_a_node_whose_client_port_was_taken_starts_on_another(tmp_path):
         cluster, _ = bring_up(stack, "docker", tmp_path, "test-ports", 3, net="iptables")
         taken = cluster.client["n1"]
         squatter = stack.enter_context(socket.socket())
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go's and asyncio's listeners do
         squatter.bind(taken)
         squatter.listen()
         cluster.start_all()
