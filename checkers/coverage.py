@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from history.faults import BY_NAME, COUNTED
+from history.faults import BY_NAME, COUNTED, ON_MESSAGES
 from history.schema import columns, named_nodes, nemesis_done
 
 from .availability import fault_windows
@@ -93,6 +93,8 @@ def cell(fault: str, touched: list[Any], states: dict[str, str], in_force: list[
     """The coverage cell of one fault at its moment."""
     if fault == "partition":
         role = _partition_role(touched, states)
+    elif fault in ON_MESSAGES:  # the kinds of message it acted on: message-kind x fault cells
+        role = "+".join(sorted({str(t.get("kind")) for t in touched if isinstance(t, dict)})) or "other"
     elif fault in BY_NAME and BY_NAME[fault].hits == "link" and not all(isinstance(t, str) for t in touched):
         role = "links"  # links touched, not nodes (a brief cut names the node it cut off)
     else:

@@ -33,6 +33,7 @@ def bring_up(
     target: str = DEFAULT_TARGET,
     lazy_disks: bool = False,
     clock_faults: bool = False,
+    framed: bool = False,
 ):
     """(cluster, links), not started; `stack` tears down everything made here
     (`stack.pop_all()` keeps it). `links` is a LinkMesh when links go through
@@ -42,7 +43,9 @@ def bring_up(
     watchdog removes it should this process die before `stack` unwinds
     (`splitbrain cluster up` goes without: its cluster outlives the command).
     `lazy_disks`: data directories on the lose-unfsynced filesystem;
-    `clock_faults`: node clocks under libfaketime (both local and Docker backends)."""
+    `clock_faults`: node clocks under libfaketime (both local and Docker backends);
+    `framed`: the link proxies we start cut the target's traffic into
+    messages (`Capabilities.framing`), for message faults."""
     if backend not in BACKENDS:
         raise UsageError(f"--backend: {backend!r} is not one of {', '.join(BACKENDS)}")
     # Absolute: Docker binds only absolute host folders, and a results folder is often relative (runs/).
@@ -62,6 +65,7 @@ def bring_up(
         hosts,
         dict(options=options, initial_voters=initial_voters, ownership=ownership, target=targets.get(target)),
         dict(lazy_disks=lazy_disks, clock_faults=clock_faults),
+        targets.get(target).capabilities.framing if framed else "",
     )
     return BACKENDS[backend](made)
 
@@ -83,6 +87,8 @@ class Made:
     hosts: Path | None
     common: dict
     on_this_machine: dict
+    # The framing the link proxies cut the traffic by ("": none).
+    framing: str = ""
 
 
 def _ssh(made: Made):
@@ -119,7 +125,9 @@ def _docker(made: Made):
         return cluster, IptablesLinks(cluster)
     server = ToxiproxyServer(made.toxiproxy or cluster.start_toxiproxy())
     wait_for_api(server)
-    mesh = LinkMesh(server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy")
+    mesh = LinkMesh(
+        server, cluster.ids, lambda node: f"{node}:{cluster.raft[node][1]}", "0.0.0.0", "toxiproxy", made.framing
+    )
     return cluster, _routed(made, cluster, mesh, server)
 
 
@@ -150,7 +158,7 @@ def _local(made: Made):
         server = ToxiproxyServer(own.url)
     cluster = LocalCluster(made.root / "cluster", made.nodes, **made.common, **made.on_this_machine)
     made.stack.callback(cluster.close)
-    mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]))
+    mesh = LinkMesh(server, cluster.ids, lambda node: "{}:{}".format(*cluster.raft[node]), framing=made.framing)
     return cluster, _routed(made, cluster, mesh, server)
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
+from toxiproxy.exceptions import NotFound
 
 from harness.ownership import Ownership
 from harness.ports import free_port
@@ -45,6 +46,15 @@ class ToxiproxyServer:
     def update_toxic(self, proxy: str, toxic: str, **changes) -> dict:
         self.use()
         return APIConsumer.post(f"/proxies/{proxy}/toxics/{toxic}", json=changes).json()
+
+    def toxic(self, proxy: str, toxic: str) -> dict | None:
+        """A toxic's JSON as the server gives it (with splitbrain's `message`
+        toxic, the messages it acted on); None: no such proxy or toxic."""
+        self.use()
+        try:
+            return APIConsumer.get(f"/proxies/{proxy}/toxics/{toxic}").json()
+        except NotFound:
+            return None
 
 
 def wait_for_api(server: ToxiproxyServer, timeout_s: float = START_TIMEOUT_S) -> None:

@@ -1,6 +1,8 @@
 """The link mesh: one Toxiproxy proxy per directed peer link i->j, named
 `i-j`, so that node i reaches node j only through it. Cutting a link disables
 its proxy; a toxic goes on the proxy's `upstream` stream (the direction i->j).
+Given the target's framing, the proxies cut each link's traffic into
+messages, and a `message` toxic acts on single ones (harness/toxiproxy/messages.py).
 """
 
 from __future__ import annotations
@@ -29,12 +31,19 @@ class LinkMesh(LinkApplier):
         upstream,
         listen_host: str = "127.0.0.1",
         route_host: str | None = None,
+        framing: str = "",
     ) -> None:
         self.server = server
         self.nodes = tuple(nodes)
         self.links = [(i, j) for i in self.nodes for j in self.nodes if i != j]
+        self.framing = framing
         specs = [
-            {"name": proxy_name(link), "listen": f"{listen_host}:{free_port()}", "upstream": upstream(link[1])}
+            {
+                "name": proxy_name(link),
+                "listen": f"{listen_host}:{free_port()}",
+                "upstream": upstream(link[1]),
+                **({"framing": framing} if framing else {}),
+            }
             for link in self.links
         ]
         created = {p["name"]: p for p in server.populate(specs)}
@@ -73,6 +82,16 @@ class LinkMesh(LinkApplier):
             proxy.add_toxic(type=type, stream="upstream", name=name or type, attributes=attributes)
             done.append(link)
         return done
+
+    def applied(self, links: Iterable[Link], name: str) -> dict[Link, list[dict]]:
+        """The messages the `message` toxic `name` acted on, on each of these
+        links (one it is not on, or a proxy that frames nothing: none)."""
+        return {link: (self.server.toxic(proxy_name(link), name) or {}).get("applied", []) for link in sorted(links)}
+
+    def remove_toxic(self, links: Iterable[Link], name: str) -> None:
+        for _, proxy in self._proxies(links):
+            if name in proxy.toxics():
+                proxy.destroy_toxic(name)
 
     def heal(self) -> None:
         """Every proxy enabled and free of toxics (Toxiproxy's reset)."""

@@ -34,11 +34,12 @@ from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
 from history.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
-from history.faults import BY_NAME, KINDS, of_kind
+from history.faults import BY_NAME, KINDS, ON_MESSAGES, of_kind
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried, repaired
+from nemesis.messages import framed_kinds
 from nemesis.novelty import Memory, Search, search_turns
 from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
 from nemesis.topologies import two_way
@@ -310,6 +311,12 @@ class RunConfig:
             raise SettingError("nemesis", f"{', '.join(links)} acts on the links between nodes, and one node has none")
         if self.net == "iptables" and "latency" in self.nemesis:
             raise SettingError("nemesis", "latency needs the link proxies, not iptables")
+        framed = sorted(ON_MESSAGES & set(self.nemesis))
+        if framed and capabilities.framing and (self.net == "iptables" or self.backend == "ssh"):
+            raise SettingError(
+                "nemesis",
+                f"{', '.join(framed)} need the link proxies splitbrain starts (local, or docker without --net iptables)",
+            )
         if not capabilities.peer_routes:
             # Whatever the faults: a default nemesis narrowed to none that cut links would hide the refusal.
             if self.backend == "docker" and self.net != "iptables":
@@ -350,6 +357,13 @@ class RunConfig:
             )
         if not capabilities.voter_changes and self.initial_voters not in (None, self.nodes):
             raise SettingError("initial_voters", f"{target.name} starts every node as a voter")
+
+    def needs(self, capability: str) -> bool:
+        """Whether a fault this run may make (a kind it draws, an operation
+        its schedule names) takes the target's `capability`: what the
+        backend must make ready (a filesystem, a clock, framed links)."""
+        faults = [*self.nemesis, *(op["f"] for op in self.schedule or ())]
+        return any(capability in BY_NAME[f].needs for f in faults if f in BY_NAME)
 
     def node_args(self) -> tuple[str, ...]:
         """The target's node options for this run's settings."""
@@ -459,6 +473,7 @@ class Run:
                 config.nodes,
                 topologies,
                 config.election_timeout_ms(),
+                framed_kinds(targets.get(config.target).capabilities.framing),
             )
             return None, None, ops
         guide = Guide(
@@ -505,8 +520,9 @@ class Run:
                 config.hosts,
                 config.initial_voters,
                 target=config.target,
-                lazy_disks=any("lazy_disks" in BY_NAME[kind].needs for kind in config.nemesis),
-                clock_faults=any("clock_faults" in BY_NAME[kind].needs for kind in config.nemesis),
+                lazy_disks=config.needs("lazy_disks"),
+                clock_faults=config.needs("clock_faults"),
+                framed=config.needs("framing"),
             )
             self.cluster = cluster
             self.nemesis = Nemesis(

@@ -72,6 +72,7 @@ class Fault:
 
 LINK_COLOUR, NODE_COLOUR, INSTANT_COLOUR = "#d62f2f", "#333333", "#6a1b9a"
 LAZY = "'s data directory cannot sit on the lose-unfsynced filesystem"
+FRAMED = " declares no framing of its peer messages: no message faults"
 VOTERS = " takes no voter, member or replica changes: no wipe or membership faults"
 CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
@@ -86,6 +87,14 @@ CATALOGUE = (
     # a fetch in flight lost); a node paused for about one timeout and resumed.
     Fault("flicker", "link", None, "#ef6c00"),
     Fault("stall", "node", None, "#9575cd"),
+    # Faults on one message on one link (nemesis/messages.py), for a target
+    # that declares how its peer traffic splits into messages: the next one
+    # of a kind dropped, held while later ones pass, sent twice, or swapped
+    # with the one after it; the link's connection stays up.
+    *(
+        Fault(name, "link", None, "#00838f", guided=False, leaves_nodes_up=True, needs=("framing",), refused=FRAMED)
+        for name in ("message-drop", "message-hold", "message-duplicate", "message-reorder")
+    ),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     Fault(
         "wipe",
@@ -192,6 +201,8 @@ RECOVERIES = {
     },
     "heal-all": None,
 }
+# Faults on single messages: their rows name the messages they acted on.
+ON_MESSAGES = frozenset(fault.name for fault in CATALOGUE if "framing" in fault.needs)
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
 COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))
 

@@ -30,7 +30,7 @@ import random
 KINDS = ("flicker", "stall")
 
 
-def _log_uniform(rng: random.Random, low: float, high: float) -> int:
+def log_uniform(rng: random.Random, low: float, high: float) -> int:
     return round(math.exp(rng.uniform(math.log(low), math.log(high))))
 
 
@@ -38,8 +38,8 @@ def draw(kind: str, rng: random.Random, timeout_ms: int) -> dict[str, int]:
     """The timing of a brief fault of `kind`, for a target whose election timeout is `timeout_ms`."""
     if kind == "flicker":
         return {
-            "cut_ms": _log_uniform(rng, timeout_ms / 10, 2 * timeout_ms),
+            "cut_ms": log_uniform(rng, timeout_ms / 10, 2 * timeout_ms),
             "times": rng.randint(1, 3),
-            "gap_ms": _log_uniform(rng, timeout_ms / 4, timeout_ms),
+            "gap_ms": log_uniform(rng, timeout_ms / 4, timeout_ms),
         }
-    return {"for_ms": _log_uniform(rng, timeout_ms / 2, 3 * timeout_ms)}
+    return {"for_ms": log_uniform(rng, timeout_ms / 2, 3 * timeout_ms)}

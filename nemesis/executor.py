@@ -22,7 +22,7 @@ from history.errors import Defect
 from history.faults import BY_NAME
 from history.schema import NEMESIS_PROCESS
 
-from . import clock, topologies
+from . import clock, messages, topologies
 from .members import MemberChanges
 from .membership import VoterChanges
 from .replicas import ReplicaChanges
@@ -482,6 +482,7 @@ OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "rename": Nemesis._rename,
     "stall": Nemesis._stall,
     "latency": Nemesis._latency,
+    **dict.fromkeys(messages.KINDS, messages.make),
     "heal": Nemesis._heal_links,
     "clock": Nemesis._clock,
     "clock-reset": lambda nemesis, f, args: nemesis.reset_clocks(),

@@ -14,7 +14,7 @@ from typing import Any
 from history.errors import SettingError
 from history.faults import AT_ONCE, BY_NAME, KINDS
 
-from . import brief, clock
+from . import brief, clock, messages
 
 # Each kind `--nemesis` names: the operation it makes, and what undoes it
 # (None: instant). What each one is: the catalogue, history/faults.py.
@@ -76,8 +76,11 @@ def membership_shrink(rng: random.Random, at: float, interval_s: float, count: i
     return [NemesisOp(at, "shrink", {"count": count, "seed": rng.randrange(2**31), "during": "membership"})]
 
 
-def _drawn_args(kind: str, rng: random.Random, topologies: list[str], timeout_ms: int) -> dict[str, Any]:
-    """A fault's arguments, drawn: how it cuts links, what it aims at, how long a brief one lasts."""
+def _drawn_args(
+    kind: str, rng: random.Random, topologies: list[str], timeout_ms: int, framed: tuple[str, ...]
+) -> dict[str, Any]:
+    """A fault's arguments, drawn: how it cuts links, what it aims at, how
+    long a brief one lasts, which message (of the kinds `framed`) a message fault acts on."""
     if kind == "partition":
         return {"topology": rng.choice(topologies), "seed": rng.randrange(2**31)}
     if kind == "latency":
@@ -86,6 +89,8 @@ def _drawn_args(kind: str, rng: random.Random, topologies: list[str], timeout_ms
         return {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
     if kind in brief.KINDS:
         return {"target": rng.choice(TARGETS[:2]), "seed": rng.randrange(2**31), **brief.draw(kind, rng, timeout_ms)}
+    if kind in messages.KINDS:
+        return messages.draw(kind, rng, timeout_ms, framed)
     # A fault that may hit many nodes at once (a power loss) may also hit a majority, or all.
     aims = (*TARGETS, *AT_ONCE) if BY_NAME[kind].at_once else TARGETS
     return {"target": rng.choice(aims), "seed": rng.randrange(2**31)}
@@ -99,13 +104,15 @@ def generate(
     nodes: int,
     topologies: list[str] | None = None,
     timeout_ms: int = 1000,
+    framed: tuple[str, ...] = (),
 ) -> list[NemesisOp]:
     """Alternate quiet and faulty intervals of `interval_s` until the time
     limit; every fault is undone before the next one, and the schedule ends
     with `heal-all`. Kinds are drawn without replacement until each has had
     its turn, so a schedule long enough for every kind holds every kind.
     Partitions draw from `topologies` (default: all that fit the cluster size);
-    brief faults are sized by the target's election timeout, `timeout_ms`."""
+    brief faults are sized by the target's election timeout, `timeout_ms`;
+    message faults draw from the kinds of message the target's framing names, `framed`."""
     unknown = sorted(set(kinds) - set(FAULTS))
     if unknown:
         raise SettingError("nemesis", f"unknown faults {unknown}; known: {sorted(FAULTS)}")
@@ -129,7 +136,7 @@ def generate(
             ops.append(NemesisOp(at + interval_s, recovery, {"of": kind}))
             at += 2 * interval_s
             continue
-        args = _drawn_args(kind, rng, allowed, timeout_ms)
+        args = _drawn_args(kind, rng, allowed, timeout_ms, framed)
         ops.append(NemesisOp(at, fault, args))
         if recovery is not None:
             ops.append(NemesisOp(at + interval_s, recovery, {"of": fault}))

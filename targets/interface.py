@@ -69,6 +69,13 @@ class Capabilities:
       vote in their epoch (null: none), from its start on, so a vote that
       vanishes in the same epoch (a restart that forgot it) is seen. etcd's
       "became follower at term T" lines name none.
+    - `framing`: how the node's peer traffic splits into messages, as the
+      dotted name of a module of the target's (standard library only: the
+      link proxy imports it, in the bare node image too) whose
+      `split(buffer)` returns the whole messages at the buffer's front,
+      each `(bytes, kind, fields)` with `kind` from history/messages.py,
+      and the rest, and whose `KINDS` maps each type of message to its
+      kind. "" (none): the target's links take no message faults.
     """
 
     ok_proves_leadership: bool
@@ -82,6 +89,7 @@ class Capabilities:
     clock_faults: bool = False
     data_files: tuple[tuple[str, str], ...] = ()
     transitions_name_vote: bool = False
+    framing: str = ""
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads), "data_files": dict(self.data_files)}

@@ -6,6 +6,10 @@ keeps its port bound while disabled (a connection is refused, as with no
 listener): outgoing connections take their ports from the range the proxies'
 ports came from, and one given a cut link's port would keep the heal from
 listening there again.
+
+A proxy given a `framing` (splitbrain's own field: a target's module that
+splits its traffic into messages) counts the messages on its link, and
+`message` toxics act on whole ones (messages.py).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import socket
 import struct
 import time
 
+from .messages import LinkCount, MessageStream, load_framing
 from .toxics import CloseConnection, Toxic, ToxicState, _LimitReached
 
 CHUNK = 65536
@@ -109,6 +114,18 @@ class Connection:
                 writer.close()
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream: str) -> None:
+        messages = None
+        if self.proxy.split is not None:
+            messages = MessageStream(self.proxy.split, self.proxy.count, writer.write)
+        try:
+            await self._forward(reader, writer, stream, messages)
+        finally:
+            if messages is not None:
+                messages.close()
+
+    async def _forward(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream: str, messages: MessageStream | None
+    ) -> None:
         rng = self.proxy.rng
         while True:
             try:
@@ -121,7 +138,9 @@ class Connection:
                 if delay:
                     await asyncio.sleep(delay)
                 return
-            chunks = [data]
+            chunks = [data] if messages is None else messages.feed(data, states)
+            if not chunks:
+                continue
             try:
                 for state in states:
                     chunks = await state.transform(chunks, rng)
@@ -151,9 +170,14 @@ class Connection:
 
 
 class Proxy:
-    def __init__(self, name: str, listen: str, upstream: str, enabled: bool = True, seed: int | None = None) -> None:
+    def __init__(
+        self, name: str, listen: str, upstream: str, enabled: bool = True, seed: int | None = None, framing: str = ""
+    ) -> None:
         split_address(listen)
         split_address(upstream)
+        self.framing = framing
+        self.split = load_framing(framing) if framing else None
+        self.count = LinkCount()
         self.name = name
         self.listen = listen
         self.upstream = upstream
@@ -171,6 +195,7 @@ class Proxy:
             "upstream": self.upstream,
             "enabled": self.enabled,
             "toxics": [toxic.to_json() for toxic in self.toxics.values()],
+            **({"framing": self.framing, "messages": self.count.framed} if self.framing else {}),
         }
 
     async def start(self) -> None:

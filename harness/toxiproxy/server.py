@@ -82,11 +82,24 @@ class ToxiproxyApi:
                     toxic = Toxic.from_json(_object(payload))
                     if toxic.name in proxy.toxics:
                         raise ApiError(409, "toxic already exists")
+                    self._join_group(toxic)
                     proxy.add_toxic(toxic)
                     return 200, toxic.to_json()
             if parts[2] == "toxics" and len(parts) == 4:
                 return self._toxic(method, proxy, parts[3], payload)
         raise ApiError(404 if method in ("GET", "POST", "PATCH", "DELETE") else 405, "not found")
+
+    def _join_group(self, toxic: Toxic) -> None:
+        """A `message` toxic of a group counts the messages it sees and acts
+        on with the group's toxics on other proxies."""
+        group = toxic.attributes.get("group") if toxic.type == "message" else ""
+        if not group:
+            return
+        for proxy in self.proxies.values():
+            for other in proxy.toxics.values():
+                if other.type == "message" and other.attributes.get("group") == group:
+                    toxic.tally = other.tally
+                    return
 
     async def _create(self, spec: dict) -> Proxy:
         name = spec.get("name")
@@ -98,7 +111,11 @@ class ToxiproxyApi:
             raise ApiError(409, "proxy already exists")
         try:
             proxy = Proxy(
-                name, spec.get("listen") or "127.0.0.1:0", spec["upstream"], spec.get("enabled", True) is not False
+                name,
+                spec.get("listen") or "127.0.0.1:0",
+                spec["upstream"],
+                spec.get("enabled", True) is not False,
+                framing=str(spec.get("framing") or ""),
             )
             await proxy.start()
         except ValueError as error:

@@ -4,6 +4,9 @@ Each toxic is plain data (Toxiproxy's JSON shape) plus what it does to the
 bytes: `transform` runs on every chunk read from the stream's source and may
 delay, split, hold back or stop it; `deadline_s` gives the toxics that act on a
 timer (`timeout`, `reset_peer`) the moment they fire. Standard library only.
+
+One toxic is splitbrain's own: `message` acts on whole messages of a proxy
+that knows its traffic's framing (messages.py), not on bytes.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 STREAMS = ("upstream", "downstream")
 
-# type -> {attribute: default}
-ATTRIBUTES: dict[str, dict[str, int]] = {
+# type -> {attribute: default} (an attribute takes values of its default's type)
+ATTRIBUTES: dict[str, dict[str, int | str]] = {
     "latency": {"latency": 0, "jitter": 0},
     "bandwidth": {"rate": 0},
     "slow_close": {"delay": 0},
@@ -23,7 +27,13 @@ ATTRIBUTES: dict[str, dict[str, int]] = {
     "reset_peer": {"timeout": 0},
     "slicer": {"average_size": 0, "size_variation": 0, "delay": 0},
     "limit_data": {"bytes": 0},
+    # What to do (ACTIONS) to `count` messages of `kind` ("any": every kind)
+    # after `skip` of them pass; a held one goes on after `hold_ms`, or
+    # just after the next message of kind `until` (reorder: of any kind).
+    # Toxics of one `group` (on several proxies) count their messages together, skipped and acted on.
+    "message": {"action": "drop", "kind": "any", "count": 1, "skip": 0, "hold_ms": 1000, "until": "", "group": ""},
 }
+ACTIONS = ("drop", "hold", "duplicate", "reorder")
 
 
 class InvalidToxic(ValueError):
@@ -39,12 +49,22 @@ class CloseConnection(Exception):
 
 
 @dataclass
+class Tally:
+    seen: int = 0
+    acted: int = 0
+
+
+@dataclass
 class Toxic:
     name: str
     type: str
     stream: str = "downstream"
     toxicity: float = 1.0
-    attributes: dict[str, int] = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
+    # The messages a `message` toxic acted on, in order (its JSON's `applied`), and how many of its kind it saw.
+    applied: list[dict] = field(default_factory=list)
+    # How many messages of its kind it (with its group's, on other proxies) saw and acted on.
+    tally: Tally = field(default_factory=lambda: Tally())
 
     @classmethod
     def from_json(cls, body: dict) -> Toxic:
@@ -69,18 +89,26 @@ class Toxic:
         for key, value in attributes.items():
             if key not in ATTRIBUTES[self.type]:
                 raise InvalidToxic(f"{self.type} has no attribute {key!r}")
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            if isinstance(ATTRIBUTES[self.type][key], str):
+                if not isinstance(value, str):
+                    raise InvalidToxic(f"{self.type}.{key} must be a string, not {value!r}")
+                if key == "action" and value not in ACTIONS:
+                    raise InvalidToxic(f"message.action must be one of {', '.join(ACTIONS)}, not {value!r}")
+            elif not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise InvalidToxic(f"{self.type}.{key} must be a non-negative integer, not {value!r}")
             self.attributes[key] = value
 
     def to_json(self) -> dict:
-        return {
+        body = {
             "name": self.name,
             "type": self.type,
             "stream": self.stream,
             "toxicity": self.toxicity,
             "attributes": dict(self.attributes),
         }
+        if self.type == "message":
+            body["applied"] = list(self.applied)
+        return body
 
 
 class ToxicState:

@@ -114,6 +114,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         clock_faults=True,
         data_files=(("log", "log.bin"),),
         transitions_name_vote=True,
+        framing="targets.kraft.framing",
     )
     options = (
         Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),

@@ -32,6 +32,7 @@ NODE_PROGRAMS = (
     "harness/toxiproxy/proxy.py",
     "harness/toxiproxy/server.py",
     "harness/toxiproxy/toxics.py",
+    "harness/toxiproxy/messages.py",
 )
 BUILT_IN = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)

@@ -25,10 +25,13 @@ class Rig:
 
 
 @contextlib.contextmanager
-def rig(root, backend: str = "local", nodes: int = 3, net: str = "proxy", options: dict | None = None):
+def rig(
+    root, backend: str = "local", nodes: int = 3, net: str = "proxy", options: dict | None = None, framed: bool = False
+):
+    """`framed`: the link proxies cut the traffic into messages (for message faults)."""
     with contextlib.ExitStack() as stack:
         run_id = f"test-{uuid.uuid4().hex[:8]}"
-        cluster, links = bring_up(stack, backend, root, run_id, nodes, options, net=net)
+        cluster, links = bring_up(stack, backend, root, run_id, nodes, options, net=net, framed=framed)
         recorder = HistoryRecorder(root)
         stack.callback(recorder.close)
         nemesis = Nemesis(cluster, links, recorder, random.Random(0))

@@ -1,0 +1,122 @@
+"""Faults on whole messages: what a proxy that knows its traffic's framing
+does to each message of one direction of one connection, under the
+`message` toxics on that direction (toxics.py).
+
+The TCP connection stays up: a dropped message is cut out of the byte
+stream at its boundaries, a duplicated one is sent twice, and a held one is
+sent later, after the messages that follow it (for `hold_ms`, or until a
+message of the kind named passes: a reorder is a hold until the next
+message of any kind). This is what the simulator does to a message, and a
+cut link, which closes every connection on it, cannot.
+
+Each message a toxic acts on is put on the toxic's `applied` list with its
+ordinal on the link (the proxy counts every message it frames), its kind
+and what its framing read of it, for the nemesis's history row. A message
+held when its connection closes is lost with the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .toxics import Toxic, ToxicState
+
+Framed = tuple[bytes, str, dict[str, Any]]
+Split = Callable[[bytes], tuple[list[Framed], bytes]]
+
+
+def load_framing(name: str) -> Split:
+    """The `split` of the framing module `name` (a target's, by its dotted name); ValueError if there is none."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError as error:
+        raise ValueError(f"framing {name!r} cannot be imported: {error}") from None
+    split = getattr(module, "split", None)
+    if not callable(split):
+        raise ValueError(f"framing {name!r} has no split(buffer)")
+    return split
+
+
+class LinkCount:
+    """The messages a proxy has framed on its link, over all its connections."""
+
+    def __init__(self) -> None:
+        self.framed = 0
+
+    def next(self) -> int:
+        self.framed += 1
+        return self.framed
+
+
+class MessageStream:
+    """One direction of one connection, cut into messages: `feed` takes the
+    bytes read and returns those to send now; `write` sends a held message
+    when its time comes."""
+
+    def __init__(self, split: Split, count: LinkCount, write: Callable[[bytes], None]) -> None:
+        self.split = split
+        self.count = count
+        self.write = write
+        self.buffer = b""
+        self.held: list[tuple[bytes, str]] = []  # (message, the kind whose passing sends it)
+        self.timers: list[asyncio.TimerHandle] = []
+
+    def feed(self, data: bytes, states: list[ToxicState]) -> list[bytes]:
+        messages, self.buffer = self.split(self.buffer + data)
+        faults = [state.toxic for state in states if state.active and state.toxic.type == "message"]
+        out: list[bytes] = []
+        for message, kind, fields in messages:
+            ordinal = self.count.next()
+            released = self._released_by(kind)  # (before this message's own hold: a later one releases it)
+            toxic = next((toxic for toxic in faults if _takes(toxic, kind)), None)
+            if toxic is None:
+                out.append(message)
+            else:
+                toxic.applied.append({"ordinal": ordinal, "kind": kind, "wall_ns": time.time_ns(), **fields})
+                toxic.tally.acted += 1
+                out += self._act(toxic, message)
+            out += released
+        return out
+
+    def close(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+        self.held.clear()
+
+    def _act(self, toxic: Toxic, message: bytes) -> list[bytes]:
+        action = toxic.attributes["action"]
+        if action == "drop":
+            return []
+        if action == "duplicate":
+            return [message, message]
+        until = "any" if action == "reorder" else str(toxic.attributes["until"])
+        entry = (message, until)
+        self.held.append(entry)
+        hold_s = int(toxic.attributes["hold_ms"]) / 1000
+        self.timers.append(asyncio.get_running_loop().call_later(hold_s, self._release, entry))
+        return []
+
+    def _released_by(self, kind: str) -> list[bytes]:
+        """The held messages a message of `kind` sends on (right after it)."""
+        released = [entry for entry in self.held if entry[1] in ("any", kind)]
+        for entry in released:
+            self.held.remove(entry)
+        return [message for message, _ in released]
+
+    def _release(self, entry: tuple[bytes, str]) -> None:
+        if entry in self.held:
+            self.held.remove(entry)
+            self.write(entry[0])
+
+
+def _takes(toxic: Toxic, kind: str) -> bool:
+    """Whether `toxic` acts on this message of `kind` (counting it as seen)."""
+    if toxic.attributes["kind"] not in ("any", kind):
+        return False
+    toxic.tally.seen += 1
+    count = int(toxic.attributes["count"])
+    return toxic.tally.seen > int(toxic.attributes["skip"]) and (count == 0 or toxic.tally.acted < count)

@@ -1,0 +1,30 @@
+"""The kinds of peer message a target's framing names (`Capabilities.framing`):
+one vocabulary for every target, so that a message fault, its history row
+and its coverage cell read the same on kraft, etcd and NATS.
+
+A target maps its own message types onto these; one it cannot place is
+`other`. Pull-based replication (KRaft's fetch) and push-based (Raft's
+append) keep their own names, since what a lost one does differs: a lost
+fetch leaves a follower asking again, a lost append leaves a leader
+sending again.
+"""
+
+from __future__ import annotations
+
+KINDS = (
+    "vote-request",
+    "vote-answer",
+    "append",
+    "append-answer",
+    "fetch",
+    "fetch-answer",
+    "heartbeat",
+    "heartbeat-answer",
+    "read-index",
+    "read-index-answer",
+    "leader-notice",
+    "membership",
+    "other",
+)
+# A fault aimed at no kind in particular: the next message of any kind.
+ANY = "any"

@@ -1,0 +1,116 @@
+"""Faults on single messages (history/faults.py's `message-drop`,
+`message-hold`, `message-duplicate` and `message-reorder`), for a target
+that declares its framing (`Capabilities.framing`) on links through the
+proxies (harness/toxiproxy/messages.py does the deed).
+
+The simulator loses, delays and repeats single messages, and found bugs
+that faults acting for seconds did not. Here one message is the unit: the
+next message of a kind (a vote request, a fetch's answer, or any) that a
+node sends is dropped, held back while later ones
+pass (for `hold_ms`, or until a message of kind `until` passes), sent
+twice, or swapped with the one after it. The link's TCP connection stays
+up throughout, so nothing else of a cut happens (no reconnection, no lost
+bytes of other messages).
+
+A fault waits for its message up to `within_ms`; it is over once it acted
+(instant in the catalogue), and its row names what it acted on: each
+message's link, kind, ordinal on the link, and what the framing read of it
+(its epoch, offsets). A fault no message of its kind met acted on nothing,
+as a partition that cut no link. Pure and seeded where it draws.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+import uuid
+from typing import Any
+
+from history.messages import ANY
+
+from .brief import log_uniform
+
+ACTIONS = {
+    "message-drop": "drop",
+    "message-hold": "hold",
+    "message-duplicate": "duplicate",
+    "message-reorder": "reorder",
+}
+KINDS = tuple(ACTIONS)
+# Whose messages: every node's (the next of its kind anywhere), or a role's.
+AIMS = ("any", "leader", "follower")
+POLL_S = 0.02
+# How many messages of its kind a fault acts on; 0: every one for its
+# `within_ms` (a link silent for one kind of message, its connection up).
+COUNTS = (1, 1, 1, 3, 0)
+
+
+def framed_kinds(framing: str) -> tuple[str, ...]:
+    """The kinds of message a target's framing module names (its `KINDS`
+    mapping, each type of message to its kind), in order; none for none."""
+    if not framing:
+        return ()
+    return tuple(dict.fromkeys(importlib.import_module(framing).KINDS.values()))
+
+
+def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A message fault's arguments: whose messages (any node's, or a
+    role's), of which kind (among the target's, `messages`, or
+    any), how long it waits for them, how many (COUNTS), and for a hold
+    how long it holds each,
+    on a log scale from a tenth of an election timeout to twice it."""
+    args: dict[str, Any] = {
+        "target": rng.choice(AIMS),
+        "seed": rng.randrange(2**31),
+        "message": rng.choice((ANY, *messages)),
+        "within_ms": 3 * timeout_ms,
+        "count": rng.choice(COUNTS),
+    }
+    if kind == "message-hold":
+        args["hold_ms"] = log_uniform(rng, timeout_ms / 10, 2 * timeout_ms)
+    return args
+
+
+def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fault on the links named in `links`, or on those out of the
+    aimed node; waits up to `within_ms` for `count` messages of its kind on
+    them together (0: acts on all for `within_ms`), and takes it off them
+    all; the messages it acted on."""
+    links = _links(nemesis, args)
+    if not links:
+        return []
+    count = int(args.get("count", 1))
+    attributes = {
+        "action": ACTIONS[f],
+        "kind": args.get("message", ANY),
+        "count": count,
+        "skip": int(args.get("skip", 0)),
+        "hold_ms": int(args.get("hold_ms", args.get("within_ms", 1000))),
+        "until": args.get("until", ""),
+        "group": f"{f}-{uuid.uuid4().hex[:12]}",  # `count` and `skip` are over all its links together
+    }
+    mesh = nemesis.links
+    mesh.add_toxic(links, "message", attributes, name=f)
+    try:
+        deadline = time.monotonic() + args.get("within_ms", 1000) / 1000
+        while True:
+            acted = mesh.applied(links, f)
+            if (count and sum(map(len, acted.values())) >= count) or time.monotonic() > deadline:
+                break
+            time.sleep(POLL_S)
+    finally:
+        mesh.remove_toxic(links, f)
+    return [{"link": list(link), **message} for link, messages in acted.items() for message in messages]
+
+
+def _links(nemesis: Any, args: dict[str, Any]) -> list[tuple[str, str]]:
+    """The links named, every link (aimed at `any`), or every link out of
+    the aimed node (what it sends to whom depends on its role, which the
+    draw does not know)."""
+    if "links" in args:
+        return [(nemesis.named(src), nemesis.named(dst)) for src, dst in args["links"]]
+    if args.get("target") == "any":
+        return list(nemesis.links.links)
+    senders = nemesis.aimed(args, random.Random(args.get("seed")))
+    return [(senders[0], node) for node in nemesis.cluster.ids if node != senders[0]] if senders else []

@@ -1,0 +1,126 @@
+"""Faults on single messages in splitbrain's link proxy, on a real TCP
+stream through the server, driven as the harness drives it: a proxy that
+frames its traffic (the reference quorum's JSON lines) drops, holds,
+duplicates and reorders whole messages, names each one it acted on, and
+keeps the connection up throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.toxiproxy.messages import LinkCount, MessageStream
+from harness.toxiproxy.toxics import Toxic, ToxicState
+from targets.kraft import framing
+
+from .test_toxiproxy import echo, server  # noqa: F401  (fixtures)
+
+FRAMING = "targets.kraft.framing"
+
+
+def line(kind: str, epoch: int) -> bytes:
+    return json.dumps({"type": kind, "src": "n1", "dst": "n2", "epoch": epoch}).encode() + b"\n"
+
+
+@pytest.fixture
+def framed(server, echo):  # noqa: F811
+    [made] = server.populate([{"name": "framed", "listen": "127.0.0.1:0", "upstream": echo, "framing": FRAMING}])
+    host, port = made["listen"].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=3) as sock:
+        yield sock
+    server.use().destroy_all()
+
+
+def fault(server, action: str, kind: str = "any", **attributes) -> None:  # noqa: F811
+    server.use().get_proxy("framed").add_toxic(
+        type="message", stream="upstream", name=action, attributes={"action": action, "kind": kind, **attributes}
+    )
+
+
+def received(sock: socket.socket, lines: int, timeout_s: float = 3.0) -> list[bytes]:
+    sock.settimeout(timeout_s)
+    got = b""
+    while got.count(b"\n") < lines:
+        got += sock.recv(65536)
+    return got.splitlines(keepends=True)
+
+
+def test_a_dropped_vote_request_is_cut_out_and_named_and_the_connection_lives_on(server, framed):  # noqa: F811
+    fault(server, "drop", "vote-request")
+    framed.sendall(line("FetchRequest", 1) + line("VoteRequest", 2) + line("VoteRequest", 3) + line("FetchRequest", 4))
+    assert received(framed, 3) == [line("FetchRequest", 1), line("VoteRequest", 3), line("FetchRequest", 4)]
+    [acted] = server.toxic("framed", "drop")["applied"]
+    assert (acted["ordinal"], acted["kind"], acted["epoch"]) == (2, "vote-request", 2)
+    framed.sendall(line("VoteRequest", 5))  # the fault acted on its one message: the next passes
+    assert received(framed, 1) == [line("VoteRequest", 5)]
+
+
+def test_a_duplicate_is_sent_twice(server, framed):  # noqa: F811
+    fault(server, "duplicate", "fetch")
+    framed.sendall(line("FetchRequest", 1) + line("FetchRequest", 2))
+    assert received(framed, 3) == [line("FetchRequest", 1), line("FetchRequest", 1), line("FetchRequest", 2)]
+
+
+def test_a_reordered_message_goes_after_the_next_one(server, framed):  # noqa: F811
+    fault(server, "reorder", "vote-answer")
+    framed.sendall(line("VoteResponse", 1) + line("FetchRequest", 2))
+    assert received(framed, 2) == [line("FetchRequest", 2), line("VoteResponse", 1)]
+
+
+def test_a_held_message_goes_after_its_time_while_later_ones_pass(server, framed):  # noqa: F811
+    fault(server, "hold", "leader-notice", hold_ms=400)
+    start = time.monotonic()
+    framed.sendall(line("BeginQuorumEpoch", 1) + line("FetchRequest", 2))
+    assert received(framed, 1) == [line("FetchRequest", 2)]
+    assert received(framed, 1) == [line("BeginQuorumEpoch", 1)]
+    assert time.monotonic() - start >= 0.35
+
+
+def test_a_message_held_until_a_kind_passes_goes_right_after_it(server, framed):  # noqa: F811
+    fault(server, "hold", "vote-request", hold_ms=5000, until="vote-answer")
+    framed.sendall(line("VoteRequest", 1) + line("FetchRequest", 2) + line("VoteResponse", 3))
+    assert received(framed, 3) == [line("FetchRequest", 2), line("VoteResponse", 3), line("VoteRequest", 1)]
+
+
+def test_skip_lets_matching_messages_pass_first_and_a_bad_action_is_refused(server, framed):  # noqa: F811
+    fault(server, "drop", "fetch", skip=1)
+    framed.sendall(line("FetchRequest", 1) + line("FetchRequest", 2) + line("FetchRequest", 3))
+    assert received(framed, 2) == [line("FetchRequest", 1), line("FetchRequest", 3)]
+    from toxiproxy.exceptions import InvalidToxic
+
+    with pytest.raises(InvalidToxic):
+        fault(server, "explode")
+
+
+def test_a_framing_that_cannot_be_imported_is_refused(server, echo):  # noqa: F811
+    from toxiproxy.exceptions import InvalidToxic
+
+    with pytest.raises(InvalidToxic, match="framing"):
+        server.populate([{"name": "bad", "listen": "127.0.0.1:0", "upstream": echo, "framing": "no.such.module"}])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(framing.KINDS)), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=8),
+    drop=st.sampled_from(sorted(set(framing.KINDS.values()))),
+)
+def test_however_the_bytes_arrive_each_message_passes_whole_but_those_dropped(kinds, cuts, drop):
+    """Read in any chunks, the stream gives every message whole and in
+    order, but the one `drop` names (count 0: all of its kind)."""
+    stream_bytes = b"".join(line(kind, epoch) for epoch, kind in enumerate(kinds))
+    toxic = Toxic.from_json({"type": "message", "attributes": {"action": "drop", "kind": drop, "count": 0}})
+    state = ToxicState(toxic, 0.0, __import__("random").Random(0))
+    stream = MessageStream(framing.split, LinkCount(), lambda _: None)
+    bounds = sorted({0, len(stream_bytes), *(c % (len(stream_bytes) + 1) for c in cuts)})
+    out = b"".join(b"".join(stream.feed(stream_bytes[a:b], [state])) for a, b in zip(bounds, bounds[1:]))
+    kept = [line(kind, epoch) for epoch, kind in enumerate(kinds) if framing.KINDS[kind] != drop]
+    assert out == b"".join(kept)
+    assert [m["epoch"] for m in toxic.applied] == [e for e, k in enumerate(kinds) if framing.KINDS[k] == drop]
+    asyncio.run(asyncio.sleep(0))

@@ -1,0 +1,82 @@
+"""Message faults on a real reference-quorum cluster: its links' proxies
+frame the JSON-lines traffic, and single messages are dropped, held,
+duplicated and reordered while nodes are killed and elect. A correct node
+stays valid under all of it (Raft takes lost, late, repeated and swapped
+messages), and every fault's row names the messages it acted on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from history.faults import ON_MESSAGES
+from history.schema import named_nodes
+from nemesis.schedule import NemesisOp
+from targets.kraft.framing import KINDS
+
+from .rig import rig
+
+pytestmark = pytest.mark.slow
+
+
+def splitbrain(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_a_correct_cluster_stays_valid_and_each_row_names_its_messages(tmp_path):
+    done = splitbrain(
+        "run", "--quiet", "--target", "kraft", "--workload", "append", "--results", str(tmp_path),
+        "--time-limit", "24", "--interval", "1.5", "--seed", "5", "--nemesis-strategy", "random",
+        "--nemesis", ",".join([*sorted(ON_MESSAGES), "kill"]),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run] = tmp_path.iterdir()
+    history = pd.read_parquet(run / "history.parquet")
+    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
+    acted = [(f, message) for f, node in zip(made["f"], made["node"]) for message in named_nodes(node)]
+    assert len({f for f, _ in acted}) >= 2, made[["f", "value", "node"]].to_string()
+    for _, message in acted:
+        src, dst = message["link"]
+        assert {src, dst} <= {"n1", "n2", "n3"} and src != dst, message
+        assert message["kind"] in KINDS.values() and message["ordinal"] >= 1, message
+    cells = json.loads((run / "verdict.json").read_text())["coverage"]["cells"]
+    assert {(f, m["kind"]) for f, m in acted} <= {(c["fault"], c["role"]) for c in cells if "+" not in c["role"]} | {
+        (c["fault"], kind) for c in cells for kind in c["role"].split("+")
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--target", "etcd"), "etcd declares no framing of its peer messages"),
+        (("--backend", "docker", "--net", "iptables"), "need the link proxies splitbrain starts"),
+    ],
+)
+def test_message_faults_where_no_proxy_frames_the_traffic_are_refused_in_one_line(tmp_path, extra, said):
+    done = splitbrain(
+        "run", "--results", str(tmp_path), "--nemesis", "message-drop", "--nemesis-strategy", "random", *extra
+    )
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_a_vote_request_dropped_in_an_election_is_named_and_the_cluster_still_elects(tmp_path):
+    """The leader killed, the next vote request anywhere is dropped: its row
+    names it, its sender and receiver, and the epoch it asked for; the
+    candidate asks again (its connection never closed) and a leader is
+    elected."""
+    with rig(tmp_path, framed=True) as made:
+        leader = made.cluster.wait_for_leader(20)
+        made.nemesis.invoke(NemesisOp(0, "kill", {"nodes": [leader]}))
+        row = made.nemesis.invoke(
+            NemesisOp(0, "message-drop", {"target": "any", "message": "vote-request", "within_ms": 10_000})
+        )
+        [dropped] = named_nodes(row["node"])
+        assert dropped["kind"] == "vote-request" and leader not in dropped["link"], dropped
+        assert dropped["epoch"] >= 1 and isinstance(dropped["pre_vote"], bool), dropped
+        assert made.cluster.wait_for_leader(20, exclude=(leader,)) != leader
+        assert made.links.server.use().get_proxy(f"{dropped['link'][0]}-{dropped['link'][1]}").toxics() == {}
