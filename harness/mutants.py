@@ -15,17 +15,27 @@ so its line numbers still point at the code):
 - `epoch-compare`: a comparison of epochs (or terms) turned round (`<` for
   `>`, `==` for `!=`);
 - `skip-persistence`: a call that writes to disk or syncs (`write_...`,
-  `persist...`, `sync`, `fsync`) left out.
+  `persist...`, `sync`, `fsync`) left out;
+
+and the kinds a standard mutation tool makes (PIT's and mutmut's), which
+are not Raft's in particular:
+
+- `swap-arguments`: a call's first two positional arguments swapped;
+- `arithmetic`: `+` and `-` swapped (in an expression, or `+=` and `-=`);
+- `constant`: a number one more (`0` made `1`), `True` and `False` swapped;
+- `delete-statement`: an assignment or a call in a function body left out.
 
 The planted bugs' switches (`Bug.X in config.bugs`) are left alone: a
 mutant there would turn a planted bug on.
 
 Our own operators, not a mutation library's (mutmut, cosmic-ray): those
-mutate every token (strings, numbers, log calls) into thousands of mutants
-most of which no protocol checker is meant to see, and run a test suite
-per mutant; these are the mistakes issue 39 names (a guard dropped both
-whole and one clause at a time), and a mutant here is a copy of the target
-run by the harness, not by pytest.
+mutate every token (strings, log calls too) into thousands of mutants most
+of which no protocol checker is meant to see, and run a test suite per
+mutant (mutmut's mutants switch on a variable its pytest run sets; a copy
+of the target here is run by the harness, its node processes by the
+backend); the first six are the mistakes issue 39 names (a guard dropped
+both whole and one clause at a time), and the last four the standard
+kinds, left out of log calls and strings.
 
 Pure: text in, mutants out, in source order; `sample` picks some by seed.
 """
@@ -38,7 +48,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-OPERATORS = ("negate-condition", "drop-guard", "drop-clause", "off-by-one", "epoch-compare", "skip-persistence")
+OPERATORS = (
+    "negate-condition",
+    "drop-guard",
+    "drop-clause",
+    "off-by-one",
+    "epoch-compare",
+    "skip-persistence",
+    "swap-arguments",
+    "arithmetic",
+    "constant",
+    "delete-statement",
+)
 LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 SYMBOLS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 STRICTNESS = {ast.Lt: "<=", ast.LtE: "<", ast.Gt: ">=", ast.GtE: ">"}
@@ -47,6 +68,10 @@ EPOCHS = re.compile(r"epoch|term", re.IGNORECASE)
 PERSISTS = re.compile(r"^(write_|persist)|^f?sync$")
 # The planted bugs' switches: mutating one turns a planted bug on, which measures nothing new.
 PLANTED = re.compile(r"\bBug\.|\bbugs\b")
+# Calls whose arguments are words for a reader (a log line), not the protocol's.
+LOGGING = {"debug", "info", "warning", "error", "exception", "print"}
+ARITHMETIC = {ast.Add: ("+", "-"), ast.Sub: ("-", "+")}
+DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 
 
 # What a mutant's probed copy calls where it changed (harness/reach.py): always True.
@@ -114,12 +139,23 @@ def mutants(path: str, source: str) -> list[Mutant]:
     tree = ast.parse(source, path)
     formatted = [text.span(node) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)]
 
-    def add(operator: str, node: ast.AST, start: int, end: int, new: str, around: tuple[int, int] | None) -> None:
+    def add(
+        operator: str,
+        node: ast.AST,
+        start: int,
+        end: int,
+        new: str,
+        around: tuple[int, int] | None,
+        probed_as: str | None = None,
+    ) -> None:
         """The change of [start, end) to `new`; `around`: the expression the
-        probe goes before (None: the change is a statement left out)."""
+        probe goes before (None: the change is a statement left out);
+        `probed_as`: what [start, end) becomes in the probed copy instead."""
         before = source[start:end]
         if any(a <= start and end <= b for a, b in formatted):
             probed = None  # a probe's quotes could close the f-string's
+        elif probed_as is not None:
+            probed = text.replaced(start, end, probed_as)
         elif around is None:
             probed = text.replaced(start, end, PROBE)
         else:
@@ -161,7 +197,90 @@ def mutants(path: str, source: str) -> list[Mutant]:
             if PERSISTS.match(name):
                 start, end = text.span(node)
                 add("skip-persistence", node, start, end, "pass", None)
+    for operator, node, start, end, new, around, probed_as in _standard(tree, source, text):
+        add(operator, node, start, end, new, around, probed_as)
     return sorted(found, key=lambda m: (m.line, OPERATORS.index(m.operator)))
+
+
+def _standard(tree: ast.AST, source: str, text: _Text) -> Iterator[tuple]:
+    """The standard kinds' changes: (operator, node, start, end, new, around, probed_as)."""
+    spoken = set()  # nodes inside a log call's arguments
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node) in LOGGING:
+            spoken |= {id(inner) for inner in ast.walk(node)}
+    for node in ast.walk(tree):
+        if id(node) in spoken or (
+            isinstance(node, (ast.Call, ast.BinOp, ast.Constant, ast.AugAssign))
+            and PLANTED.search(source[slice(*text.span(node))])
+        ):
+            continue
+        if (
+            isinstance(node, ast.Call)
+            and len(node.args) >= 2
+            and not any(isinstance(a, ast.Starred) for a in node.args)
+        ):
+            (a_start, a_end), (b_start, b_end) = text.span(node.args[0]), text.span(node.args[1])
+            first, second, between = source[a_start:a_end], source[b_start:b_end], source[a_end:b_start]
+            if first != second and "\n" not in first + second:
+                yield ("swap-arguments", node, a_start, b_end, second + between + first, None,
+                       f"({PROBE} and {second}){between}{first}")  # fmt: skip
+        elif isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC and not _concatenates(node):
+            symbol, other = ARITHMETIC[type(node.op)]
+            at = source.index(symbol, text.span(node.left)[1], text.span(node.right)[0])
+            yield ("arithmetic", node, at, at + 1, other, text.span(node), None)
+        elif isinstance(node, ast.AugAssign) and type(node.op) in ARITHMETIC:
+            symbol, other = ARITHMETIC[type(node.op)]
+            start, end = text.span(node)
+            at = source.index(symbol + "=", text.span(node.target)[1], text.span(node.value)[0])
+            changed = source[start:at] + other + source[at + 1 : end]
+            yield ("arithmetic", node, start, end, changed, None, f"{PROBE}; {changed}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, int):  # (a bool is an int)
+            new = str(not node.value) if isinstance(node.value, bool) else str(node.value + 1)
+            yield ("constant", node, *text.span(node), new, text.span(node), None)
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield from _deletions(function, source, text, spoken)
+
+
+def _deletions(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, source: str, text: _Text, spoken: set[int]
+) -> Iterator[tuple]:
+    """Each assignment or call statement directly in `function`'s blocks left
+    out (its lines kept as blank ones); not a persistence call
+    (`skip-persistence` leaves those out), a log call or a docstring."""
+    blocks = [function.body] + [
+        getattr(node, field) for node in ast.walk(function) for field in ("body", "orelse", "finalbody")
+        if node is not function and isinstance(getattr(node, field, None), list)
+        and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+    ]  # fmt: skip
+    for block in blocks:
+        for statement in block:
+            if not isinstance(statement, DELETABLE) or id(statement) in spoken:
+                continue
+            if isinstance(statement, ast.Expr) and (
+                not isinstance(statement.value, ast.Call)
+                or PERSISTS.match(_called(statement.value))
+                or _called(statement.value) in LOGGING
+            ):
+                continue
+            start, end = text.span(statement)
+            if PLANTED.search(source[start:end]):
+                continue
+            lines = "\n" * source.count("\n", start, end)
+            yield ("delete-statement", statement, start, end, "pass" + lines, None, PROBE + lines)
+
+
+def _called(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+
+
+def _concatenates(node: ast.BinOp) -> bool:
+    """A `+` of strings, lists or tuples (not arithmetic)."""
+    literal = (ast.JoinedStr, ast.List, ast.Tuple, ast.ListComp)
+    return any(
+        isinstance(side, literal) or (isinstance(side, ast.Constant) and isinstance(side.value, (str, bytes)))
+        for side in (node.left, node.right)
+    )
 
 
 def sample(found: list[Mutant], count: int, seed: int) -> list[Mutant]:

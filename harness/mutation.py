@@ -310,6 +310,7 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
         "survived": {
             s: [o.change for o in counted if not caught(o, s, not settings.real_for_all)] for s in settings.strategies
         },
+        "by_file_and_operator": by_file_and_operator(counted, settings.strategies, caught),
         "outcomes": [
             {
                 **asdict(o),
@@ -322,6 +323,23 @@ def summary(settings: Settings, outcomes: list[Outcome]) -> dict[str, Any]:
             for o in outcomes
         ],
     }
+
+
+def by_file_and_operator(
+    counted: list[Outcome], strategies: tuple[str, ...], caught: Callable[[Outcome, str, bool], bool]
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Per mutated file and operator: the mutants that count, those the
+    simulation caught, and those each strategy's real runs caught alone."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for outcome in counted:
+        parts = outcome.mutant.split(":")  # path:line:operator
+        path, operator = parts[0], parts[-1]
+        cell = table.setdefault(path, {}).setdefault(operator, dict.fromkeys(("counted", "simulation", *strategies), 0))
+        cell["counted"] += 1
+        cell["simulation"] += outcome.caught_by_simulation
+        for strategy in strategies:
+            cell[strategy] += caught(outcome, strategy, False)
+    return table
 
 
 def share(caught: dict[str, int], counted: int) -> dict[str, float | None]:

@@ -74,9 +74,23 @@ def command(args: argparse.Namespace) -> int:
     )
     for outcome in report["outcomes"]:
         print(one(outcome))
+    for line in by_file_and_operator(report):
+        print(f"mutate: {line}")
     print(f"mutate: {scores(report)}; report: {args.results / 'mutation.json'}")
     print(f"mutate: {score_line(report)}")
     return EXIT_VALID
+
+
+def by_file_and_operator(report: dict) -> list[str]:
+    """One line per mutated file and operator: of the mutants that count, how
+    many the simulation caught and how many each strategy's real runs did."""
+    return [
+        f"{path} {operator}: "
+        + ", ".join(f"{who} {n}" for who, n in cell.items() if who != "counted")
+        + f" of {cell['counted']}"
+        for path, operators in sorted(report["by_file_and_operator"].items())
+        for operator, cell in sorted(operators.items())
+    ]
 
 
 def score_line(report: dict) -> str:

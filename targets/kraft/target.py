@@ -295,8 +295,15 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         return call_many(address, changes, timeout_s)
 
     def mutation_sources(self) -> dict[str, bool]:
-        """The Raft core, which the simulation runs, and the node's server (its persistence), which it does not."""
-        return {"targets/kraft/core.py": True, "targets/kraft/server.py": False}
+        """The Raft core, its log and its election state, which the simulation
+        runs, and the node's server and storage (its persistence), which it does not."""
+        return {
+            "targets/kraft/core.py": True,
+            "targets/kraft/log.py": True,
+            "targets/kraft/quorum_state.py": True,
+            "targets/kraft/server.py": False,
+            "targets/kraft/storage.py": False,
+        }
 
     def main(self, command: str, argv: list[str]) -> int:
         if command == "node":

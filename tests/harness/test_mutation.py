@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness import reach
-from harness.cli.mutate import score_line
+from harness.cli.mutate import by_file_and_operator, score_line
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
 from results.recording import find_run_dirs
@@ -142,7 +142,7 @@ def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
     assert {m.operator for m in found} >= set(OPERATORS) - {"skip-persistence"}
     picked = sample(found, 8, seed=3)
     assert picked == sample(found, 8, seed=3) and picked != sample(found, 8, seed=4)
-    assert len({m.operator for m in picked}) == 5  # the core has no persistence call of its own: five operators
+    assert len({m.operator for m in picked}) == 8  # the core has no persistence call of its own: nine operators
 
 
 def one(line: str, operator: str):
@@ -314,3 +314,90 @@ def test_the_score_line_says_what_it_counts():
     assert score_line(summary(Settings(strategies=("guided",)), outcomes)) == (
         "score, caught by its real runs, or the simulation first, of 2 counted: guided 100%"
     )
+
+
+def test_the_score_is_broken_down_by_file_and_operator():
+    outcomes = [
+        Outcome("targets/kraft/log.py:3:constant", "", True, "caught", {"guided": [0]}),
+        Outcome("targets/kraft/log.py:9:constant", "", True, "missed", {"guided": [1]}),
+        Outcome("targets/kraft/storage.py:4:delete-statement", "", False, "", {"guided": [0]}),
+    ]
+    report = summary(Settings(strategies=("guided",)), outcomes)
+    assert report["by_file_and_operator"] == {
+        "targets/kraft/log.py": {"constant": {"counted": 2, "simulation": 1, "guided": 1}},
+        "targets/kraft/storage.py": {"delete-statement": {"counted": 1, "simulation": 0, "guided": 0}},
+    }
+    assert by_file_and_operator(report) == [
+        "targets/kraft/log.py constant: simulation 1, guided 1 of 2",
+        "targets/kraft/storage.py delete-statement: simulation 0, guided 0 of 1",
+    ]
+
+
+STANDARD = """
+def advance(self, offset, epoch):
+    log.info("advancing %s to %s", offset, epoch)
+    self.hwm = max(offset + 1, self.hwm)
+    self.count -= 1
+    self.ready = True
+    self.notify(epoch, offset)
+"""
+
+
+def test_the_standard_kinds_swap_arguments_turn_arithmetic_bump_constants_and_delete_statements():
+    found = by_operator(STANDARD)
+    assert found["swap-arguments"] == [
+        "x.py:4:swap-arguments: offset + 1, self.hwm -> self.hwm, offset + 1",
+        "x.py:7:swap-arguments: epoch, offset -> offset, epoch",
+    ]  # never a log call's
+    assert found["arithmetic"] == ["x.py:4:arithmetic: + -> -", "x.py:5:arithmetic: self.count -= 1 -> self.count += 1"]
+    assert found["constant"] == ["x.py:4:constant: 1 -> 2", "x.py:5:constant: 1 -> 2", "x.py:6:constant: True -> False"]
+    assert [change.split(": ", 1)[1] for change in found["delete-statement"]] == [
+        "self.hwm = max(offset + 1, self.hwm) -> pass",
+        "self.count -= 1 -> pass",
+        "self.ready = True -> pass",
+        "self.notify(epoch, offset) -> pass",
+    ]  # the log call is left in
+
+
+@pytest.mark.parametrize(
+    "mutant", [m for m in mutants("x.py", STANDARD) if m.operator not in OPERATORS[:6]], ids=lambda m: m.name
+)
+def test_a_standard_kind_s_probed_mutant_does_what_the_mutant_does(mutant, tmp_path, monkeypatch):
+    marker = tmp_path / "reached"
+    monkeypatch.setenv(reach.ENV, str(marker))
+    monkeypatch.setattr(reach, "_touched", False)
+    assert mutant.probed is not None and mutant.probed.count("\n") == mutant.source.count("\n") == STANDARD.count("\n")
+
+    class Node:
+        hwm, count, ready, notified = 5, 3, False, None
+
+        def notify(self, *args):
+            self.notified = args
+
+    def after(source: str) -> dict:
+        namespace = {"log": __import__("logging").getLogger("x")}
+        exec(compile(source, "x.py", "exec"), namespace)
+        node = Node()
+        namespace["advance"](node, 7, 2)
+        return {name: getattr(node, name) for name in ("hwm", "count", "ready", "notified")}
+
+    assert after(mutant.probed) == after(mutant.source)  # (max's arguments swapped change nothing: equivalent)
+    assert marker.exists()
+
+
+def test_the_reference_quorum_offers_its_log_election_state_and_storage_to_mutate():
+    import targets
+
+    sources = targets.get("kraft").mutation_sources()
+    assert {path: simulated for path, simulated in sources.items() if path != "targets/kraft/core.py"} == {
+        "targets/kraft/log.py": True,
+        "targets/kraft/quorum_state.py": True,
+        "targets/kraft/server.py": False,
+        "targets/kraft/storage.py": False,
+    }
+    for path in sources:
+        found = mutants(path, (ROOT / path).read_text())
+        assert {"swap-arguments", "arithmetic", "constant", "delete-statement"} <= {m.operator for m in found}, path
+        for mutant in found:
+            ast.parse(mutant.source)
+            assert mutant.probed is None or ast.parse(mutant.probed)
