@@ -14,12 +14,16 @@ the new default at least 60%, and at least 1.5x today's guided.
 runs per strategy, only for the mutants the simulation missed (the
 survivors of one run are what more runs could still catch).
 
+`--nemesis LIST` names the faults every real run draws from (as `run
+--nemesis`): the default guided set plus the message faults asks what one
+message as the unit of fault adds (issue 73).
+
 `--policy FILE` judges every real run against a release gate's policy as
 well (`mutate --policy`: the original's runs must keep it), as
 `benchmarks/stuck-gate.toml` bounds how long a run stood stuck.
 
     .venv/bin/python benchmarks/mutation_score.py [--mutants 20] [--seed 1] [--strategies random,guided,novelty]
-        [--runs 1] [--simulation-first] [--policy benchmarks/stuck-gate.toml]
+        [--runs 1] [--simulation-first] [--policy benchmarks/stuck-gate.toml] [--nemesis LIST]
 """
 
 from __future__ import annotations
@@ -45,12 +49,14 @@ def main() -> int:
         "--simulation-first", action="store_true", help="real runs only where the simulation missed the mutant"
     )
     parser.add_argument("--policy", type=Path, help="a gate policy a mutant's run may also break")
+    parser.add_argument("--nemesis", help="the faults each real run draws from (default: the run's)")
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix="splitbrain-mutation-"))
     command = [sys.executable, "-m", "harness.cli", "mutate", "--mutants", str(args.mutants), "--seed", str(args.seed)]
     command += ["--strategies", args.strategies, "--time-limit", str(args.time_limit), "--runs", str(args.runs)]
     command += [] if args.simulation_first else ["--real-for-all"]
     command += [] if args.policy is None else ["--policy", str(args.policy.resolve())]
+    command += [] if args.nemesis is None else ["--nemesis", args.nemesis]
     done = subprocess.run([*command, "--results", str(results), "--quiet"], cwd=ROOT, capture_output=True, text=True)
     print(done.stdout, end="")
     if done.returncode != 0:

@@ -135,23 +135,15 @@ def _clauses(test: ast.expr) -> Iterator[tuple[ast.expr, str]]:
 def mutants(path: str, source: str) -> list[Mutant]:
     """Every mutant of `source` (the file at `path`) by every operator, in source order."""
     text = _Text(source)
-    found: list[Mutant] = []
     tree = ast.parse(source, path)
     formatted = [text.span(node) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)]
-
-    def add(
-        operator: str,
-        node: ast.AST,
-        start: int,
-        end: int,
-        new: str,
-        around: tuple[int, int] | None,
-        probed_as: str | None = None,
-    ) -> None:
-        """The change of [start, end) to `new`; `around`: the expression the
-        probe goes before (None: the change is a statement left out);
-        `probed_as`: what [start, end) becomes in the probed copy instead."""
-        before = source[start:end]
+    found = []
+    for operator, node, start, end, new, around, probed_as in [
+        *_raft(tree, source, text),
+        *_standard(tree, source, text),
+    ]:
+        # The probed copy: `probed_as` where given; else the change inside `(PROBE and ...)` around
+        # the expression `around`, or (None) the probe in place of a statement left out.
         if any(a <= start and end <= b for a, b in formatted):
             probed = None  # a probe's quotes could close the f-string's
         elif probed_as is not None:
@@ -160,46 +152,39 @@ def mutants(path: str, source: str) -> list[Mutant]:
             probed = text.replaced(start, end, PROBE)
         else:
             first, last = around
-            inside = source[first:start] + new + source[end:last]
-            probed = text.replaced(first, last, f"({PROBE} and {inside})")
-        mutant = Mutant(path, operator, node.lineno, before, new, text.replaced(start, end, new), probed)  # type: ignore[attr-defined]
-        found.append(mutant)
+            probed = text.replaced(first, last, f"({PROBE} and {source[first:start] + new + source[end:last]})")
+        changed = text.replaced(start, end, new)
+        found.append(Mutant(path, operator, node.lineno, source[start:end], new, changed, probed))
+    return sorted(found, key=lambda m: (m.line, OPERATORS.index(m.operator)))
 
+
+def _raft(tree: ast.AST, source: str, text: _Text) -> Iterator[tuple]:
+    """The Raft kinds' changes: (operator, node, start, end, new, around, probed_as)."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.If, ast.Compare)) and PLANTED.search(source[slice(*text.span(node))]):
             continue
         if isinstance(node, ast.If):
             start, end = text.span(node.test)
-            add("negate-condition", node, start, end, f"not ({source[start:end]})", (start, end))
+            yield ("negate-condition", node, start, end, f"not ({source[start:end]})", (start, end), None)
             if not node.orelse and len(node.body) == 1 and isinstance(node.body[0], LEAVES):
-                start, end = text.span(node)
-                add("drop-guard", node, start, end, "pass", None)
+                yield ("drop-guard", node, *text.span(node), "pass", None, None)
             for clause, neutral in _clauses(node.test):
                 start, end = text.span(clause)
                 newlines = "\n" * source.count("\n", start, end)  # kept, in parentheses that make them legal
-                add("drop-clause", node, start, end, f"({neutral}{newlines})" if newlines else neutral, (start, end))
-        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
+                new = f"({neutral}{newlines})" if newlines else neutral
+                yield ("drop-clause", node, start, end, new, (start, end), None)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in SYMBOLS:
             op = type(node.ops[0])
-            if op not in SYMBOLS:
-                continue
             # The operator itself: between the operands there may be parentheses, but no other comparison.
             after_left, before_right = text.span(node.left)[1], text.span(node.comparators[0])[0]
             at = source.index(SYMBOLS[op], after_left, before_right)
-            start, end = at, at + len(SYMBOLS[op])
             whole = text.span(node)
             if op in STRICTNESS:
-                add("off-by-one", node, start, end, STRICTNESS[op], whole)
+                yield ("off-by-one", node, at, at + len(SYMBOLS[op]), STRICTNESS[op], whole, None)
             if op in TURNED and EPOCHS.search(source[slice(*whole)]):
-                add("epoch-compare", node, start, end, TURNED[op], whole)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            called = node.value.func
-            name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
-            if PERSISTS.match(name):
-                start, end = text.span(node)
-                add("skip-persistence", node, start, end, "pass", None)
-    for operator, node, start, end, new, around, probed_as in _standard(tree, source, text):
-        add(operator, node, start, end, new, around, probed_as)
-    return sorted(found, key=lambda m: (m.line, OPERATORS.index(m.operator)))
+                yield ("epoch-compare", node, at, at + len(SYMBOLS[op]), TURNED[op], whole, None)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and PERSISTS.match(_called(node.value)):
+            yield ("skip-persistence", node, *text.span(node), "pass", None, None)
 
 
 def _standard(tree: ast.AST, source: str, text: _Text) -> Iterator[tuple]:

@@ -175,6 +175,7 @@ def real_runs(copy: Path, results: Path, strategy: str, settings: Settings, poli
         folder = results / strategy / f"s{seed}"
         args = ["run", "--target", settings.target, "--quiet", "--nemesis-strategy", strategy, "--seed", str(seed)]
         args += ["--time-limit", str(settings.time_limit_s), "--results", str(folder)]
+        args += ["--nemesis", ",".join(settings.nemesis)] if settings.nemesis else []
         try:
             done = run_in_copy(copy, args, 30 * settings.time_limit_s + 300)
         except subprocess.TimeoutExpired:
@@ -205,6 +206,7 @@ class Settings:
     time_limit_s: int = 30
     real_for_all: bool = False  # real runs also for mutants the simulation caught (to compare strategies on all)
     policy: str | None = None  # a release gate's policy file: a run that breaks it caught its mutant
+    nemesis: tuple[str, ...] = ()  # the faults each real run draws from (none named: the run's default)
 
 
 def chosen(settings: Settings) -> tuple[list[Mutant], dict[str, bool]]:

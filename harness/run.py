@@ -53,7 +53,7 @@ from workloads.generators import WORKLOADS, Operation, make_workload
 QUIESCE_TIMEOUT_S = 20.0
 LINK_FAULTS = set(of_kind("link"))
 RANDOM_DEFAULT = ("partition", "kill", "pause")
-GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if not BY_NAME[f].reshapes)
+GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if not BY_NAME[f].reshapes and BY_NAME[f].by_default)
 CHOICES = {
     "backend": ("local", "docker", "ssh"),
     "net": ("proxy", "iptables"),
@@ -483,6 +483,7 @@ class Run:
             read_tried(config.coverage_file),
             config.initial_voters or config.nodes,
             config.election_timeout_ms(),
+            framed_kinds(targets.get(config.target).capabilities.framing),
         )
         if not config.nemesis_strategy.startswith("novelty"):
             return guide, None, []

@@ -51,6 +51,8 @@ class Fault:
     # disks elects a leader that has yet to learn what was committed),
     # besides one node or a minority.
     at_once: bool = False
+    # Among the guided strategy's default faults (where the target takes it).
+    by_default: bool = True
     # A correct node may stop on it (fail-stop: a full disk, damaged files):
     # the node-crashes checker does not count such a stop.
     may_stop: bool = False
@@ -92,7 +94,7 @@ CATALOGUE = (
     # of a kind dropped, held while later ones pass, sent twice, or swapped
     # with the one after it; the link's connection stays up.
     *(
-        Fault(name, "link", None, "#00838f", guided=False, leaves_nodes_up=True, needs=("framing",), refused=FRAMED)
+        Fault(name, "link", None, "#00838f", leaves_nodes_up=True, needs=("framing",), refused=FRAMED, by_default=False)
         for name in ("message-drop", "message-hold", "message-duplicate", "message-reorder")
     ),
     # A disk lost: the node returns as an observer and is added again under its new directory id.

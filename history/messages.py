@@ -28,3 +28,9 @@ KINDS = (
 )
 # A fault aimed at no kind in particular: the next message of any kind.
 ANY = "any"
+# The kinds in flight while a node stands for election (or has just won it):
+# the moment a leader's loss opens.
+IN_ELECTION = frozenset({"vote-request", "vote-answer", "leader-notice"})
+# Kinds no search aims at: a voter change's own (made only where membership
+# faults are named), and what a framing could not place.
+UNAIMED = frozenset({"membership", "other"})

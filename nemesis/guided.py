@@ -37,8 +37,9 @@ from checkers.abstract_state import NEAR_ENTRIES, stated_role
 from checkers.coverage import context as context_of
 from checkers.coverage import role_of
 from history.faults import AT_ONCE, BY_NAME, CATALOGUE, of_kind
+from history.messages import IN_ELECTION, UNAIMED
 
-from . import brief, clock
+from . import brief, clock, messages
 from .schedule import NemesisOp, membership_shrink, membership_wipe
 
 # The kinds the guided nemesis aims (history/faults.py); a node fault is
@@ -162,6 +163,16 @@ RISK_HALFWAY = {
     for first in ("leader-cut-off", "leader-mute", "leader")
     for fault in ("bounce", "restart")
 }
+# A leader lost (cut off, muted, killed or paused) opens an election: a
+# message fault made at once lands on what is in flight then, a vote asked
+# for or given, or the new leader's notice (history/messages.py's moment,
+# not any one bug's message).
+RISK_AT_ONCE |= {
+    (first, fault, kind): 1
+    for first in ("leader-cut-off", "leader-mute", "leader")
+    for fault in messages.KINDS
+    for kind in IN_ELECTION
+}
 Cell = tuple[str, str, str]
 
 
@@ -233,12 +244,15 @@ class Guide:
         tried: Counter[Any] | None = None,
         voters: int = 3,
         timeout_ms: int = 1000,
+        framed: tuple[str, ...] = (),
     ) -> None:
         self.rng = rng
         self.voters = voters
         # The target's election timeout: what brief faults are sized by (nemesis/brief.py).
         self.timeout_ms = timeout_ms
         self.kinds = [k for k in kinds if k in GUIDED_FAULTS]
+        # The kinds of message the target's framing names, that message faults are aimed at.
+        self.framed = tuple(kind for kind in framed if kind not in UNAIMED)
         self.topologies = topologies
         self.tried: Counter[Any] = Counter(tried or {})
 
@@ -280,6 +294,11 @@ class Guide:
                         },
                     )
                     for role in roles
+                ]
+            elif kind in messages.KINDS:  # (a message fault cuts no link: it goes with node faults too)
+                found += [
+                    Choice((kind, message, context), kind, messages.aimed(kind, message, self.rng, self.timeout_ms))
+                    for message in self.framed
                 ]
             elif node_faults_only:
                 continue

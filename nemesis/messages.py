@@ -72,6 +72,16 @@ def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ..
     return args
 
 
+def aimed(kind: str, message: str, rng: random.Random, timeout_ms: int) -> dict[str, Any]:
+    """A search's message fault: the next message of kind `message` anywhere
+    (the search names the moment, not the node), held, where it is, as the
+    random draw holds it."""
+    args = {"target": "any", "message": message, "within_ms": 3 * timeout_ms, "count": 1}
+    if kind == "message-hold":
+        args["hold_ms"] = log_uniform(rng, timeout_ms / 10, 2 * timeout_ms)
+    return args
+
+
 def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     """The fault on the links named in `links`, or on those out of the
     aimed node; waits up to `within_ms` for `count` messages of its kind on

@@ -10,6 +10,7 @@ from tqdm import tqdm
 import targets
 from harness import limits
 from history.errors import UsageError
+from history.faults import KINDS
 from nemesis import STRATEGIES
 
 from .arguments import path_arg, writable_folder
@@ -28,6 +29,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schedules", type=limits.SCHEDULES.parse, default=30, help="simulated schedules per mutant")
     parser.add_argument(
         "--strategies", default="random,guided,novelty", help=f"comma-separated, of {','.join(STRATEGIES)}"
+    )
+    parser.add_argument(
+        "--nemesis", help="comma-separated faults each real run draws from (as `run --nemesis`); default: run's"
     )
     parser.add_argument("--runs", type=limits.REPEAT.parse, default=1, help="real runs per mutant and strategy")
     parser.add_argument("--time-limit", type=limits.MUTANT_RUN_S.parse, default=30, help="seconds of each real run")
@@ -53,6 +57,10 @@ def command(args: argparse.Namespace) -> int:
     twice = limits.named_twice(list(strategies))
     if twice:
         raise UsageError(f"--strategies: {', '.join(twice)} given twice")
+    nemesis = tuple(k.strip() for k in (args.nemesis or "").split(",") if k.strip())
+    unknown = [k for k in nemesis if k not in KINDS]
+    if unknown or (args.nemesis is not None and not nemesis):
+        raise UsageError(f"--nemesis: {', '.join(unknown) or 'none'}: choose from {', '.join(KINDS)}")
     if args.policy is not None:
         from results.gate import load_policy
 
@@ -68,6 +76,7 @@ def command(args: argparse.Namespace) -> int:
         args.time_limit,
         args.real_for_all,
         None if args.policy is None else str(args.policy),
+        nemesis,
     )
     report = mutate(
         settings, args.results, lambda items: tqdm(items, desc="mutants", unit="mutant", disable=args.quiet)

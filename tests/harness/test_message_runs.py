@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from history.faults import ON_MESSAGES
+from history.messages import IN_ELECTION
 from history.schema import named_nodes
 from nemesis.schedule import NemesisOp
 from targets.kraft.framing import KINDS
@@ -80,3 +81,17 @@ def test_a_vote_request_dropped_in_an_election_is_named_and_the_cluster_still_el
         assert dropped["epoch"] >= 1 and isinstance(dropped["pre_vote"], bool), dropped
         assert made.cluster.wait_for_leader(20, exclude=(leader,)) != leader
         assert made.links.server.use().get_proxy(f"{dropped['link'][0]}-{dropped['link'][1]}").toxics() == {}
+
+
+def test_the_guided_nemesis_faults_an_election_s_messages_as_it_kills_a_leader(tmp_path):
+    done = splitbrain(
+        "run", "--quiet", "--target", "kraft", "--workload", "append", "--results", str(tmp_path),
+        "--time-limit", "14", "--interval", "2", "--seed", "3", "--nemesis-strategy", "guided",
+        "--nemesis", "kill,message-drop,message-reorder",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run] = tmp_path.iterdir()
+    history = pd.read_parquet(run / "history.parquet")
+    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
+    acted = [message["kind"] for node in made["node"] for message in named_nodes(node)]
+    assert set(acted) & IN_ELECTION, made[["f", "value", "node"]].to_string()

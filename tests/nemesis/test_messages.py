@@ -1,0 +1,61 @@
+"""Message faults as the strategies choose them (nemesis/messages.py): the
+random draw aims at the kinds the target's framing names, sized by its
+election timeout; the guided nemesis offers one cell per fault and kind of
+message (never a voter change's own or an unplaced one), and right after a
+leader is lost it aims one at what an election puts in flight."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from history.messages import ANY, IN_ELECTION, KINDS
+from nemesis import messages
+from nemesis.guided import Choice, Guide, Observation
+from nemesis.schedule import generate
+
+FRAMED = messages.framed_kinds("targets.kraft.framing")
+
+
+def test_the_reference_quorum_s_framing_names_kinds_of_the_vocabulary():
+    assert set(FRAMED) <= set(KINDS) and {"vote-request", "vote-answer", "fetch", "fetch-answer"} <= set(FRAMED)
+    assert messages.framed_kinds("") == ()
+
+
+@given(kind=st.sampled_from(messages.KINDS), timeout_ms=st.integers(10, 10_000), seed=st.integers(0, 2**31 - 1))
+def test_a_drawn_message_fault_aims_at_a_framed_kind_within_its_bounds(kind, timeout_ms, seed):
+    drawn = messages.draw(kind, random.Random(seed), timeout_ms, FRAMED)
+    assert drawn["message"] in (ANY, *FRAMED) and drawn["target"] in messages.AIMS
+    assert drawn["within_ms"] == 3 * timeout_ms and drawn["count"] in messages.COUNTS
+    assert ("hold_ms" in drawn) == (kind == "message-hold")
+    if kind == "message-hold":
+        assert timeout_ms / 10 - 1 <= drawn["hold_ms"] <= 2 * timeout_ms + 1
+
+
+def test_the_schedule_draws_them_from_the_framed_kinds():
+    ops = generate(random.Random(1), list(messages.KINDS), 40, 2, 3, timeout_ms=300, framed=FRAMED)
+    made = [op for op in ops if op.f in messages.KINDS]
+    assert {op.f for op in made} == set(messages.KINDS)
+    assert {op.args["message"] for op in made} <= {ANY, *FRAMED}
+
+
+SEEN = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
+
+
+def test_the_guide_offers_a_cell_per_fault_and_aimed_kind_and_none_without_framing():
+    guide = Guide(random.Random(1), ["kill", *messages.KINDS], timeout_ms=300, framed=FRAMED)
+    offered = {c.cell[:2] for c in guide.choices(SEEN) if c.f in messages.KINDS}
+    aimed = [kind for kind in FRAMED if kind not in ("membership", "other")]
+    assert offered == {(f, kind) for f in messages.KINDS for kind in aimed}
+    assert all(c.args["target"] == "any" for c in guide.choices(SEEN) if c.f in messages.KINDS)
+    assert not [c for c in Guide(random.Random(1), list(messages.KINDS)).choices(SEEN)]
+
+
+def test_with_the_leader_lost_a_message_fault_at_once_lands_on_an_election_s_messages():
+    for seed in range(20):
+        guide = Guide(random.Random(seed), ["kill", *messages.KINDS], timeout_ms=300, framed=FRAMED)
+        first = Choice(("kill", "leader", "alone"), "kill", {"target": "leader"})
+        more = guide.overlap(SEEN, [first], at_once=True)
+        assert more is not None and more.f in messages.KINDS and more.cell[1] in IN_ELECTION, more
