@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from history.cuts import largest_connected, unheard
-from history.faults import CATALOGUE, INSTANT, RECOVERIES
+from history.faults import CATALOGUE, INSTANT, RECOVERIES, SLOWS
 from history.schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
 from .pairing import Pairs, pair
@@ -62,8 +62,6 @@ RESHAPING = {fault.name for fault in CATALOGUE if fault.reshapes or fault.bookke
 # node of the reference quorum restarts in about 0.6 s).
 RECOVERY_NS = 1_000_000_000
 STUCK_LISTED = 5
-# Link faults that slow links rather than cut them: every end is touched.
-SLOWS = {"latency"}
 
 
 def fault_windows(history: pd.DataFrame, from_invoke: bool = False) -> pd.DataFrame:

@@ -324,13 +324,20 @@ class ClusterBase:
     def wait_for_leader(self, timeout_s: float = 10.0, exclude: tuple[str, ...] = ()) -> str:
         """The leader that every running node (but `exclude`) agrees on."""
         deadline = time.monotonic() + timeout_s
+        views: dict[str, dict | None] = {}
         while time.monotonic() < deadline:
             self.check_alive()
-            statuses = [self.status(node) for node in self.ids if node not in exclude and self.running(node)]
+            views = {node: self.status(node) for node in self.ids if node not in exclude and self.running(node)}
+            statuses = list(views.values())
             leaders = {s["leader"] for s in statuses if s is not None}
             if len(leaders) == 1 and None not in leaders and all(statuses):
                 leader = leaders.pop()
                 if leader not in exclude and any(s is not None and s["state"] == "leader" for s in statuses):
                     return leader
             time.sleep(0.05)
-        raise ClusterError(f"no agreed leader within {timeout_s} s")
+        # What each node said last, so that a cluster that never agreed says why (a node no answer, or another leader).
+        said = ", ".join(
+            f"{node}: {'no answer' if view is None else view.get('leader') or 'no leader'}"
+            for node, view in views.items()
+        )
+        raise ClusterError(f"no agreed leader within {timeout_s} s (the leader each names: {said or 'none running'})")

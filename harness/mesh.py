@@ -88,6 +88,11 @@ class LinkMesh(LinkApplier):
         links (one it is not on, or a proxy that frames nothing: none)."""
         return {link: (self.server.toxic(proxy_name(link), name) or {}).get("applied", []) for link in sorted(links)}
 
+    def update_toxic(self, links: Iterable[Link], name: str, attributes: dict) -> None:
+        """The toxic `name` on each of these links given new attributes (what it did so far kept)."""
+        for link in sorted(links):
+            self.server.update_toxic(proxy_name(link), name, attributes=attributes)
+
     def remove_toxic(self, links: Iterable[Link], name: str) -> None:
         for _, proxy in self._proxies(links):
             if name in proxy.toxics():

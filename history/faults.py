@@ -53,6 +53,8 @@ class Fault:
     at_once: bool = False
     # Among the guided strategy's default faults (where the target takes it).
     by_default: bool = True
+    # A link fault that slows or thins the traffic rather than cutting it: every end of its links is touched.
+    slows: bool = False
     # A correct node may stop on it (fail-stop: a full disk, damaged files):
     # the node-crashes checker does not count such a stop.
     may_stop: bool = False
@@ -78,7 +80,7 @@ FRAMED = " declares no framing of its peer messages: no message faults"
 VOTERS = " takes no voter, member or replica changes: no wipe or membership faults"
 CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
-    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True),
+    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True),
     Fault("pause", "node", "resume", "#7b4fa0"),
     Fault("kill", "node", "start", NODE_COLOUR, at_once=True),
     Fault("bounce", "node", None, INSTANT_COLOUR),
@@ -96,6 +98,20 @@ CATALOGUE = (
     *(
         Fault(name, "link", None, "#00838f", leaves_nodes_up=True, needs=("framing",), refused=FRAMED, by_default=False)
         for name in ("message-drop", "message-hold", "message-duplicate", "message-reorder")
+    ),
+    # Each message on the links dropped at a rate until healed (a simulated
+    # schedule's lossy network, replayed): the links thinned, never cut.
+    Fault(
+        "message-loss",
+        "link",
+        "heal",
+        "#4dd0e1",
+        guided=False,
+        leaves_nodes_up=True,
+        needs=("framing",),
+        refused=FRAMED,
+        by_default=False,
+        slows=True,
     ),
     # A disk lost: the node returns as an observer and is added again under its new directory id.
     Fault(
@@ -203,8 +219,10 @@ RECOVERIES = {
     },
     "heal-all": None,
 }
-# Faults on single messages: their rows name the messages they acted on.
+# Faults on messages: their rows (a lasting loss's heal) name the messages they acted on.
 ON_MESSAGES = frozenset(fault.name for fault in CATALOGUE if "framing" in fault.needs)
+# Link faults that slow or thin the traffic, never cut it.
+SLOWS = frozenset(fault.name for fault in CATALOGUE if fault.slows)
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
 COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))
 

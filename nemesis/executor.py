@@ -83,6 +83,8 @@ class Nemesis:
         # sees them repaired (nemesis/guided.py's `repaired`).
         self.damaged: dict[str, int] = {}
         self.faulty_links = False
+        # Message losses in force (nemesis/messages.py): their links and toxic's name, until a heal names what they dropped.
+        self.losses: list[tuple[list[tuple[str, str]], str]] = []
         # Links cut by partitions (a brief fault cuts only the others, and
         # restores only its own); `heals` counts heal-alls, so a brief fault
         # that one overtook (an exit path's, from another thread) stops there.
@@ -193,12 +195,14 @@ class Nemesis:
         return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
 
     def _heal_links(self, f: str, args: dict[str, Any]) -> list[Any]:
+        """Every link whole again; the messages the losses in force dropped, named."""
         with self._links_lock:
+            dropped = messages.healed(self) if self.losses else []
             self.links.heal()
             self.cut.clear()
         self.faulty_links = False
         self.confined.clear()
-        return []
+        return dropped
 
     def _rename(self, f: str, args: dict[str, Any]) -> list[Any]:
         """A simulated schedule's names put on the real nodes: the node that
@@ -327,11 +331,14 @@ class Nemesis:
         """Clocks set right, full disks given room (and the nodes that stopped
         on them started), paused nodes resumed (iptables rules live in them),
         links healed, dead nodes started, removed members added back."""
-        touched = sorted(self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room()))
+        touched: list[Any] = sorted(
+            self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room())
+        )
         for node in sorted(self.paused):
             self.fault_node("resume", node)
         with self._links_lock:
             self.heals += 1
+            touched += messages.healed(self) if self.losses else []  # what the losses in force dropped
             self.links.heal()
             self.cut.clear()
         self.faulty_links = False
@@ -483,6 +490,7 @@ OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
     "stall": Nemesis._stall,
     "latency": Nemesis._latency,
     **dict.fromkeys(messages.KINDS, messages.make),
+    messages.LOSS: messages.lose,
     "heal": Nemesis._heal_links,
     "clock": Nemesis._clock,
     "clock-reset": lambda nemesis, f, args: nemesis.reset_clocks(),

@@ -12,7 +12,12 @@ twice, or swapped with the one after it. The link's TCP connection stays
 up throughout, so nothing else of a cut happens (no reconnection, no lost
 bytes of other messages).
 
-A fault waits for its message up to `within_ms`; it is over once it acted
+`message-loss` is the lasting kind, a simulated schedule's lossy network
+replayed: every message on the links (of a kind, or any) dropped at a rate
+(`per_mille`) until a heal; its `ok` names the links it went on, and the
+heal that ends it names each message it dropped.
+
+A single-message fault waits for its message up to `within_ms`; it is over once it acted
 (instant in the catalogue), and its row names what it acted on: each
 message's link, kind, ordinal on the link, and what the framing read of it
 (its epoch, offsets). A fault no message of its kind met acted on nothing,
@@ -38,6 +43,9 @@ ACTIONS = {
     "message-reorder": "reorder",
 }
 KINDS = tuple(ACTIONS)
+LOSS = "message-loss"
+# The rates a drawn loss drops messages at (the simulator's lossy networks': 5% and 20%).
+LOSS_PER_MILLE = (50, 200)
 # Whose messages: every node's (the next of its kind anywhere), or a role's.
 AIMS = ("any", "leader", "follower")
 POLL_S = 0.02
@@ -60,6 +68,8 @@ def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ..
     any), how long it waits for them, how many (COUNTS), and for a hold
     how long it holds each,
     on a log scale from a tenth of an election timeout to twice it."""
+    if kind == LOSS:
+        return {"per_mille": rng.choice(LOSS_PER_MILLE), "message": ANY}
     args: dict[str, Any] = {
         "target": rng.choice(AIMS),
         "seed": rng.randrange(2**31),
@@ -112,6 +122,36 @@ def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     finally:
         mesh.remove_toxic(links, f)
     return [{"link": list(link), **message} for link, messages in acted.items() for message in messages]
+
+
+def lose(nemesis: Any, f: str, args: dict[str, Any]) -> list[list[str]]:
+    """A lasting loss on the links named in `links` (else every link): each
+    message of its kind dropped at `per_mille` until a heal; the links. A
+    loss in force takes the new rate and kind instead (as the simulator's
+    network changes), what it dropped so far kept for the heal to name."""
+    attributes = {"kind": args.get("message", ANY), "per_mille": int(args["per_mille"])}
+    if nemesis.losses:
+        for links, name in nemesis.losses:
+            nemesis.links.update_toxic(links, name, attributes)
+        return [list(link) for links, _ in nemesis.losses for link in links]
+    links = [(nemesis.named(a), nemesis.named(b)) for a, b in args["links"]] if "links" in args else nemesis.links.links
+    name = f"{f}-{uuid.uuid4().hex[:12]}"
+    nemesis.faulty_links = True  # (what a run's end heals)
+    made = nemesis.links.add_toxic(links, "message", {"action": "drop", "count": 0, **attributes}, name=name)
+    nemesis.losses.append((made, name))
+    return [list(link) for link in made]
+
+
+def healed(nemesis: Any) -> list[dict[str, Any]]:
+    """The messages the losses in force dropped, read before a heal takes them away (and forgotten)."""
+    dropped = [
+        {"link": list(link), **message}
+        for links, name in nemesis.losses
+        for link, messages in nemesis.links.applied(links, name).items()
+        for message in messages
+    ]
+    nemesis.losses.clear()
+    return sorted(dropped, key=lambda message: message["wall_ns"])
 
 
 def _links(nemesis: Any, args: dict[str, Any]) -> list[tuple[str, str]]:

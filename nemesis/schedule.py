@@ -89,7 +89,7 @@ def _drawn_args(
         return {"target": rng.choice(TARGETS), "seed": rng.randrange(2**31), **clock.draw(rng)}
     if kind in brief.KINDS:
         return {"target": rng.choice(TARGETS[:2]), "seed": rng.randrange(2**31), **brief.draw(kind, rng, timeout_ms)}
-    if kind in messages.KINDS:
+    if kind in (*messages.KINDS, messages.LOSS):
         return messages.draw(kind, rng, timeout_ms, framed)
     # A fault that may hit many nodes at once (a power loss) may also hit a majority, or all.
     aims = (*TARGETS, *AT_ONCE) if BY_NAME[kind].at_once else TARGETS

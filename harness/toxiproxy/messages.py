@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -57,8 +58,11 @@ class MessageStream:
     bytes read and returns those to send now; `write` sends a held message
     when its time comes."""
 
-    def __init__(self, split: Split, count: LinkCount, write: Callable[[bytes], None]) -> None:
+    def __init__(
+        self, split: Split, count: LinkCount, write: Callable[[bytes], None], rng: random.Random | None = None
+    ) -> None:
         self.split = split
+        self.rng = rng or random.Random(0)
         self.count = count
         self.write = write
         self.buffer = b""
@@ -72,7 +76,7 @@ class MessageStream:
         for message, kind, fields in messages:
             ordinal = self.count.next()
             released = self._released_by(kind)  # (before this message's own hold: a later one releases it)
-            toxic = next((toxic for toxic in faults if _takes(toxic, kind)), None)
+            toxic = next((toxic for toxic in faults if _takes(toxic, kind, self.rng)), None)
             if toxic is None:
                 out.append(message)
             else:
@@ -113,10 +117,13 @@ class MessageStream:
             self.write(entry[0])
 
 
-def _takes(toxic: Toxic, kind: str) -> bool:
-    """Whether `toxic` acts on this message of `kind` (counting it as seen)."""
+def _takes(toxic: Toxic, kind: str, rng: random.Random) -> bool:
+    """Whether `toxic` acts on this message of `kind` (counting it as seen):
+    past its skip, short of its count, and drawn at its rate."""
     if toxic.attributes["kind"] not in ("any", kind):
         return False
     toxic.tally.seen += 1
     count = int(toxic.attributes["count"])
-    return toxic.tally.seen > int(toxic.attributes["skip"]) and (count == 0 or toxic.tally.acted < count)
+    if toxic.tally.seen <= int(toxic.attributes["skip"]) or (count and toxic.tally.acted >= count):
+        return False
+    return rng.random() * 1000 < int(toxic.attributes["per_mille"])

@@ -116,7 +116,7 @@ class Connection:
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream: str) -> None:
         messages = None
         if self.proxy.split is not None:
-            messages = MessageStream(self.proxy.split, self.proxy.count, writer.write)
+            messages = MessageStream(self.proxy.split, self.proxy.count, writer.write, self.proxy.rng)
         try:
             await self._forward(reader, writer, stream, messages)
         finally:

@@ -31,7 +31,17 @@ ATTRIBUTES: dict[str, dict[str, int | str]] = {
     # after `skip` of them pass; a held one goes on after `hold_ms`, or
     # just after the next message of kind `until` (reorder: of any kind).
     # Toxics of one `group` (on several proxies) count their messages together, skipped and acted on.
-    "message": {"action": "drop", "kind": "any", "count": 1, "skip": 0, "hold_ms": 1000, "until": "", "group": ""},
+    # Each message it could act on, it acts on at the rate `per_mille` (1000: every one).
+    "message": {
+        "action": "drop",
+        "kind": "any",
+        "count": 1,
+        "skip": 0,
+        "hold_ms": 1000,
+        "until": "",
+        "group": "",
+        "per_mille": 1000,
+    },
 }
 ACTIONS = ("drop", "hold", "duplicate", "reorder")
 

@@ -14,10 +14,13 @@ ever it is then.
 Messages take as long as the simulator's do, stretched the same way:
 latency on every link (the proxies' toxic) from the start, the delay a
 `network` step sets after it, and again after each heal (which, on a real
-mesh, takes toxics away too).
+mesh, takes toxics away too). A `network` step's drops carry over as they
+are: each message on every link dropped at the step's rate
+(`message-loss`: the link proxies cut the node's JSON lines into messages,
+targets/kraft/framing.py, so one is dropped whole and the connection lives
+on), until the next `network` step changes the rate, and again after a heal.
 
 What does not carry over, and why:
-- a `network` step's drops: a TCP link loses no single message;
 - a leader cut off at a moment (`--moments`: as it is elected, as it first
   commits): the simulator cuts it between its disk write and its messages,
   and a real nemesis sees the nodes through their probes, a few times a
@@ -42,6 +45,7 @@ from .invariants import InvariantViolation
 from .simulation import (
     CLOCK_ACTIONS,
     CLOCK_OFFSETS,
+    DROP_RATES,
     LOAD_BEFORE_STEPS_MS,
     LoadedRun,
     SimSettings,
@@ -157,6 +161,11 @@ def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> d
     return None
 
 
+def _loss(drop_rate: float) -> dict[str, Any]:
+    """Every message on every link dropped at the simulator's rate (0: a loss in force stops dropping)."""
+    return {"f": "message-loss", "args": {"per_mille": round(drop_rate * 1000), "message": "any"}}
+
+
 def _latency(delay_ms: tuple[int, int], scale: float) -> dict[str, Any]:
     """Latency on every link that delays a message as the simulator's delay range does, stretched by `scale`."""
     low, high = delay_ms
@@ -206,6 +215,7 @@ def real_schedule(
     ids = [f"n{i}" for i in range(1, nodes + 1)]
     at_ms = 0.0
     delay_ms = (SimSettings.min_delay_ms, SimSettings.max_delay_ms)
+    drop_rate = 0.0
     ops: list[dict[str, Any]] = [{"at_s": 0.0, **_latency(delay_ms, scale)}]
     if leader:
         ops.append({"at_s": 0.0, "f": "rename", "args": {"leader": leader}})
@@ -215,17 +225,22 @@ def real_schedule(
             continue
         if action in MEMBERSHIP and at not in changed:
             continue
+        at_s = round(at_ms / 1000, 3)
         if action == "network":
             delay_ms = (1, (5, 20, 60)[amount % 3])
+            if drop_rate or DROP_RATES[amount % 3]:  # (a loss in force takes the new rate, 0 too)
+                ops.append({"at_s": at_s, **_loss(DROP_RATES[amount % 3])})
+            drop_rate = DROP_RATES[amount % 3]
         made = _latency(delay_ms, scale) if action == "network" else _op(action, ids, index, amount, scale)
-        at_s = round(at_ms / 1000, 3)
         if made is not None and made["f"] == "shrink" and ops[-1]["f"] == "shrink" and ops[-1]["at_s"] == at_s:
             # Removals at one instant go together (one request for both, as the simulator's reach the leader).
             ops[-1]["args"]["nodes"] = [*ops[-1]["args"]["nodes"], *made["args"]["nodes"]]
         elif made is not None:
             ops.append({"at_s": at_s, **made})
-        if action == "heal":  # a real heal takes every toxic away: the messages' delay comes back at once
+        if action == "heal":  # a real heal takes every toxic away: the messages' delay and loss come back at once
             ops.append({"at_s": at_s, **_latency(delay_ms, scale)})
+            if drop_rate:
+                ops.append({"at_s": at_s, **_loss(drop_rate)})
     return _ended(ops, round(at_ms / 1000, 3))
 
 

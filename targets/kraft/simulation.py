@@ -435,6 +435,8 @@ DISK_ACTIONS = ("lose_unsynced", "lose_leader")
 CLOCK_ACTIONS = ("clock", "clock_leader")
 # Steps that arm a leader's isolation for a moment (`Simulation.arm`), not make it now.
 MOMENT_ACTIONS = {"isolate_at_election": "election", "isolate_at_commit": "commit"}
+# The share of messages a `network` step drops, by its amount.
+DROP_RATES = (0.0, 0.05, 0.2)
 # A clock step sets the node's offset from true time to one of these (ms).
 CLOCK_OFFSETS = (-2000, -400, 0, 400)
 MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
@@ -528,7 +530,7 @@ def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | N
         elif action in MOMENT_ACTIONS:
             sim.arm(MOMENT_ACTIONS[action])
         elif action == "network":
-            sim.drop_rate = (0.0, 0.05, 0.2)[amount % 3]
+            sim.drop_rate = DROP_RATES[amount % 3]
             sim.delay_ms = (1, (5, 20, 60)[amount % 3])
         elif action in MEMBERSHIP_ACTIONS:
             change_membership(sim, action, node, partial(changed.add, at) if changed is not None else lambda: None)

@@ -124,3 +124,18 @@ def test_however_the_bytes_arrive_each_message_passes_whole_but_those_dropped(ki
     assert out == b"".join(kept)
     assert [m["epoch"] for m in toxic.applied] == [e for e, k in enumerate(kinds) if framing.KINDS[k] == drop]
     asyncio.run(asyncio.sleep(0))
+
+
+def test_a_loss_drops_at_its_rate_and_takes_a_new_rate_in_force(server, framed):  # noqa: F811
+    fault(server, "drop", "fetch", count=0, per_mille=500)
+    framed.sendall(b"".join(line("FetchRequest", n) for n in range(200)) + line("VoteRequest", 999))
+    framed.settimeout(3)
+    got = b""
+    while not got.endswith(line("VoteRequest", 999)):  # (no other kind is touched, and the connection lives)
+        got += framed.recv(65536)
+    passed = got.splitlines(keepends=True)
+    dropped = server.toxic("framed", "drop")["applied"]
+    assert 60 <= len(dropped) <= 140 and len(passed) == 201 - len(dropped)
+    server.update_toxic("framed", "drop", attributes={"per_mille": 0})
+    framed.sendall(b"".join(line("FetchRequest", n) for n in range(20)))
+    assert len(received(framed, 20)) == 20 and len(server.toxic("framed", "drop")["applied"]) == len(dropped)

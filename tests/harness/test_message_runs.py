@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -95,3 +96,17 @@ def test_the_guided_nemesis_faults_an_election_s_messages_as_it_kills_a_leader(t
     made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
     acted = [message["kind"] for node in made["node"] for message in named_nodes(node)]
     assert set(acted) & IN_ELECTION, made[["f", "value", "node"]].to_string()
+
+
+def test_a_lasting_loss_thins_every_link_until_its_heal_names_what_it_dropped(tmp_path):
+    with rig(tmp_path, framed=True) as made:
+        made.cluster.wait_for_leader(20)
+        lost = made.nemesis.invoke(NemesisOp(0, "message-loss", {"per_mille": 1000, "message": "fetch"}))
+        assert len(named_nodes(lost["node"])) == 6  # every link
+        time.sleep(1.0)  # every fetch lost: the followers give up on the leader
+        healed = made.nemesis.invoke(NemesisOp(0, "heal", {"of": "message-loss"}))
+        dropped = named_nodes(healed["node"])
+        assert dropped and {m["kind"] for m in dropped} == {"fetch"}, dropped
+        assert [m["wall_ns"] for m in dropped] == sorted(m["wall_ns"] for m in dropped)
+        assert made.cluster.wait_for_leader(20)
+        assert made.nemesis.losses == [] and not made.nemesis.in_force

@@ -1,7 +1,8 @@
 """A simulated schedule as a real run's faults (targets/kraft/sim_replay.py):
 moments stretched by the ratio of the timeouts, named nodes kept, the
 leader aimed at as the leader (none if none leads), messages delayed as the
-simulator delays them (again after each heal), every node healed and started
+simulator delays them and dropped at its rates (again after each heal),
+every node healed and started
 when the steps end; the workload whose checkers see what broke."""
 
 from __future__ import annotations
@@ -38,12 +39,23 @@ def test_a_schedule_becomes_the_same_faults_at_stretched_moments():
         (0.45, "latency", {"latency_ms": 14, "jitter_ms": 10}),
         (0.45, "pause", {"target": "leader", "only_a_leader": True}),
         (0.45, "partition", {"links": [["n1", "n3"]]}),
+        (0.45, "message-loss", {"per_mille": 200, "message": "any"}),
         (0.45, "latency", {"latency_ms": 92, "jitter_ms": 88}),
         (0.45, "kill", {"nodes": ["n3"]}),
         (0.51, "heal-all", {}),
         (3.0, "heal-all", {}),
     ]
     assert limit_s == 3.0
+
+
+def test_a_lossy_network_drops_messages_at_its_rate_until_it_changes_and_again_after_a_heal():
+    steps = [("network", 0, 1), ("run", 0, 100), ("heal", 0, 0), ("run", 0, 100), ("network", 0, 0)]
+    ops, _ = real_schedule(steps, 3, 1.0)
+    losses = [(op["at_s"], op["args"]["per_mille"]) for op in ops if op["f"] == "message-loss"]
+    assert losses == [(0.0, 50), (0.1, 50), (0.2, 0)]
+    assert not [
+        op for op in real_schedule([("network", 0, 0), ("network", 0, 3)], 3, 1.0)[0] if op["f"] == "message-loss"
+    ]
 
 
 def test_the_stretch_is_the_real_timeout_over_the_simulated_one():
