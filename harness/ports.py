@@ -64,8 +64,12 @@ def _let_go_of_old_reservations() -> None:
         _reserved.pop(port)[0].close()
 
 
-def _bound_alone(port: int) -> socket.socket | None:
+def _bound_alone(port: int, beside: bool = False) -> socket.socket | None:
+    """A socket bound to `port` (None: taken); `beside`: with SO_REUSEADDR
+    first, so it may share the port with others that ask for it too."""
     sock = socket.socket()
+    if beside:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
     except OSError:
@@ -97,11 +101,4 @@ def hold(port: int) -> socket.socket | None:
     reserved here is taken over from its reservation."""
     if port in _reserved:
         return _reserved.pop(port)[0]
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError:
-        sock.close()
-        return None
-    return sock
+    return _bound_alone(port, beside=True)
