@@ -14,9 +14,9 @@ import time
 import pandas as pd
 import pytest
 
-from history.faults import ON_MESSAGES
 from history.messages import IN_ELECTION
 from history.schema import named_nodes
+from nemesis.messages import KINDS as SINGLE
 from nemesis.schedule import NemesisOp
 from targets.kraft.framing import KINDS
 
@@ -33,12 +33,12 @@ def test_a_correct_cluster_stays_valid_and_each_row_names_its_messages(tmp_path)
     done = splitbrain(
         "run", "--quiet", "--target", "kraft", "--workload", "append", "--results", str(tmp_path),
         "--time-limit", "24", "--interval", "1.5", "--seed", "5", "--nemesis-strategy", "random",
-        "--nemesis", ",".join([*sorted(ON_MESSAGES), "kill"]),
+        "--nemesis", ",".join([*SINGLE, "kill"]),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     [run] = tmp_path.iterdir()
     history = pd.read_parquet(run / "history.parquet")
-    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
+    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(SINGLE)]
     acted = [(f, message) for f, node in zip(made["f"], made["node"]) for message in named_nodes(node)]
     assert len({f for f, _ in acted}) >= 2, made[["f", "value", "node"]].to_string()
     for _, message in acted:
@@ -93,7 +93,7 @@ def test_the_guided_nemesis_faults_an_election_s_messages_as_it_kills_a_leader(t
     assert done.returncode == 0, done.stdout + done.stderr
     [run] = tmp_path.iterdir()
     history = pd.read_parquet(run / "history.parquet")
-    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
+    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(SINGLE)]
     acted = [message["kind"] for node in made["node"] for message in named_nodes(node)]
     assert set(acted) & IN_ELECTION, made[["f", "value", "node"]].to_string()
 
