@@ -36,7 +36,6 @@ class LinkMesh(LinkApplier):
         self.server = server
         self.nodes = tuple(nodes)
         self.links = [(i, j) for i in self.nodes for j in self.nodes if i != j]
-        self.framing = framing
         specs = [
             {
                 "name": proxy_name(link),

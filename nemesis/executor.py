@@ -197,7 +197,7 @@ class Nemesis:
     def _heal_links(self, f: str, args: dict[str, Any]) -> list[Any]:
         """Every link whole again; the messages the losses in force dropped, named."""
         with self._links_lock:
-            dropped = messages.healed(self) if self.losses else []
+            dropped = messages.healed(self)
             self.links.heal()
             self.cut.clear()
         self.faulty_links = False
@@ -338,7 +338,7 @@ class Nemesis:
             self.fault_node("resume", node)
         with self._links_lock:
             self.heals += 1
-            touched += messages.healed(self) if self.losses else []  # what the losses in force dropped
+            touched += messages.healed(self)  # what the losses in force dropped
             self.links.heal()
             self.cut.clear()
         self.faulty_links = False

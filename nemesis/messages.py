@@ -70,16 +70,9 @@ def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ..
     on a log scale from a tenth of an election timeout to twice it."""
     if kind == LOSS:
         return {"per_mille": rng.choice(LOSS_PER_MILLE), "message": ANY}
-    args: dict[str, Any] = {
-        "target": rng.choice(AIMS),
-        "seed": rng.randrange(2**31),
-        "message": rng.choice((ANY, *messages)),
-        "within_ms": 3 * timeout_ms,
-        "count": rng.choice(COUNTS),
-    }
-    if kind == "message-hold":
-        args["hold_ms"] = log_uniform(rng, timeout_ms / 10, 2 * timeout_ms)
-    return args
+    target, seed, message = rng.choice(AIMS), rng.randrange(2**31), rng.choice((ANY, *messages))
+    count = rng.choice(COUNTS)
+    return {**aimed(kind, message, rng, timeout_ms), "target": target, "seed": seed, "count": count}
 
 
 def aimed(kind: str, message: str, rng: random.Random, timeout_ms: int) -> dict[str, Any]:
