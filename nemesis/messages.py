@@ -109,7 +109,12 @@ def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         deadline = time.monotonic() + args.get("within_ms", 1000) / 1000
         while True:
             acted = mesh.applied(links, f)
-            if (count and sum(map(len, acted.values())) >= count) or time.monotonic() > deadline:
+            if count and sum(map(len, acted.values())) >= count:
+                break  # (its group acts on no more)
+            if time.monotonic() > deadline:
+                # Stopped before the last reading, so that a message it acted on after it is named too.
+                mesh.update_toxic(links, f, {"per_mille": 0})
+                acted = mesh.applied(links, f)
                 break
             time.sleep(POLL_S)
     finally:
