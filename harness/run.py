@@ -34,14 +34,15 @@ from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
 from history.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
-from history.faults import BY_NAME, KINDS, ON_MESSAGES, of_kind
+from history.faults import BY_NAME, BY_PROXY, KINDS, ON_MESSAGES, of_kind
+from history.operations import NemesisOp
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
+from nemesis.faults.messages import framed_kinds
 from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried, repaired
-from nemesis.messages import framed_kinds
 from nemesis.novelty import Memory, Search, search_turns
-from nemesis.schedule import TOPOLOGIES, NemesisOp, generate
+from nemesis.schedule import TOPOLOGIES, generate
 from nemesis.topologies import two_way
 from nemesis.turns import turns
 from results.recording import HistoryRecorder, partial, recover
@@ -309,8 +310,9 @@ class RunConfig:
         links = sorted(LINK_FAULTS & set(self.nemesis))
         if links and self.nodes < 2:
             raise SettingError("nemesis", f"{', '.join(links)} acts on the links between nodes, and one node has none")
-        if self.net == "iptables" and "latency" in self.nemesis:
-            raise SettingError("nemesis", "latency needs the link proxies, not iptables")
+        toxics = [kind for kind in self.nemesis if kind in BY_PROXY]
+        if self.net == "iptables" and toxics:
+            raise SettingError("nemesis", f"{', '.join(toxics)} needs the link proxies, not iptables")
         framed = sorted(ON_MESSAGES & set(self.nemesis))
         if framed and capabilities.framing and (self.net == "iptables" or self.backend == "ssh"):
             raise SettingError(
@@ -331,11 +333,11 @@ class RunConfig:
                     f"{target.name} cannot have its links cut on the ssh backend "
                     "(no per-link routes); use --backend docker --net iptables",
                 )
-            if self.backend == "local" and {"latency", "churn"} & set(self.nemesis):
+            if self.backend == "local" and toxics:
                 raise SettingError(
                     "nemesis",
                     f"{target.name}'s links on the local backend are cut per pair, "
-                    "and take no latency; use --backend docker",
+                    f"and take no {', '.join(toxics)}; use --backend docker",
                 )
             one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
             if self.backend == "local" and "partition" in self.nemesis and one_way:
@@ -590,7 +592,7 @@ class Run:
                 final = self._settled(cluster, settle_s)
                 break
             except ClusterError as error:
-                if last or not self.nemesis.start_halted_on_full_disk():
+                if last or not self.nemesis.start_stopped():
                     print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
                     break
         cluster.collect(self.dir / "nodes")

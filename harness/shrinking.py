@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.campaign import OWN_OPTIONS, to_toml
 from harness.run import RunConfig
 from history.errors import UsageError
-from nemesis.schedule import NemesisOp
+from history.operations import NemesisOp
 from nemesis.shrink import Shrunk, shrink
 from results.wording import counted
 

@@ -55,6 +55,9 @@ class Fault:
     by_default: bool = True
     # A link fault that slows or thins the traffic rather than cutting it: every end of its links is touched.
     slows: bool = False
+    # Made by a toxic of the link proxies splitbrain starts (or, a recipe, it
+    # makes one): not under iptables, nor on links cut per pair.
+    by_proxy: bool = False
     # A correct node may stop on it (fail-stop: a full disk, damaged files):
     # the node-crashes checker does not count such a stop.
     may_stop: bool = False
@@ -80,18 +83,18 @@ FRAMED = " declares no framing of its peer messages: no message faults"
 VOTERS = " takes no voter, member or replica changes: no wipe or membership faults"
 CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
-    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True),
+    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True, by_proxy=True),
     Fault("pause", "node", "resume", "#7b4fa0"),
     Fault("kill", "node", "start", NODE_COLOUR, at_once=True),
     Fault("bounce", "node", None, INSTANT_COLOUR),
     Fault("restart", "node", None, INSTANT_COLOUR),
-    # Faults at the scale of single messages (nemesis/brief.py), sized to the
+    # Faults at the scale of single messages (nemesis/faults/brief.py), sized to the
     # target's election timeout and over when their operation is: a node's
     # links cut both ways for a fraction of a timeout, a few times (a vote or
     # a fetch in flight lost); a node paused for about one timeout and resumed.
     Fault("flicker", "link", None, "#ef6c00"),
     Fault("stall", "node", None, "#9575cd"),
-    # Faults on one message on one link (nemesis/messages.py), for a target
+    # Faults on one message on one link (nemesis/faults/messages.py), for a target
     # that declares how its peer traffic splits into messages: the next one
     # of a kind dropped, held while later ones pass, sent twice, or swapped
     # with the one after it; the link's connection stays up.
@@ -161,7 +164,7 @@ CATALOGUE = (
         may_stop=True,
         damages=True,
     ),
-    # A node's clock moved (jumped, skewed or strobed: nemesis/clock.py), then set right.
+    # A node's clock moved (jumped, skewed or strobed: nemesis/faults/clock.py), then set right.
     Fault(
         "clock",
         "node",
@@ -188,7 +191,7 @@ CATALOGUE = (
     ),
     # Elections under stress: slow links, the leader killed, then nodes
     # bounced every few hundred milliseconds until the interval ends.
-    Fault("churn", "link", "heal-all", LINK_COLOUR, guided=False, leaves_nodes_up=True, makes="latency"),
+    Fault("churn", "link", "heal-all", LINK_COLOUR, guided=False, leaves_nodes_up=True, makes="latency", by_proxy=True),
     # Voters removed (membership's own operation), and the changes the nemesis
     # makes in passing: voters (the reference quorum) or members (etcd: a
     # learner added, then promoted) added and removed, observers started.
@@ -205,6 +208,8 @@ CATALOGUE = (
     Fault("rename", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
 )
 BY_NAME = {fault.name: fault for fault in CATALOGUE}
+# What undoes every fault in force: a recipe's recovery, a turn's end, and every exit path's.
+HEAL_ALL = "heal-all"
 # What `--nemesis` names, in the catalogue's order.
 KINDS = tuple(fault.name for fault in CATALOGUE if not fault.bookkeeping)
 # Faults a correct node may stop on (the node-crashes checker does not count such a stop).
@@ -215,12 +220,14 @@ INSTANT = frozenset(fault.name for fault in CATALOGUE if fault.instant)
 RECOVERIES = {
     **{
         recovery: tuple(f.name for f in CATALOGUE if f.recovery == recovery and not f.makes)
-        for recovery in dict.fromkeys(f.recovery for f in CATALOGUE if f.recovery and f.recovery != "heal-all")
+        for recovery in dict.fromkeys(f.recovery for f in CATALOGUE if f.recovery and f.recovery != HEAL_ALL)
     },
-    "heal-all": None,
+    HEAL_ALL: None,
 }
 # Faults on messages: their rows (a lasting loss's heal) name the messages they acted on.
 ON_MESSAGES = frozenset(fault.name for fault in CATALOGUE if "framing" in fault.needs)
+# Faults made by the link proxies' toxics.
+BY_PROXY = frozenset(fault.name for fault in CATALOGUE if fault.by_proxy)
 # Link faults that slow or thin the traffic, never cut it.
 SLOWS = frozenset(fault.name for fault in CATALOGUE if fault.slows)
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.

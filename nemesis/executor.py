@@ -12,21 +12,17 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
-from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from checkers.coverage import CANDIDATE_STATES
 from history.cuts import unheard
 from history.errors import Defect
-from history.faults import BY_NAME
+from history.faults import BY_NAME, HEAL_ALL
+from history.operations import NemesisOp
 from history.schema import NEMESIS_PROCESS
 
-from . import clock, messages, topologies
-from .members import MemberChanges
-from .membership import VoterChanges
-from .replicas import ReplicaChanges
-from .schedule import NemesisOp
+from .faults import FAMILIES, OPERATIONS
+from .faults.family import HEAL_ORDER
 
 
 class Recorder(Protocol):
@@ -76,14 +72,14 @@ class Nemesis:
         # Nodes whose disk is full: given room again by `disk-space`.
         self.full: set[str] = set()
         # Nodes whose disk was full at any time: one may halt on a write that
-        # failed just before its room came back (`start_halted_on_full_disk`).
+        # failed just before its room came back (nemesis/faults/disk.py's `mend`).
         self.were_full: set[str] = set()
         # Nodes whose files a fault may have damaged (`Fault.damages`; node ->
         # when, on the history's clock, noted by `perform`), until the run
         # sees them repaired (nemesis/guided.py's `repaired`).
         self.damaged: dict[str, int] = {}
         self.faulty_links = False
-        # Message losses in force (nemesis/messages.py): their links and toxic's name, until a heal names what they dropped.
+        # Message losses in force (nemesis/faults/messages.py): their links and toxic's name, until a heal names what they dropped.
         self.losses: list[tuple[list[tuple[str, str]], str]] = []
         # Links cut by partitions (a brief fault cuts only the others, and
         # restores only its own); `heals` counts heal-alls, so a brief fault
@@ -94,12 +90,12 @@ class Nemesis:
         self.names: dict[str, str] = {}
         # Held while an operation is made: a node seen stopped then may be the nemesis's doing.
         self.busy = threading.Lock()
-        self._links_lock = threading.Lock()
+        self.links_lock = threading.Lock()
         # Clock faults in force: node -> (the fault's args, when it began on
         # time.monotonic()); a thread rewrites the offsets that change with time.
         self.clocks: dict[str, tuple[dict[str, Any], float]] = {}
-        self._clock_lock = threading.Lock()
-        self._clock_ticker: threading.Thread | None = None
+        self.clock_lock = threading.Lock()
+        self.clock_ticker: threading.Thread | None = None
 
     @property
     def in_force(self) -> bool:
@@ -129,8 +125,10 @@ class Nemesis:
     # ------------------------------------------------------------------ faults
 
     def perform(self, op: NemesisOp) -> Any:
-        """Make one operation (OPERATIONS names each one's method); what it
+        """Make one operation (its fault family's, nemesis/faults/); what it
         touched, for its history row: nodes, links, or what was damaged."""
+        if op.f == HEAL_ALL:
+            return self.heal_all()
         make = OPERATIONS.get(op.f)
         if make is None:
             raise Defect(f"unknown nemesis operation {op.f!r}")
@@ -141,213 +139,29 @@ class Nemesis:
             self.damaged.update((node, at_ns) for node in touched if isinstance(node, str))
         return touched
 
-    def _partition(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """A topology's cut (aimed at the leader, or at a role), or the `links` named (a translated schedule's)."""
-        rng = random.Random(args.get("seed"))
-        if "links" in args:
-            grudge = topologies.from_links({(self.named(src), self.named(dst)) for src, dst in args["links"]})
-        elif args.get("only_a_leader") and self.leader() is None:
-            grudge = {}
-        elif args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
-            chosen = self.targets(args["target"], rng)
-            grudge = topologies.aimed(args, list(self.cluster.ids), rng, self.leader(), chosen[0]) if chosen else {}
-        else:
-            grudge = topologies.make(args["topology"], list(self.cluster.ids), rng, self.leader())
-        self.faulty_links = True
-        made = self.links.cut(topologies.links(grudge))
-        self.cut |= set(made)
-        self.confine(rng, args.get("clients", 0))
-        return [list(link) for link in made]
-
-    def _flicker(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """The aimed node's links cut both ways for `cut_ms`, `times` times,
-        `gap_ms` apart (nemesis/brief.py); links a partition holds stay cut."""
-        nodes = self.aimed(args)
-        heals = self.heals
-        links = [link for link in self.links.links if set(link) & set(nodes)]
-        for time_ in range(args.get("times", 1)):
-            if time_:
-                time.sleep(args["gap_ms"] / 1000)
-            with self._links_lock:
-                if self.heals != heals:
-                    break
-                made = self.links.cut([link for link in links if link not in self.cut])
-            time.sleep(args["cut_ms"] / 1000)
-            with self._links_lock:
-                if self.heals == heals:
-                    self.links.restore(made)
-        return nodes
-
-    def _stall(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """The aimed node paused for `for_ms` and resumed (unless a heal-all did first)."""
-        nodes = [node for node in self.aimed(args) if node not in self.down]
-        for node in nodes:
-            self.fault_node("pause", node)
-        time.sleep(args["for_ms"] / 1000)
-        for node in nodes:
-            if node in self.paused:
-                self.fault_node("resume", node)
-        return nodes
-
-    def _latency(self, f: str, args: dict[str, Any]) -> list[Any]:
-        self.faulty_links = True
-        attributes = {"latency": args["latency_ms"], "jitter": args.get("jitter_ms", 0)}
-        return [list(link) for link in self.links.add_toxic(self.links.links, "latency", attributes)]
-
-    def _heal_links(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """Every link whole again; the messages the losses in force dropped, named."""
-        with self._links_lock:
-            dropped = messages.healed(self)
-            self.links.heal()
-            self.cut.clear()
-        self.faulty_links = False
-        self.confined.clear()
-        return dropped
-
-    def _rename(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """A simulated schedule's names put on the real nodes: the node that
-        led in the simulation when its faults began is the real leader now
-        (the two names swapped), so a step that names a node hits the one in
-        the same role; the pairs renamed."""
-        real, simulated = self.leader(), str(args["leader"])
-        self.names = {simulated: real, real: simulated} if real and real != simulated else {}
-        return [[name, node] for name, node in sorted(self.names.items())]
-
     def named(self, node: Any) -> str:
+        """The real node a simulated schedule's name stands for (nemesis/faults/rename.py)."""
         return self.names.get(str(node), str(node))
 
     def named_nodes(self, args: dict[str, Any]) -> list[str] | None:
         """The real nodes an operation's `nodes` name, or None where it names none."""
         return [self.named(node) for node in args["nodes"]] if args.get("nodes") else None
 
-    def _clock(self, f: str, args: dict[str, Any]) -> list[Any]:
-        nodes = self.aimed(args)
-        self.move_clocks(nodes, args)
-        return nodes
+    def heal_all(self) -> list[Any]:
+        """Everything each fault family left in force undone, in HEAL_ORDER
+        (clocks set right, full disks given room, paused nodes resumed,
+        links healed, dead nodes started, removed members added back); the
+        nodes touched, then the messages that losses in force dropped."""
+        nodes: set[str] = set()
+        dropped: list[Any] = []
+        for _, heal in HEALS:
+            for touched in heal(self):
+                (nodes.add if isinstance(touched, str) else dropped.append)(touched)
+        return [*sorted(nodes), *dropped]
 
-    def _disk_full(self, f: str, args: dict[str, Any]) -> list[Any]:
-        nodes = self.aimed(args)
-        for node in nodes:
-            self.cluster.fill_disk(node)
-            self.full.add(node)
-            self.were_full.add(node)
-        return nodes
-
-    def _corrupt(self, f: str, args: dict[str, Any]) -> list[Any]:
-        rng = random.Random(args.get("seed"))
-        touched: list[Any] = []
-        for node in self.aimed(args, rng):
-            self.cluster.kill(node)
-            try:
-                # What was damaged, for the history; a schedule may name the kind of file and the mode (flip, truncate).
-                touched += [node, self.cluster.corrupt(node, rng, args.get("kind"), args.get("mode"))]
-            finally:  # a file that could not be damaged (none of the kind written yet) leaves the node as it was
-                self.cluster.start(node)
-                self.paused.discard(node)
-                self.down.discard(node)
-        return touched
-
-    def _node_fault(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """pause, kill, restart, bounce, wipe, lose-unfsynced: on each node aimed at."""
-        nodes = self.aimed(args)
-        changes = self.changes() if f == "wipe" else None
-        if changes is not None and not isinstance(changes, VoterChanges):  # a voter's wipe is a node fault of its own
-            return changes.wipe(nodes)
-        if f == "lose-unfsynced" and len(nodes) > 1:
-            return self.power_loss(nodes)
-        for node in nodes:
-            self.fault_node(f, node)
-        return nodes
-
-    def _bring_back(self, f: str, args: dict[str, Any]) -> list[Any]:
-        """resume every paused node, or start every downed one (those of them named, if `nodes` are)."""
-        nodes = sorted(self.paused if f == "resume" else self.down)
-        named = self.named_nodes(args)
-        if named is not None:
-            nodes = [node for node in nodes if node in named]
-        for node in nodes:
-            self.fault_node(f, node)
-        return nodes
-
-    def _start_observers(self, f: str, args: dict[str, Any]) -> list[Any]:
-        for node in self.cluster.observers:
-            self.cluster.start(node)
-        return list(self.cluster.observers)
-
-    def _shrink(self, f: str, args: dict[str, Any]) -> list[Any]:
-        return self.changes().shrink(args.get("count", 1), random.Random(args.get("seed")), self.named_nodes(args))
-
-    def fault_node(self, f: str, node: str) -> None:
-        cluster = self.cluster
-        if f == "pause" and node not in self.down:
-            cluster.pause(node)
-            self.paused.add(node)
-        elif f == "resume":
-            cluster.resume(node)
-            self.paused.discard(node)
-        elif f == "kill":
-            cluster.kill(node)
-            self.paused.discard(node)
-            self.down.add(node)
-        elif f == "start":
-            cluster.start(node)
-            self.down.discard(node)
-        elif f in ("restart", "bounce", "wipe", "lose-unfsynced"):
-            if f == "restart":
-                cluster.resume(node)
-                cluster.stop(node)
-            else:
-                cluster.kill(node)
-            if f == "wipe":
-                cluster.wipe(node)
-            elif f == "lose-unfsynced":
-                cluster.lose(node)
-            cluster.start(node)
-            self.paused.discard(node)
-            self.down.discard(node)
-
-    def power_loss(self, nodes: list[str]) -> list[str]:
-        """Several nodes' power lost at one instant: all killed first, then
-        each one's unfsynced writes dropped, then all started, so none comes
-        back while another still holds what it had not made durable."""
-        for node in nodes:
-            self.cluster.kill(node)
-        for node in nodes:
-            self.cluster.lose(node)
-        for node in nodes:
-            self.cluster.start(node)
-            self.paused.discard(node)
-            self.down.discard(node)
-        return nodes
-
-    def changes(self) -> MemberChanges | VoterChanges | ReplicaChanges:
-        """Membership as the target takes it: learners and members, voters, or a stream's replicas."""
-        capabilities = self.cluster.target.capabilities
-        if capabilities.member_changes:
-            return MemberChanges(self)
-        return ReplicaChanges(self) if capabilities.replica_changes else VoterChanges(self)
-
-    def heal_all(self) -> list[str]:
-        """Clocks set right, full disks given room (and the nodes that stopped
-        on them started), paused nodes resumed (iptables rules live in them),
-        links healed, dead nodes started, removed members added back."""
-        touched: list[Any] = sorted(
-            self.paused | self.down | self.removed | set(self.reset_clocks()) | set(self.give_room())
-        )
-        for node in sorted(self.paused):
-            self.fault_node("resume", node)
-        with self._links_lock:
-            self.heals += 1
-            touched += messages.healed(self)  # what the losses in force dropped
-            self.links.heal()
-            self.cut.clear()
-        self.faulty_links = False
-        self.confined.clear()
-        for node in sorted(self.down):
-            self.fault_node("start", node)
-        if self.removed or self.scaled_down:
-            self.changes().rejoin()
-        return touched
+    def start_stopped(self) -> list[str]:
+        """After a heal, the nodes a fault stopped since (not the nemesis's doing), started again."""
+        return [node for family in FAMILIES if family.mend for node in family.mend(self)]
 
     def confine(self, rng: random.Random, at_least: int = 0) -> None:
         """A partition cuts clients off with their nodes: clients are spread
@@ -369,64 +183,6 @@ class Nemesis:
         share = max(1, at_least, round(self.clients * len(side) / len(ids)))
         for i, client in enumerate(sorted(rng.sample(range(self.clients), min(share, self.clients // 2)))):
             self.confined[client] = side[i % len(side)]
-
-    def give_room(self) -> list[str]:
-        """Full disks given room again; a node that stopped on its full disk
-        (not one the nemesis took down) is started again."""
-        freed = sorted(self.full)
-        for node in freed:
-            self.cluster.fill_disk(node, full=False)
-        self._start_stopped(freed)
-        self.full.clear()
-        return freed
-
-    def start_halted_on_full_disk(self) -> list[str]:
-        """Start again the nodes whose disk was full that have stopped, though
-        the nemesis did not take them down: a write that failed just before
-        `give_room` halts its node a moment after (`give_room` saw it still
-        running). What the node logged of it stays for the checkers."""
-        return self._start_stopped(self.were_full - self.full)
-
-    def _start_stopped(self, nodes: Iterable[str]) -> list[str]:
-        """Of `nodes`, those stopped on their own (not taken down or removed by the nemesis), started again."""
-        started = [
-            node for node in sorted(nodes) if node not in self.down | self.removed and not self.cluster.running(node)
-        ]
-        for node in started:
-            self.cluster.start(node)
-        return started
-
-    def move_clocks(self, nodes: list[str], args: dict[str, Any]) -> None:
-        """Give each node's clock the fault's offset now; one that changes with
-        time is rewritten every `clock.TICK_S` until the clocks are reset."""
-        began = time.monotonic()
-        with self._clock_lock:
-            for node in nodes:
-                self.cluster.set_clock(node, clock.offset_ms(args, 0.0))
-                self.clocks[node] = (args, began)
-            if clock.changes(args) and (self._clock_ticker is None or not self._clock_ticker.is_alive()):
-                self._clock_ticker = threading.Thread(target=self._tick_clocks, name="clock-faults", daemon=True)
-                self._clock_ticker.start()
-
-    def _tick_clocks(self) -> None:
-        while True:
-            time.sleep(clock.TICK_S)
-            with self._clock_lock:
-                moving = {node: fault for node, fault in self.clocks.items() if clock.changes(fault[0])}
-                if not moving:
-                    return
-                now = time.monotonic()
-                for node, (args, began) in moving.items():
-                    self.cluster.set_clock(node, clock.offset_ms(args, now - began))
-
-    def reset_clocks(self) -> list[str]:
-        """Every clock back to true time; the ones that were moved."""
-        with self._clock_lock:
-            moved = sorted(self.clocks)
-            for node in moved:
-                self.cluster.set_clock(node, 0)
-            self.clocks.clear()
-        return moved
 
     # ------------------------------------------------------------------ choosing
 
@@ -482,26 +238,5 @@ class Nemesis:
         return [rng.choice(live)]
 
 
-# Each operation the nemesis makes (a fault, or what undoes one) and the method that makes it.
-OPERATIONS: dict[str, Callable[[Nemesis, str, dict[str, Any]], Any]] = {
-    "partition": Nemesis._partition,
-    "flicker": Nemesis._flicker,
-    "rename": Nemesis._rename,
-    "stall": Nemesis._stall,
-    "latency": Nemesis._latency,
-    **dict.fromkeys(messages.KINDS, messages.make),
-    messages.LOSS: messages.lose,
-    "heal": Nemesis._heal_links,
-    "clock": Nemesis._clock,
-    "clock-reset": lambda nemesis, f, args: nemesis.reset_clocks(),
-    "disk-full": Nemesis._disk_full,
-    "disk-space": lambda nemesis, f, args: nemesis.give_room(),
-    "corrupt": Nemesis._corrupt,
-    **dict.fromkeys(("pause", "kill", "restart", "bounce", "wipe", "lose-unfsynced"), Nemesis._node_fault),
-    "resume": Nemesis._bring_back,
-    "start": Nemesis._bring_back,
-    "start-observers": Nemesis._start_observers,
-    "shrink": Nemesis._shrink,
-    "rejoin": lambda nemesis, f, args: nemesis.changes().rejoin(nemesis.named_nodes(args)),
-    "heal-all": lambda nemesis, f, args: nemesis.heal_all(),
-}
+# How heal_all undoes each family's faults, in order.
+HEALS = sorted((heal for family in FAMILIES for heal in family.heals), key=lambda heal: HEAL_ORDER.index(heal[0]))

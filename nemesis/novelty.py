@@ -43,9 +43,10 @@ from typing import Any
 
 from checkers.abstract_state import abstract
 from history.faults import BY_NAME
+from history.operations import NemesisOp
 
-from .guided import Choice, Guide, Observation, risk_of
-from .schedule import NemesisOp
+from .faults.family import Choice
+from .guided import Guide, Observation, risk_of
 from .turns import SETTLE_S
 
 MAX_DEPTH = 3

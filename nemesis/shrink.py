@@ -18,8 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from history.faults import INSTANT
-
-from .schedule import NemesisOp
+from history.operations import NemesisOp
 
 
 def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp | None]:

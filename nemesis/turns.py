@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
+from history.operations import NemesisOp
+
 from .guided import Guide, Observation
-from .schedule import NemesisOp
 
 # When the first turn comes, after load starts (a run starts with a leader elected).
 SETTLE_S = 1.0

@@ -241,7 +241,7 @@ class Target(ABC):
 
     def election_timeout_ms(self, settings: dict) -> int:
         """How long a follower waits to hear its leader before it stands, with
-        these settings: the scale brief faults are sized by (nemesis/brief.py).
+        these settings: the scale brief faults are sized by (nemesis/faults/brief.py).
         A target whose options name it (`election_timeout_ms`) has it from
         there; one whose timeout is fixed says so."""
         return int(settings.get("election_timeout_ms", 1000))

@@ -25,10 +25,11 @@ from typing import Any
 
 from checkers.coverage import cell, role_of
 from history.faults import BY_NAME
-from nemesis import clock, topologies
+from history.operations import NemesisOp
+from nemesis import topologies
+from nemesis.faults import clock
 from nemesis.guided import Guide, Observation
 from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns
-from nemesis.schedule import NemesisOp
 
 from .invariants import InvariantViolation
 from .simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle

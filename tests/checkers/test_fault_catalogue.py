@@ -13,7 +13,8 @@ from history import faults
 from history.errors import SettingError
 from history.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from nemesis import guided, schedule
-from nemesis.executor import OPERATIONS
+from nemesis.faults import BY_OPERATION, FAMILIES, OPERATIONS
+from nemesis.faults.family import HEAL_ORDER
 
 
 def test_every_operation_the_executor_makes_is_a_catalogued_fault_or_a_recovery():
@@ -21,6 +22,15 @@ def test_every_operation_the_executor_makes_is_a_catalogued_fault_or_a_recovery(
     assert made - set(BY_NAME) - set(RECOVERIES) == set()
     operations = {f.operation for f in CATALOGUE if not f.bookkeeping or f.name == "shrink"} | {"start-observers"}
     assert operations <= made, operations - made
+
+
+def test_every_fault_has_one_family_that_draws_aims_makes_and_heals_it():
+    """nemesis/faults/: each `--nemesis` kind and each recovery is one family's (a recipe's, or made);
+    what a family heals is a step of heal-all's order."""
+    assert set(KINDS) | set(RECOVERIES) - {faults.HEAL_ALL} <= set(BY_OPERATION)
+    assert set(BY_OPERATION) <= set(BY_NAME) | set(RECOVERIES)
+    for family in FAMILIES:
+        assert {step for step, _ in family.heals} <= set(HEAL_ORDER)
 
 
 def test_every_recovery_ends_what_names_it_and_instants_have_none():
@@ -37,7 +47,7 @@ def test_the_readers_take_their_faults_from_the_catalogue():
     assert {k: v[1] for k, v in schedule.FAULTS.items()} == {k: BY_NAME[k].recovery for k in KINDS}
     assert set(guided.GUIDED_FAULTS) == {f.name for f in CATALOGUE if f.guided and not f.bookkeeping}
     assert availability.INSTANT is INSTANT and availability.RECOVERIES is RECOVERIES
-    assert set(faults.COUNTED) >= set(guided.NODE_FAULTS) and "start-observers" not in faults.COUNTED
+    assert set(faults.COUNTED) >= set(guided.GUIDED_FAULTS) - {"membership"} and "start-observers" not in faults.COUNTED
     assert coverage.cell("latency", [["n1", "n2"]], {"n1": "leader"}, [])["role"] == "links"
 
 

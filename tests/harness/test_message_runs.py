@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from history.messages import IN_ELECTION
+from history.operations import NemesisOp
 from history.schema import named_nodes
-from nemesis.messages import KINDS as SINGLE
-from nemesis.schedule import NemesisOp
+from nemesis.faults.messages import KINDS as SINGLE
 from targets.kraft.framing import KINDS
 
 from .rig import rig

@@ -11,7 +11,8 @@ import time
 import docker
 import pytest
 
-from nemesis.schedule import NemesisOp
+from history.operations import NemesisOp
+from nemesis.faults.wipe import wiped
 from targets.kraft.client import call
 
 from .rig import rig as make_rig
@@ -109,7 +110,7 @@ def test_restart_and_bounce_keep_the_disk(rig, fault):
 def test_wipe_loses_the_disk(rig):
     victim = "n1"
     before = rig.cluster.status(victim)
-    rig.nemesis.fault_node("wipe", victim)
+    wiped(rig.nemesis, victim)
     after = wait_until(lambda: rig.cluster.status(victim), what="the wiped node back")
     assert after["generation"] == 1 and after["directory_id"] != before["directory_id"]
     # Back as an observer: not a voter under its new directory until it is added again.

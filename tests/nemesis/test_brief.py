@@ -1,4 +1,4 @@
-"""Brief faults (nemesis/brief.py): their timing is drawn within its bounds
+"""Brief faults (nemesis/faults/brief.py): their timing is drawn within its bounds
 of the target's election timeout, a flicker cuts only links no partition
 holds and restores only its own, and a heal-all stops one under way."""
 
@@ -11,10 +11,11 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nemesis import brief
+from history.operations import NemesisOp
 from nemesis.executor import Nemesis
+from nemesis.faults import brief
 from nemesis.guided import Guide, Observation
-from nemesis.schedule import NemesisOp, generate
+from nemesis.schedule import generate
 
 
 @given(kind=st.sampled_from(brief.KINDS), timeout_ms=st.integers(10, 10_000), seed=st.integers(0, 2**31 - 1))

@@ -8,7 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nemesis import clock
+from nemesis.faults import clock
 from nemesis.schedule import generate
 
 ELAPSED = st.floats(min_value=0, max_value=600, allow_nan=False)

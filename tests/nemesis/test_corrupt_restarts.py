@@ -10,6 +10,7 @@ import random
 import pytest
 
 from history.errors import ClusterError
+from history.operations import NemesisOp
 from nemesis.executor import Nemesis
 
 
@@ -38,5 +39,5 @@ def test_a_node_whose_file_could_not_be_damaged_is_started_again():
     cluster = Stoppable()
     nemesis = Nemesis(cluster, links=None, recorder=None, rng=random.Random(0))
     with pytest.raises(ClusterError, match="no snapshots file written yet"):
-        nemesis._corrupt("corrupt", {"target": "follower", "kind": "snapshots", "seed": 1})
+        nemesis.perform(NemesisOp(0, "corrupt", {"target": "follower", "kind": "snapshots", "seed": 1}))
     assert cluster.running == {"n1", "n2"} and nemesis.down == set()

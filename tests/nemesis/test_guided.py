@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nemesis import clock
+from history.operations import NemesisOp
+from nemesis.faults import clock
 from nemesis.guided import Guide, Observation, repaired
-from nemesis.schedule import NemesisOp, generate
+from nemesis.schedule import generate
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.sim_search import SimNemesis, driven

@@ -1,4 +1,4 @@
-"""Message faults as the strategies choose them (nemesis/messages.py): the
+"""Message faults as the strategies choose them (nemesis/faults/messages.py): the
 random draw aims at the kinds the target's framing names, sized by its
 election timeout; the guided nemesis offers one cell per fault and kind of
 message (never a voter change's own or an unplaced one), and right after a
@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from history.messages import ANY, IN_ELECTION, KINDS
-from nemesis import messages
-from nemesis.guided import Choice, Guide, Observation
+from nemesis.faults import messages
+from nemesis.faults.family import Choice
+from nemesis.guided import Guide, Observation
 from nemesis.schedule import generate
 
 FRAMED = messages.framed_kinds("targets.kraft.framing")

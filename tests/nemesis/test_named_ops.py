@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import random
 
+from history.operations import NemesisOp
 from nemesis.executor import Nemesis
-from nemesis.schedule import NemesisOp
 from tests.nemesis.test_brief import Cluster, Links
 
 
@@ -103,6 +103,6 @@ def test_a_node_that_halts_on_its_full_disk_just_after_the_heal_gave_it_room_is_
     made.heal_all()  # n2 still runs here: its write failed a moment ago, and it halts just after
     assert cluster.started == ["n3"]
     cluster.stopped |= {"n2", "n1"}  # n1 stops too, but its disk was never full: not ours to start
-    assert made.start_halted_on_full_disk() == ["n2"]
+    assert made.start_stopped() == ["n2"]
     assert cluster.started == ["n3", "n2"] and cluster.running("n2") and not cluster.running("n1")
-    assert made.start_halted_on_full_disk() == []
+    assert made.start_stopped() == []

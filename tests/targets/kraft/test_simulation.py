@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from nemesis.schedule import NemesisOp
+from history.operations import NemesisOp
 from targets.kraft.core import RaftCore
 from targets.kraft.invariants import InvariantViolation
 from targets.kraft.sim_search import SETTLE_MS, SimNemesis

@@ -32,9 +32,10 @@ import time
 import uuid
 from typing import Any
 
-from history.messages import ANY
+from history.messages import ANY, IN_ELECTION
 
 from .brief import log_uniform
+from .family import Aiming, Choice, Drawing, Family
 
 ACTIONS = {
     "message-drop": "drop",
@@ -60,6 +61,10 @@ def framed_kinds(framing: str) -> tuple[str, ...]:
     if not framing:
         return ()
     return tuple(dict.fromkeys(importlib.import_module(framing).KINDS.values()))
+
+
+def drawn(kind: str, drawing: Drawing) -> dict[str, Any]:
+    return draw(kind, drawing.rng, drawing.timeout_ms, drawing.framed)
 
 
 def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -162,3 +167,28 @@ def _links(nemesis: Any, args: dict[str, Any]) -> list[tuple[str, str]]:
         return list(nemesis.links.links)
     senders = nemesis.aimed(args, random.Random(args.get("seed")))
     return [(senders[0], node) for node in nemesis.cluster.ids if node != senders[0]] if senders else []
+
+
+def choices(kind: str, aiming: Aiming) -> list[Choice]:
+    """One per kind of message aimed at (a message fault cuts no link: it may join any fault in force)."""
+    return [
+        Choice((kind, message, aiming.context), kind, aimed(kind, message, aiming.rng, aiming.timeout_ms))
+        for message in aiming.framed
+    ]
+
+
+FAMILY = Family(
+    makes={**dict.fromkeys(KINDS, make), LOSS: lose},
+    draw=drawn,
+    choices=choices,
+    # A leader lost (cut off, muted, killed or paused) opens an election: a
+    # message fault made at once lands on what is in flight then, a vote
+    # asked for or given, or the new leader's notice (history/messages.py's
+    # moment, not any one bug's message).
+    at_once={
+        (first, fault, kind): 1
+        for first in ("leader-cut-off", "leader-mute", "leader")
+        for fault in KINDS
+        for kind in IN_ELECTION
+    },
+)
