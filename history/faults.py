@@ -84,6 +84,8 @@ VOTERS = " takes no voter, member or replica changes: no wipe or membership faul
 CATALOGUE = (
     Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
     Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True, by_proxy=True),
+    # Every link's traffic cut to a few kilobytes a second (nemesis/faults/bandwidth.py), until healed.
+    Fault("bandwidth", "link", "heal", "#c0ca33", leaves_nodes_up=True, by_default=False, slows=True, by_proxy=True),
     Fault("pause", "node", "resume", "#7b4fa0"),
     Fault("kill", "node", "start", NODE_COLOUR, at_once=True),
     Fault("bounce", "node", None, INSTANT_COLOUR),
