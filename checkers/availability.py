@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from history.cuts import largest_connected, unheard
-from history.faults import CATALOGUE, INSTANT, RECOVERIES, SLOWS
+from history.faults import CATALOGUE, INSTANT, PARTITION, RECOVERIES, SLOWS
 from history.schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
 from .pairing import Pairs, pair
@@ -206,7 +206,7 @@ def disruptive_elections(
     the faults that took nodes down (`_node_faults`)."""
     polls = events.loc[events["event"] == "status", ["node", "time_ns"]]
     nodes = sorted(events["node"].dropna().unique())
-    partitions = windows[windows["f"] == "partition"]
+    partitions = windows[windows["f"] == PARTITION]
     state: dict[str, tuple[str, int, int]] = {}  # node -> (state, epoch, since when in that state)
     stood: dict[int, str] = {}  # epoch -> the first node that stood for it
     begun = -1  # the latest epoch some node has stood for or won

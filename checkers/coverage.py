@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from history.faults import BY_NAME, COUNTED, ON_MESSAGES
+from history.faults import BY_NAME, COUNTED, ON_MESSAGES, PARTITION
 from history.schema import columns, named_nodes, nemesis_done
 
 from .availability import fault_windows
@@ -91,7 +91,7 @@ def _partition_role(links: list[Any], states: dict[str, str]) -> str:
 
 def cell(fault: str, touched: list[Any], states: dict[str, str], in_force: list[str]) -> dict[str, Any]:
     """The coverage cell of one fault at its moment."""
-    if fault == "partition":
+    if fault == PARTITION:
         role = _partition_role(touched, states)
     elif fault in ON_MESSAGES:  # the kinds of message it acted on: message-kind x fault cells
         role = "+".join(sorted({str(t.get("kind")) for t in touched if isinstance(t, dict)})) or "other"

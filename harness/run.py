@@ -34,7 +34,20 @@ from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
 from history.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
-from history.faults import BY_NAME, BY_PROXY, KINDS, ON_MESSAGES, of_kind
+from history.faults import (
+    BY_NAME,
+    BY_PROXY,
+    CLOCK,
+    HEAL_ALL,
+    KILL,
+    KINDS,
+    ON_MESSAGES,
+    PARTITION,
+    PAUSE,
+    RANDOM_DEFAULT,
+    START_OBSERVERS,
+    of_kind,
+)
 from history.operations import NemesisOp
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
@@ -53,7 +66,6 @@ from workloads.generators import WORKLOADS, Operation, make_workload
 
 QUIESCE_TIMEOUT_S = 20.0
 LINK_FAULTS = set(of_kind("link"))
-RANDOM_DEFAULT = ("partition", "kill", "pause")
 GUIDED_DEFAULT = tuple(f for f in GUIDED_FAULTS if not BY_NAME[f].reshapes and BY_NAME[f].by_default)
 CHOICES = {
     "backend": ("local", "docker", "ssh"),
@@ -212,7 +224,7 @@ class RunConfig:
         local backend), every two-way one; else all that fit (None)."""
         if self.topologies or self.backend != "local" or targets.get(self.target).capabilities.peer_routes:
             return self.topologies
-        if "partition" not in self.nemesis:  # (and no topology cuts the links of one node)
+        if PARTITION not in self.nemesis:  # (and no topology cuts the links of one node)
             return None
         nodes = list(node_ids(self.nodes))
         return [t for t in TOPOLOGIES if (t != "flip-flop" or self.nodes == 5) and two_way(t, nodes)]
@@ -340,7 +352,7 @@ class RunConfig:
                     f"and take no {', '.join(toxics)}; use --backend docker",
                 )
             one_way = [t for t in self.topologies or () if not two_way(t, list(node_ids(self.nodes)))]
-            if self.backend == "local" and "partition" in self.nemesis and one_way:
+            if self.backend == "local" and PARTITION in self.nemesis and one_way:
                 raise SettingError(
                     "topologies",
                     f"{', '.join(one_way)} cut links one way on {self.nodes} nodes, and "
@@ -352,7 +364,7 @@ class RunConfig:
         on_this_machine = [kind for kind in self.nemesis if BY_NAME[kind].on_this_machine]
         if on_this_machine and self.backend == "ssh":
             raise SettingError("nemesis", f"{', '.join(on_this_machine)}: only on the local and docker backends")
-        if "clock" in self.nemesis and self.backend == "local" and not faketime.LIBRARY.exists():
+        if CLOCK in self.nemesis and self.backend == "local" and not faketime.LIBRARY.exists():
             raise SettingError(
                 "nemesis",
                 f"clock needs Debian's libfaketime ({faketime.LIBRARY} is missing; scripts/bootstrap.sh installs it)",
@@ -568,9 +580,9 @@ class Run:
         if self.config.down_at_join:
             leader = self.nemesis.leader()
             victims = [node for node in cluster.voters if node != leader][: self.config.down_at_join]
-            self.nemesis.invoke(NemesisOp(0, "kill", {"nodes": victims}))
+            self.nemesis.invoke(NemesisOp(0, KILL, {"nodes": victims}))
         if cluster.observers:
-            self.nemesis.invoke(NemesisOp(0, "start-observers"))
+            self.nemesis.invoke(NemesisOp(0, START_OBSERVERS))
         return True
 
     def halted_on_its_own(self, cluster) -> bool:
@@ -583,7 +595,7 @@ class Run:
         """Heal everything, let the cluster settle, read the final logs, collect."""
         self.note_exits(cluster)
         if self.nemesis.in_force:
-            self.nemesis.invoke(NemesisOp(self.config.time_limit_s, "heal-all"))
+            self.nemesis.invoke(NemesisOp(self.config.time_limit_s, HEAL_ALL))
         final = frame([], FINAL_COLUMNS)
         settle_s = max(QUIESCE_TIMEOUT_S, self.target.settle_s)
         # Twice where a node halted on its full disk just after the heal gave it room (started again between).
@@ -704,8 +716,8 @@ class Run:
         repaired (those it does are let go here)."""
         gone = {
             **dict.fromkeys(self.nemesis.removed, "removed"),
-            **dict.fromkeys(self.nemesis.down, "kill"),
-            **dict.fromkeys(self.nemesis.paused, "pause"),
+            **dict.fromkeys(self.nemesis.down, KILL),
+            **dict.fromkeys(self.nemesis.paused, PAUSE),
         }
         rows = {node: row for node, row in self.rows.items() if node not in gone}
         damaged = self.nemesis.damaged

@@ -19,6 +19,7 @@ from pathlib import Path
 from harness.campaign import OWN_OPTIONS, to_toml
 from harness.run import RunConfig
 from history.errors import UsageError
+from history.faults import HEAL_ALL
 from history.operations import NemesisOp
 from nemesis.shrink import Shrunk, shrink
 from results.wording import counted
@@ -94,7 +95,7 @@ def progress(fails):
     count = iter(range(1, 1_000_000))
 
     def announced(candidate: list[NemesisOp], limit: float) -> bool:
-        faults = sum(1 for op in candidate if op.f != "heal-all" and "of" not in op.args)
+        faults = sum(1 for op in candidate if op.f != HEAL_ALL and "of" not in op.args)
         print(f"candidate {next(count)}: {counted(faults, 'operation')}, {limit:g} s", flush=True)
         return fails(candidate, limit)
 

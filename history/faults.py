@@ -78,16 +78,28 @@ class Fault:
 
 
 LINK_COLOUR, NODE_COLOUR, INSTANT_COLOUR = "#d62f2f", "#333333", "#6a1b9a"
+# The faults other rooms name by kind: the run's set-up, validation and end,
+# the checkers' windows, the report (behaviour lives in nemesis/faults/).
+PARTITION, LATENCY, PAUSE, KILL, CLOCK, START_OBSERVERS = (
+    "partition",
+    "latency",
+    "pause",
+    "kill",
+    "clock",
+    "start-observers",
+)
+# What the random strategy draws when `--nemesis` names nothing.
+RANDOM_DEFAULT = (PARTITION, KILL, PAUSE)
 LAZY = "'s data directory cannot sit on the lose-unfsynced filesystem"
 FRAMED = " declares no framing of its peer messages: no message faults"
 VOTERS = " takes no voter, member or replica changes: no wipe or membership faults"
 CATALOGUE = (
-    Fault("partition", "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
-    Fault("latency", "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True, by_proxy=True),
+    Fault(PARTITION, "link", "heal", LINK_COLOUR, leaves_nodes_up=True),
+    Fault(LATENCY, "link", "heal", "#e08a1e", leaves_nodes_up=True, slows=True, by_proxy=True),
     # Every link's traffic cut to a few kilobytes a second (nemesis/faults/bandwidth.py), until healed.
     Fault("bandwidth", "link", "heal", "#c0ca33", leaves_nodes_up=True, by_default=False, slows=True, by_proxy=True),
-    Fault("pause", "node", "resume", "#7b4fa0"),
-    Fault("kill", "node", "start", NODE_COLOUR, at_once=True),
+    Fault(PAUSE, "node", "resume", "#7b4fa0"),
+    Fault(KILL, "node", "start", NODE_COLOUR, at_once=True),
     Fault("bounce", "node", None, INSTANT_COLOUR),
     Fault("restart", "node", None, INSTANT_COLOUR),
     # Faults at the scale of single messages (nemesis/faults/brief.py), sized to the
@@ -168,7 +180,7 @@ CATALOGUE = (
     ),
     # A node's clock moved (jumped, skewed or strobed: nemesis/faults/clock.py), then set right.
     Fault(
-        "clock",
+        CLOCK,
         "node",
         "clock-reset",
         "#1565c0",
@@ -205,7 +217,7 @@ CATALOGUE = (
     Fault("remove-member", "node", None, INSTANT_COLOUR, bookkeeping=True),
     # A stream's replica count changed (NATS: scaled down, and back up on `rejoin`).
     Fault("scale-replicas", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
-    Fault("start-observers", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
+    Fault(START_OBSERVERS, "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
     # A simulated schedule's node names put on the real nodes (its leader on the real one), for the steps after it.
     Fault("rename", "node", None, INSTANT_COLOUR, leaves_nodes_up=True, bookkeeping=True),
 )

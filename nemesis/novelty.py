@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Any
 
 from checkers.abstract_state import abstract
-from history.faults import BY_NAME
+from history.faults import BY_NAME, CATALOGUE, HEAL_ALL
 from history.operations import NemesisOp
 
+from .faults import family_of
 from .faults.family import Choice
 from .guided import Guide, Observation, risk_of
 from .turns import SETTLE_S
@@ -67,7 +68,11 @@ WAIT, HEAL = "wait", "heal"
 # catalogue `recovery`): the links healed, the paused resumed, the killed
 # started, room given, clocks set right. A voter change's `rejoin` is a
 # procedure, ended only by heal.
-RELEASES = ("heal", "resume", "start", "disk-space", "clock-reset")
+RELEASES = tuple(
+    dict.fromkeys(
+        f.recovery for f in CATALOGUE if f.recovery and f.recovery != HEAL_ALL and not (f.reshapes or f.bookkeeping)
+    )
+)
 RELEASE = "release"
 
 
@@ -202,7 +207,7 @@ class Search:
             in_force = set(self.in_force())
             made = {_action(choice) for choice in self.made}
             for choice in self.guide.choices(replace(seen, in_force=tuple(in_force))):
-                again = choice.f == "membership" and choice.f in in_force
+                again = choice.f in family_of(choice.f).recipe and choice.f in in_force
                 if not (again or (choice.cell[1] == "links" and _action(choice) in made)):
                     found.setdefault(_action(choice), choice)
         return found
@@ -248,7 +253,7 @@ class Search:
             return undone
         if not BY_NAME[choice.f].instant:
             self.made.append(choice)
-        if self.priors or choice.f == "membership":  # a voter change is a procedure of several operations
+        if self.priors or choice.f in family_of(choice.f).recipe:  # a voter change is a procedure of several operations
             return self.guide.ops(at_s, choice, interval_s)
         return [self.guide.op(at_s, choice)]
 
@@ -266,4 +271,4 @@ def search_turns(search: Search, interval_s: float, limit_s: float) -> Generator
         for op in search.step(at, seen, interval_s):
             seen, now = yield op.at_s, op
         at = max(at + every, now)
-    yield limit_s, NemesisOp(limit_s, "heal-all")
+    yield limit_s, NemesisOp(limit_s, HEAL_ALL)

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from history.faults import INSTANT
+from history.faults import HEAL_ALL, INSTANT
 from history.operations import NemesisOp
 
 
 def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp | None]:
     """(the removable groups in order, the final heal-all)."""
     ops = list(schedule)
-    final = ops.pop() if ops and ops[-1].f == "heal-all" else None
+    final = ops.pop() if ops and ops[-1].f == HEAL_ALL else None
     found: list[list[NemesisOp]] = []
     open_group: list[NemesisOp] | None = None
     for op in ops:
@@ -32,7 +32,7 @@ def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp 
             open_group = []
             found.append(open_group)
         open_group.append(op)
-        closes = "of" in op.args or op.f == "heal-all" or (op.f in INSTANT and "during" not in op.args)
+        closes = "of" in op.args or op.f == HEAL_ALL or (op.f in INSTANT and "during" not in op.args)
         if closes:
             open_group = None
     return found, final
@@ -40,7 +40,7 @@ def groups(schedule: list[NemesisOp]) -> tuple[list[list[NemesisOp]], NemesisOp 
 
 def flatten(kept: list[list[NemesisOp]], final: NemesisOp | None, time_limit_s: float) -> list[NemesisOp]:
     ops = [op for group in kept for op in group]
-    return ops + ([NemesisOp(time_limit_s, "heal-all", final.args)] if final else [])
+    return ops + ([NemesisOp(time_limit_s, HEAL_ALL, final.args)] if final else [])
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
+from history.faults import HEAL_ALL
 from history.operations import NemesisOp
 
 from .guided import Guide, Observation
@@ -55,4 +56,4 @@ def turns(guide: Guide, interval_s: float, limit_s: float) -> Generator[Step, tu
         # A quiet interval follows even when undoing ran late (voters added
         # back can take seconds), so the next turn's faults keep their spacing.
         turn = max(turn + held + interval_s, now + interval_s)
-    yield limit_s, NemesisOp(limit_s, "heal-all")
+    yield limit_s, NemesisOp(limit_s, HEAL_ALL)

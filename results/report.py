@@ -20,7 +20,7 @@ from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
 from checkers.coverage import PARTITION_ROLES
 from checkers.pairing import pair
-from history.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR
+from history.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR, ON_MESSAGES, PARTITION, SLOWS
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
 from results import log_view, run_options
 from results.anomaly_view import render_focus
@@ -450,10 +450,12 @@ def _availability(result: dict | None) -> str:
 
 def roles_for(fault: str) -> tuple[str, ...]:
     """The roles a fault of this kind can hit (checkers/coverage.py)."""
+    if fault == PARTITION:
+        return PARTITION_ROLES
+    if fault in SLOWS and fault not in ON_MESSAGES:  # every link slowed or thinned
+        return ("links",)
     many = AT_ONCE if fault in BY_NAME and BY_NAME[fault].at_once else ()
-    return {"partition": PARTITION_ROLES, "latency": ("links",)}.get(
-        fault, ("leader", "follower", "candidate", "other", *many)
-    )
+    return ("leader", "follower", "candidate", "other", *many)
 
 
 def states_table(covered: dict, shown: int = 20) -> str:

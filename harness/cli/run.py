@@ -10,7 +10,7 @@ from pathlib import Path
 from harness import limits
 from harness.limits import setting_type
 from history.errors import UsageError
-from history.faults import KINDS
+from history.faults import KINDS, ON_MESSAGES, of_kind
 from nemesis import STRATEGIES
 from nemesis.schedule import TOPOLOGIES
 from workloads.generators import WORKLOADS
@@ -197,9 +197,10 @@ def config_of(args: argparse.Namespace, **more):
         stop_on_violation=args.stop_on_violation,
         **more,
     )
-    if args.backend == "ssh" and hosts.toxiproxy_url is None and {"partition", "latency"} & set(config.nemesis):
+    proxied = [kind for kind in config.nemesis if kind in of_kind("link") and kind not in ON_MESSAGES]
+    if args.backend == "ssh" and hosts.toxiproxy_url is None and proxied:
         raise UsageError(
-            f"--nemesis partition/latency need a link proxy: add toxiproxy to {args.hosts}"
+            f"--nemesis {', '.join(proxied)} need a link proxy: add toxiproxy to {args.hosts}"
             + ("" if args.nemesis else " (or name --nemesis without them)")
         )
     validated(config)
