@@ -53,11 +53,11 @@ from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.faults.messages import framed_kinds
-from nemesis.guided import GUIDED_FAULTS, Guide, Observation, read_tried, repaired
-from nemesis.novelty import Memory, Search, search_turns
+from nemesis.guided import GUIDED_FAULTS, Observation, read_tried, repaired
+from nemesis.novelty import Memory
 from nemesis.schedule import TOPOLOGIES, generate
+from nemesis.strategy import Fixed, Setting, Strategy, made
 from nemesis.topologies import two_way
-from nemesis.turns import turns
 from results.recording import HistoryRecorder, partial, recover
 from results.versions import recorded
 from targets import options as target_options
@@ -425,7 +425,9 @@ class Run:
         self.process_ids = itertools.count()
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
-        self.guide, self.search, self.schedule = self._strategy(config)
+        self.strategy = self._strategy(config)
+        # The operations made or to be made: the fixed schedule, or (a deciding strategy's) each as decided.
+        self.schedule = list(self.strategy.planned)
         versions = self.target.versions()  # (the server answers --version, and a chosen one's file is hashed: once)
         self.meta: dict[str, Any] = {
             "config": {
@@ -471,38 +473,27 @@ class Run:
         return config.run_id or f"{stamp}-{config.workload}{named}-s{config.seed}-{os.urandom(2).hex()}"
 
     @staticmethod
-    def _strategy(config: RunConfig) -> tuple[Guide | None, Search | None, list[NemesisOp]]:
-        """Who decides the faults: a replayed schedule, the guided nemesis or
-        the novelty search as the run goes (written down as decided), or the
-        random schedule drawn before it."""
+    def _strategy(config: RunConfig) -> Strategy:
+        """Who decides the faults (nemesis/strategy.py): a replayed schedule,
+        the random one drawn before the run, or the guided nemesis or the
+        novelty search as the run goes (written down as decided)."""
         if config.schedule is not None:  # a replay: the faults another run made, at the same offsets
-            return None, None, [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule]
-        if config.nemesis_strategy == "random":
-            topologies = config.schedule_topologies()
-            ops = generate(
-                random.Random(config.seed),
-                config.nemesis,
-                config.time_limit_s,
-                config.interval_s,
-                config.nodes,
-                topologies,
-                config.election_timeout_ms(),
-                framed_kinds(targets.get(config.target).capabilities.framing),
-            )
-            return None, None, ops
-        guide = Guide(
-            random.Random(config.seed),
+            return Fixed([NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule])
+        setting = Setting(
+            config.nemesis_strategy,
+            config.seed,
             config.nemesis,
-            config.schedule_topologies(),
-            read_tried(config.coverage_file),
+            config.time_limit_s,
+            config.interval_s,
+            config.nodes,
             config.initial_voters or config.nodes,
+            config.schedule_topologies(),
             config.election_timeout_ms(),
             framed_kinds(targets.get(config.target).capabilities.framing),
+            read_tried(config.coverage_file),
+            Memory.read(config.memory_file) if config.nemesis_strategy.startswith("novelty") else None,
         )
-        if not config.nemesis_strategy.startswith("novelty"):
-            return guide, None, []
-        priors = config.nemesis_strategy == "novelty-priors"
-        return guide, Search(guide, Memory.read(config.memory_file), priors), []
+        return made(setting)
 
     def write_meta(self) -> None:
         (self.dir / "run.json").write_text(json.dumps(self.meta, indent=2) + "\n")
@@ -608,10 +599,11 @@ class Run:
                     print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
                     break
         cluster.collect(self.dir / "nodes")
-        if self.search is not None:  # what it learned: the run's own copy, and the campaign's to carry over
+        memory = self.strategy.memory
+        if memory is not None:  # what it learned: the run's own copy, and the campaign's to carry over
             for path in (self.dir / MEMORY_FILE, self.config.memory_file):
                 if path is not None:
-                    self.search.memory.write(path)
+                    memory.write(path)
         final.to_parquet(self.dir / "final.parquet", index=False)
         tables = [frame(self.events, EVENTS_COLUMNS), *self.node_log_tables(cluster)]
         events = pd.concat([table for table in tables if len(table)] or tables[:1], ignore_index=True)
@@ -678,30 +670,16 @@ class Run:
                 bar.refresh()
 
     async def run_schedule(self, deadline: float) -> None:
+        """The strategy's steps (nemesis/strategy.py): wait until each step's
+        time, make its fault, and answer with what the nodes say now."""
         start = deadline - self.config.time_limit_s
-        if self.guide is not None:
-            await self.run_guided(start)
-            return
-        for op in self.schedule:
-            await asyncio.sleep(max(0.0, start + op.at_s - time.monotonic()))
-            await asyncio.to_thread(self.nemesis.invoke, op)
-
-    async def run_guided(self, start: float) -> None:
-        """The guided nemesis's turns (nemesis/turns.py), or the novelty
-        search's steps (nemesis/novelty.py): wait until each step's time,
-        make its fault, and answer with what the nodes say now."""
-        assert self.guide is not None  # made by __init__ for the strategies that decide as they go
-        interval_s, limit_s = self.config.interval_s, self.config.time_limit_s
-        steps = (
-            search_turns(self.search, interval_s, limit_s)
-            if self.search is not None
-            else turns(self.guide, interval_s, limit_s)
-        )
+        steps = self.strategy.steps(self.config.interval_s, self.config.time_limit_s)
         at_s, op = next(steps)
         while True:
             await asyncio.sleep(max(0.0, start + at_s - time.monotonic()))
             if op is not None:
-                self.decided(op)
+                if self.strategy.decides:
+                    self.decided(op)
                 await asyncio.to_thread(self.nemesis.invoke, op)
             try:
                 at_s, op = steps.send((self.observe(), time.monotonic() - start))
