@@ -21,8 +21,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from checkers.coverage import role_of  # noqa: E402
 from checkers.latest import Latest  # noqa: E402
+from history.coverage import role_of  # noqa: E402
 
 RETRY_NS = 500_000_000
 

@@ -28,11 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from history.coverage import role_of
 from history.faults import BY_NAME
 from history.schema import named_nodes
 
 from .availability import fault_windows
-from .coverage import role_of
 
 # A log this many entries behind, or holding this many uncommitted, is as
 # good as level: polls of two nodes a moment apart under load differ by

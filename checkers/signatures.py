@@ -21,11 +21,12 @@ from typing import Any
 
 import pandas as pd
 
+from history.coverage import cell
 from history.faults import COUNTED, INSTANT
 from history.schema import columns, named_nodes, nemesis_done
 
 from .availability import fault_windows
-from .coverage import cell, node_states
+from .coverage import node_states
 
 NO_FAULT = "no fault"
 # A fault over as soon as it is made (a power loss, a flicker) is put down as the one in force this long after.

@@ -48,12 +48,13 @@ from history.faults import (
     START_OBSERVERS,
     of_kind,
 )
+from history.observation import Observation
 from history.operations import NemesisOp
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.faults.messages import framed_kinds
-from nemesis.guided import GUIDED_FAULTS, Observation, read_tried, repaired
+from nemesis.guided import GUIDED_FAULTS, read_tried, repaired
 from nemesis.novelty import Memory
 from nemesis.schedule import TOPOLOGIES, generate
 from nemesis.strategy import Fixed, Setting, Strategy, made
@@ -426,8 +427,7 @@ class Run:
         # One generator for all clients, so values are unique across them.
         self.workload = make_workload(config.workload, random.Random(config.seed), self.target.append_keys)
         self.strategy = self._strategy(config)
-        # The operations made or to be made: the fixed schedule, or (a deciding strategy's) each as decided.
-        self.schedule = list(self.strategy.planned)
+        self.schedule = list(self.strategy.planned)  # (a deciding strategy's operations join it as decided)
         versions = self.target.versions()  # (the server answers --version, and a chosen one's file is hashed: once)
         self.meta: dict[str, Any] = {
             "config": {

@@ -14,7 +14,7 @@ import random
 import threading
 from typing import Any, Protocol
 
-from checkers.coverage import CANDIDATE_STATES
+from history.coverage import CANDIDATE_STATES
 from history.cuts import unheard
 from history.errors import Defect
 from history.faults import BY_NAME, HEAL_ALL

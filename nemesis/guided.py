@@ -28,15 +28,14 @@ import json
 import random
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from checkers.abstract_state import NEAR_ENTRIES, stated_role
-from checkers.coverage import context as context_of
-from checkers.coverage import role_of
 from history.faults import BY_NAME, CATALOGUE, HEAL_ALL
 from history.messages import UNAIMED
+from history.observation import Observation
 from history.operations import NemesisOp
 
 from .faults import AT_ONCE_RISK, HALFWAY_RISK, family_of
@@ -52,27 +51,6 @@ def read_tried(path: Path | None) -> Counter[Any]:
     if path is None or not Path(path).exists():
         return Counter()
     return Counter({(c["fault"], c["role"], c["with"]): c["count"] for c in json.loads(Path(path).read_text())})
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What the nodes say at a moment: each live node's state, and the kinds
-    of faults in force; for the novelty search (nemesis/novelty.py), each
-    live node's latest status as an events row, and the nodes held down
-    (node -> the fault that holds it); the nodes whose files a fault damaged
-    that are not seen repaired yet (`repaired`)."""
-
-    states: dict[str, str]
-    in_force: tuple[str, ...] = ()
-    rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    gone: Mapping[str, str] = field(default_factory=dict)
-    damaged: frozenset[str] = frozenset()
-
-    def context(self) -> str:
-        return context_of(self.in_force, self.states)
-
-    def nodes_in(self, role: str) -> list[str]:
-        return sorted(node for node, state in self.states.items() if role_of(state) == role)
 
 
 def repaired(damaged: Mapping[str, int], rows: Mapping[str, Mapping[str, Any]]) -> set[str]:

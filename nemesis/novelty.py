@@ -43,11 +43,12 @@ from typing import Any
 
 from checkers.abstract_state import abstract
 from history.faults import BY_NAME, CATALOGUE, HEAL_ALL
+from history.observation import Observation
 from history.operations import NemesisOp
 
 from .faults import family_of
 from .faults.family import Choice
-from .guided import Guide, Observation, risk_of
+from .guided import Guide, risk_of
 from .turns import SETTLE_S
 
 MAX_DEPTH = 3

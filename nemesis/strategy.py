@@ -17,9 +17,10 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from history.observation import Observation
 from history.operations import NemesisOp
 
-from .guided import Guide, Observation
+from .guided import Guide
 from .novelty import Memory, Search, search_turns
 from .schedule import generate
 from .turns import turns

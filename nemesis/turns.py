@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from history.faults import HEAL_ALL
+from history.observation import Observation
 from history.operations import NemesisOp
 
-from .guided import Guide, Observation
+from .guided import Guide
 
 # When the first turn comes, after load starts (a run starts with a leader elected).
 SETTLE_S = 1.0

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from history.faults import AT_ONCE, BY_NAME
+from history.observation import Observation
 from history.operations import NemesisOp
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
-    from nemesis.guided import Observation
 
 # What the random schedule aims a node fault at.
 TARGETS = ("one", "leader", "minority")

@@ -23,12 +23,13 @@ import re
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
-from checkers.coverage import cell, role_of
+from history.coverage import cell, role_of
 from history.faults import BY_NAME
+from history.observation import Observation
 from history.operations import NemesisOp
 from nemesis import topologies
 from nemesis.faults import clock
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns
 
 from .invariants import InvariantViolation

@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 
 import targets
-from checkers import availability, coverage
+from checkers import availability
 from harness.run import RunConfig
 from history import faults
+from history.coverage import cell
 from history.errors import SettingError
 from history.faults import BY_NAME, CATALOGUE, INSTANT, KINDS, RECOVERIES
 from nemesis import guided, schedule
@@ -48,7 +49,7 @@ def test_the_readers_take_their_faults_from_the_catalogue():
     assert set(guided.GUIDED_FAULTS) == {f.name for f in CATALOGUE if f.guided and not f.bookkeeping}
     assert availability.INSTANT is INSTANT and availability.RECOVERIES is RECOVERIES
     assert set(faults.COUNTED) >= set(guided.GUIDED_FAULTS) - {"membership"} and "start-observers" not in faults.COUNTED
-    assert coverage.cell("latency", [["n1", "n2"]], {"n1": "leader"}, [])["role"] == "links"
+    assert cell("latency", [["n1", "n2"]], {"n1": "leader"}, [])["role"] == "links"
 
 
 def test_a_fault_the_target_lacks_the_capability_for_is_refused_with_its_reason():
@@ -63,9 +64,9 @@ def test_a_fault_the_target_lacks_the_capability_for_is_refused_with_its_reason(
 
 def test_a_fault_that_hits_many_at_once_is_aimed_and_counted_as_a_majority_or_all():
     states = {"n1": "leader", "n2": "follower", "n3": "follower", "n4": "follower", "n5": "follower"}
-    assert coverage.cell("lose-unfsynced", ["n1", "n2", "n3"], states, [])["role"] == "majority"
-    assert coverage.cell("lose-unfsynced", sorted(states), states, [])["role"] == "all"
-    assert coverage.cell("pause", ["n2", "n3"], states, [])["role"] == "follower"
+    assert cell("lose-unfsynced", ["n1", "n2", "n3"], states, [])["role"] == "majority"
+    assert cell("lose-unfsynced", sorted(states), states, [])["role"] == "all"
+    assert cell("pause", ["n2", "n3"], states, [])["role"] == "follower"
     guide = guided.Guide(random.Random(0), ["lose-unfsynced", "kill", "pause"])
     aims = {(c.f, c.args["target"]) for c in guide.choices(guided.Observation(states))}
     # A power loss, and processes killed together (Jepsen's kill nemesis aims at a majority, or all).

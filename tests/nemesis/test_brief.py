@@ -11,10 +11,11 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
+from history.observation import Observation
 from history.operations import NemesisOp
 from nemesis.executor import Nemesis
 from nemesis.faults import brief
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 from nemesis.schedule import generate
 
 

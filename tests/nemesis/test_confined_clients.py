@@ -12,9 +12,10 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+from history.observation import Observation
 from history.operations import NemesisOp
 from nemesis.executor import Nemesis
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 
 TOPOLOGIES = ("isolate-leader", "isolate", "halves", "majorities-ring", "bridge", "mute-leader")
 

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from history.observation import Observation
 from history.operations import NemesisOp
 from nemesis.faults import clock
-from nemesis.guided import Guide, Observation, repaired
+from nemesis.guided import Guide, repaired
 from nemesis.schedule import generate
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.invariants import InvariantViolation

@@ -12,9 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from history.messages import ANY, IN_ELECTION, KINDS
+from history.observation import Observation
 from nemesis.faults import messages
 from nemesis.faults.family import Choice
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 from nemesis.schedule import generate
 
 FRAMED = messages.framed_kinds("targets.kraft.framing")

@@ -13,9 +13,10 @@ from collections import Counter
 
 from checkers.abstract_state import abstract
 from history.faults import BY_NAME
+from history.observation import Observation
 from history.operations import NemesisOp
 from nemesis import novelty
-from nemesis.guided import Guide, Observation
+from nemesis.guided import Guide
 from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns
 from nemesis.turns import turns
 from targets.kraft.sim_search import SimNemesis, play

@@ -10,7 +10,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nemesis.guided import Guide, Observation
+from history.observation import Observation
+from nemesis.guided import Guide
 from nemesis.turns import SETTLE_S, turns
 
 ROLES = st.sampled_from(["leader", "follower", "candidate", "unattached"])
