@@ -32,10 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from checkers.abstract_state import NEAR_ENTRIES, stated_role
 from history.faults import BY_NAME, CATALOGUE, HEAL_ALL
 from history.messages import UNAIMED
-from history.observation import Observation
+from history.observation import NEAR_ENTRIES, Observation, stated_role
 from history.operations import NemesisOp
 
 from .faults import AT_ONCE_RISK, HALFWAY_RISK, family_of

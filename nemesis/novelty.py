@@ -41,9 +41,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from checkers.abstract_state import abstract
 from history.faults import BY_NAME, CATALOGUE, HEAL_ALL
-from history.observation import Observation
+from history.observation import Observation, abstract
 from history.operations import NemesisOp
 
 from .faults import family_of

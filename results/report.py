@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 import targets
-from checkers.abstract_state import NEAR_ENTRIES
 from checkers.availability import fault_windows
 from checkers.pairing import pair
 from history.coverage import PARTITION_ROLES
 from history.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR, ON_MESSAGES, PARTITION, SLOWS
+from history.observation import NEAR_ENTRIES
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, TEXT, frame, holds, nemesis_done
 from results import log_view, run_options
 from results.anomaly_view import render_focus

@@ -142,3 +142,19 @@ def test_no_module_outside_the_fault_families_names_a_fault_kind():
                 and (name, node.value) not in NOT_A_FAULT
             ]
     assert found == []
+
+
+def test_checkers_are_imported_only_to_judge():
+    """checkers/ holds judges alone: what the strategies, the targets and the
+    workloads stand on (the catalogue, a cell's words, what a strategy
+    observes and its abstract state) is the ground floor's. Only the rooms
+    that judge or show judgements (results/, the harness's live verdicts,
+    campaigns and commands, benchmarks) import a checker."""
+    offending = [
+        f"{path.relative_to(ROOT)}:{line}: {module}"
+        for folder in ("history", "nemesis", "targets", "workloads")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for line, module in imported_modules(path)
+        if module.split(".")[0] == "checkers"
+    ]
+    assert offending == []

@@ -11,15 +11,8 @@ import pandas as pd
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from checkers.abstract_state import (
-    FIELDS,
-    NEAR_ENTRIES,
-    _faults_in_force,
-    abstract,
-    state_coverage,
-    states_reached,
-    transitions,
-)
+from checkers.abstract_state import FIELDS, _faults_in_force, state_coverage, states_reached, transitions
+from history.observation import NEAR_ENTRIES, abstract
 from history.schema import EVENTS_COLUMNS, frame
 
 from .test_coverage import MS, nemesis

@@ -11,9 +11,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from checkers.abstract_state import abstract
 from history.faults import BY_NAME
-from history.observation import Observation
+from history.observation import Observation, abstract
 from history.operations import NemesisOp
 from nemesis import novelty
 from nemesis.guided import Guide
