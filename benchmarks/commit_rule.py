@@ -20,7 +20,7 @@ catching up slower than the load, the correct code too), and
 whether what the simulation did differs from the original's (the digest of
 every schedule's events: the rule `splitbrain mutate` sets equivalent
 mutants apart by). Then figure 8 itself, made by hand
-(`targets/kraft/scenarios.py`'s `figure_8`, with leaders cut off at the
+(`targets/kraft/sim/scenarios.py`'s `figure_8`, with leaders cut off at the
 moments it needs), over `--scenario-seeds` seeds per copy and fetch size
 (1, 2 and 512 records an answer): the seeds whose run broke an invariant.
 
@@ -79,8 +79,8 @@ def simulate(copy: Path, search: str, schedules: int, args: argparse.Namespace) 
 
 SCENARIO = """
 import sys
-from targets.kraft.scenarios import figure_8
-from targets.kraft.simulation import SimSettings
+from targets.kraft.sim.scenarios import figure_8
+from targets.kraft.sim.simulation import SimSettings
 fetch, seeds = int(sys.argv[1]), int(sys.argv[2])
 print(sum(figure_8(SimSettings(nodes=5, seed=seed, fetch_max_records=fetch)) is not None for seed in range(seeds)))
 """

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from targets.kraft.scenarios import flip_flop, isolated_leader_resigns, rejoining_follower, with_seed
-from targets.kraft.simulation import SimSettings
+from targets.kraft.sim.scenarios import flip_flop, isolated_leader_resigns, rejoining_follower, with_seed
+from targets.kraft.sim.simulation import SimSettings
 
 VARIANTS = {
     "pre-vote": {},

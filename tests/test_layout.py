@@ -109,7 +109,7 @@ NOT_A_FAULT = {
     ("harness/cluster.py", "disk-full"): "the operation's name in an error from the filesystem",
 }
 # The simulator's own steps, named as the catalogue's: still to move to the fault families (issue 74).
-SIMULATOR = ("targets/kraft/sim_search.py", "targets/kraft/sim_replay.py", "targets/kraft/simulation.py")
+SIMULATOR = ("targets/kraft/sim/search.py", "targets/kraft/sim/replay.py", "targets/kraft/sim/simulation.py")
 
 
 def test_no_module_outside_the_fault_families_names_a_fault_kind():

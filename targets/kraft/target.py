@@ -331,8 +331,8 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         `simulation-invariants` checker."""
         from nemesis.novelty import Memory
 
-        from .sim_search import one_schedule
-        from .simulation import SimSettings
+        from .sim.search import one_schedule
+        from .sim.simulation import SimSettings
 
         settings = _simulated(settings)
         fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
@@ -367,7 +367,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
-        from .sim_replay import (
+        from .sim.replay import (
             first_leader,
             lease_for,
             made_changes,
@@ -377,7 +377,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             timeouts_for,
             workload_for,
         )
-        from .simulation import SimSettings
+        from .sim.simulation import SimSettings
 
         defaults = option_defaults(self.options)
         timeouts = timeouts_for(settings, violation, defaults)

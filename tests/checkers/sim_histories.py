@@ -9,7 +9,7 @@ import pandas as pd
 
 from checkers.membership import CHANGES
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
-from targets.kraft.simulation import Simulation
+from targets.kraft.sim.simulation import Simulation
 from targets.kraft.target import completion, final_row, log_event
 from workloads.generators import Operation
 

@@ -27,7 +27,7 @@ NODE_PROGRAMS = (
     "targets/kraft/storage.py",
     "targets/kraft/log_index.py",
     "targets/kraft/wallclock.py",
-    "targets/kraft/invariants.py",
+    "targets/kraft/sim/invariants.py",
     "targets/kraft/quorum_state.py",
     "harness/toxiproxy/proxy.py",
     "harness/toxiproxy/server.py",

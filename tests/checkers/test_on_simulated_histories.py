@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import targets
 from checkers.verdict import check_tables
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 from tests.targets.kraft.schedules import membership_schedules, schedules
 
 from .sim_histories import tables

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import targets
 from checkers.verdict import SO_FAR, as_judged_so_far, check_prefix, check_tables
-from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 
 from .sim_histories import tables
 from .test_on_simulated_histories import JOINING, lagging_loss, voter_changes

@@ -19,9 +19,9 @@ from nemesis.faults import clock
 from nemesis.guided import Guide, repaired
 from nemesis.schedule import generate
 from nemesis.turns import EARLY_S, turns
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.sim_search import SimNemesis, driven
-from targets.kraft.simulation import SimSettings, Simulation, quiesce
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.search import SimNemesis, driven
+from targets.kraft.sim.simulation import SimSettings, Simulation, quiesce
 
 KINDS = ["partition", "pause", "kill", "bounce"]
 INTERVAL_MS = 1000

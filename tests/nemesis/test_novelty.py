@@ -18,8 +18,8 @@ from nemesis import novelty
 from nemesis.guided import Guide
 from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns
 from nemesis.turns import turns
-from targets.kraft.sim_search import SimNemesis, play
-from targets.kraft.simulation import SimSettings, Simulation
+from targets.kraft.sim.search import SimNemesis, play
+from targets.kraft.sim.simulation import SimSettings, Simulation
 
 from .test_guided import INTERVAL_MS, KINDS, TURNS, simulation
 

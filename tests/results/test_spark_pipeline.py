@@ -29,7 +29,7 @@ from results import archive
 from results.checking import check_run
 from results.importer import import_file
 from results.spark_pipeline import SAFETY, analyze
-from targets.kraft.simulation import SimSettings, random_steps, run_schedule
+from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 from tests.checkers.sim_histories import tables
 from tests.checkers.test_checkers import KEYED, keyed_final
 from tests.checkers.test_mutex import guarded, session

@@ -11,8 +11,15 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import ACTIONS, CLOCK_ACTIONS, DISK_ACTIONS, MEMBERSHIP_ACTIONS, SimSettings, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.simulation import (
+    ACTIONS,
+    CLOCK_ACTIONS,
+    DISK_ACTIONS,
+    MEMBERSHIP_ACTIONS,
+    SimSettings,
+    run_schedule,
+)
 
 RUN_MS = st.sampled_from([5, 10, 20, 60, 150, 400])
 INDEX = st.integers(0, 7)

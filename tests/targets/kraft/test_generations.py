@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from targets.kraft.core import UNCLEAN_WAIT, RaftConfig, RaftCore
-from targets.kraft.invariants import InvariantViolation
 from targets.kraft.messages import Entry, FetchRequest, FetchResponse, VoteRequest, VoteResponse
 from targets.kraft.quorum_state import ElectionState
-from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.simulation import LoadedRun, SimSettings, Simulation, run_schedule
 from targets.kraft.states import CandidateState, ProspectiveState
 
 from .schedules import lagging_losses, leader_power_loss, power_losses, violates

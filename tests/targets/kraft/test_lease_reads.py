@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from targets.kraft.core import RaftConfig
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.simulation import LoadedRun, SimSettings, Simulation, run_schedule
 
 from .schedules import clock_jumps, leader_clock_back, schedules, violates
 

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from targets.kraft.core import RaftConfig
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.scenarios import auto_join_growth
-from targets.kraft.simulation import SimSettings, Simulation, random_steps, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.scenarios import auto_join_growth
+from targets.kraft.sim.simulation import SimSettings, Simulation, random_steps, run_schedule
 
 from .schedules import membership_schedules, violates, voter_churn
 

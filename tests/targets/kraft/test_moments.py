@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import targets.kraft.simulation as simulation
+import targets.kraft.sim.simulation as simulation
 from harness.mutants import mutants
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.scenarios import figure_8
-from targets.kraft.simulation import SimSettings, Simulation, random_steps, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.scenarios import figure_8
+from targets.kraft.sim.simulation import SimSettings, Simulation, random_steps, run_schedule
 
 CORE = "targets/kraft/core.py"
 COMMIT_RULE = "self.log.epoch_at(candidate - 1) == self.epoch"

@@ -3,8 +3,8 @@ Pre-Vote and check-quorum buy, and what the planted `prevote-always` loses."""
 
 from __future__ import annotations
 
-from targets.kraft.scenarios import flip_flop, isolated_leader_resigns, rejoining_follower, with_seed
-from targets.kraft.simulation import SimSettings
+from targets.kraft.sim.scenarios import flip_flop, isolated_leader_resigns, rejoining_follower, with_seed
+from targets.kraft.sim.simulation import SimSettings
 
 SEEDS = range(12)
 # What the bug costs in elections; the monitor's Pre-Vote rule, which it breaks, is off for these.

@@ -1,4 +1,4 @@
-"""A simulated schedule as a real run's faults (targets/kraft/sim_replay.py):
+"""A simulated schedule as a real run's faults (targets/kraft/sim/replay.py):
 moments stretched by the ratio of the timeouts, named nodes kept, the
 leader aimed at as the leader (none if none leads), messages delayed as the
 simulator delays them and dropped at its rates (again after each heal),
@@ -12,8 +12,8 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from targets.kraft.sim_replay import first_leader, lease_for, real_schedule, scale_of, timeouts_for, workload_for
-from targets.kraft.simulation import SimSettings, random_steps
+from targets.kraft.sim.replay import first_leader, lease_for, real_schedule, scale_of, timeouts_for, workload_for
+from targets.kraft.sim.simulation import SimSettings, random_steps
 
 
 def test_a_schedule_becomes_the_same_faults_at_stretched_moments():

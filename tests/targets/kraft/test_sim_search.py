@@ -1,4 +1,4 @@
-"""`simulate --search novelty` (targets/kraft/sim_search.py): the novelty
+"""`simulate --search novelty` (targets/kraft/sim/search.py): the novelty
 search drives the simulated cluster as it drives a run, learns into a
 memory file a campaign can share, reports a violation with the operations
 it made (aimed by role, as a run's), and those become a real run's faults
@@ -14,9 +14,9 @@ import pytest
 
 from history.faults import AT_ONCE
 from nemesis.novelty import Memory
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.sim_search import kind
-from targets.kraft.simulation import SimSettings, run_schedule
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.search import kind
+from targets.kraft.sim.simulation import SimSettings, run_schedule
 from targets.kraft.target import TARGET
 
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from history.operations import NemesisOp
 from targets.kraft.core import RaftCore
-from targets.kraft.invariants import InvariantViolation
-from targets.kraft.sim_search import SETTLE_MS, SimNemesis
-from targets.kraft.simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
+from targets.kraft.sim.invariants import InvariantViolation
+from targets.kraft.sim.search import SETTLE_MS, SimNemesis
+from targets.kraft.sim.simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
 from targets.kraft.states import FollowerState, ResignedState
 
 from .schedules import election_churn, schedules, violates
@@ -145,7 +145,7 @@ def resign_and_hold_one(settings: SimSettings) -> Simulation:
 
 
 def test_a_majority_up_without_a_leader_for_long_breaks_liveness_while_a_node_is_held(monkeypatch):
-    """The stuck watch (targets/kraft/stuck.py): the correct core elects
+    """The stuck watch (targets/kraft/sim/stuck.py): the correct core elects
     among the resigned leader and the follower back; a resigned node that
     never stands leaves them leaderless until the held one returns."""
     settings = SimSettings(nodes=3, seed=3)

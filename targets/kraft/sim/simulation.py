@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from .core import RaftConfig, RaftCore, Ready
+from ..core import RaftConfig, RaftCore, Ready
+from ..messages import Entry, Message
+from ..quorum_state import ElectionState
+from ..voters import VoterSet
 from .invariants import SafetyMonitor
-from .messages import Entry, Message
-from .quorum_state import ElectionState
 from .stuck import StuckWatch
-from .voters import VoterSet
 
 
 @dataclass

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .core import RaftCore, Ready
-from .messages import Entry
+from ..core import RaftCore, Ready
+from ..messages import Entry
 
 
 class InvariantViolation(AssertionError):
