@@ -21,11 +21,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from targets.options import Option
 
 if TYPE_CHECKING:  # an SSH host's node programs import this module with targets/ alone: releases needs checkers
+    from history.operations import NemesisOp
     from targets.releases import Releases
 
 
@@ -412,6 +413,69 @@ class RealSchedule(NamedTuple):
     options: dict
 
 
+class SimulatedCluster(Protocol):
+    """A simulated cluster as the nemesis makes its faults on it
+    (nemesis/simulated.py), in simulated milliseconds: its nodes, who leads,
+    what each live node says, and the simulation's own steps. `cut`: the
+    directed links cut now (changed in place); `paused`: the paused nodes;
+    `ops`: the nemesis operations made on it, with their moments (what a
+    violation is reported with); `voters`: how many of `ids` vote;
+    `timeout_ms`: its election timeout."""
+
+    ids: tuple[str, ...]
+    voters: int
+    ops: list[NemesisOp]
+    timeout_ms: int
+
+    @property
+    def cut(self) -> set[tuple[str, str]]: ...
+
+    @property
+    def paused(self) -> set[str]: ...
+
+    def leader(self) -> str | None: ...
+
+    def states(self) -> dict[str, str]:
+        """Each live node's state (not down, not paused)."""
+
+    def status_rows(self) -> dict[str, dict[str, Any]]:
+        """Each live node's status as an events row: state, epoch, offset, synced, hwm."""
+
+    def down(self) -> list[str]:
+        """The nodes crashed and not started since, in `ids`' order."""
+
+    def run(self, ms: int) -> None:
+        """The cluster and its load `ms` on; a broken invariant raises."""
+
+    def pause(self, node: str) -> None: ...
+
+    def resume(self, node: str) -> None: ...
+
+    def crash(self, node: str, lose_unsynced: bool = False) -> None: ...
+
+    def start(self, node: str) -> None: ...
+
+    def heal(self) -> None:
+        """Every link whole."""
+
+    def set_clock(self, node: str, offset_ms: int) -> None: ...
+
+
+class SimulatedSearch(Protocol):
+    """A strategy that chooses a simulated schedule's faults as it goes, as
+    the shell hands it to a simulation (nemesis/simulated.py's
+    `NoveltySearch`), learning across schedules: `play` makes one schedule
+    of it on a cluster, seeded, from the fault kinds the simulation takes,
+    choosing `steps_per_interval` times an interval."""
+
+    name: str
+    steps_per_interval: int
+
+    def play(
+        self, cluster: SimulatedCluster, seed: int, kinds: tuple[str, ...], interval_s: float, limit_s: float
+    ) -> None: ...
+
+
 class Simulated(ABC):
     """A deterministic simulation of the target (`splitbrain simulate`)."""
 
@@ -425,14 +489,13 @@ class Simulated(ABC):
         membership: bool,
         keep_going: bool,
         progress,
-        search: str = "random",
-        memory: Path | None = None,
+        search: SimulatedSearch | None = None,
         moments: bool = False,
     ) -> dict:
         """Seeded fault schedules over the simulation, random or chosen by
-        the novelty search (`search`, learning into the `memory` file where
-        given): a verdict. With `moments`, random schedules also arm faults
-        for a moment of the protocol (a leader's election, its commit)."""
+        `search` (the shell's strategy, which keeps what it learns): a
+        verdict. With `moments`, random schedules also arm faults for a
+        moment of the protocol (a leader's election, its commit)."""
 
     @abstractmethod
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:

@@ -158,3 +158,24 @@ def test_checkers_are_imported_only_to_judge():
         if module.split(".")[0] == "checkers"
     ]
     assert offending == []
+
+
+def test_the_reference_quorums_node_and_simulator_stand_on_the_interface_alone():
+    """The node program and its storage import the standard library alone
+    (and the interface); the simulator also the ground floor (history/). A
+    strategy reaches the simulator as the shell hands it over
+    (targets/interface.py's `SimulatedSearch`), never by its importing
+    nemesis/; the adapter (`target.py`) and the client are the harness's side."""
+    import sys
+
+    kraft = ROOT / "targets" / "kraft"
+    offending = []
+    for path in sorted(kraft.rglob("*.py")):
+        if path.parent == kraft and path.name in ("target.py", "client.py"):
+            continue
+        floor = ("history",) if path.parent.name == "sim" else ()
+        for line, module in imported_modules(path):
+            top = module.split(".")[0]
+            if module != "targets.interface" and top not in sys.stdlib_module_names and top not in floor:
+                offending.append(f"{path.relative_to(ROOT)}:{line}: {module}")
+    assert offending == []

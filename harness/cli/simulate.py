@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -17,6 +18,9 @@ from targets.interface import Simulated
 
 from .arguments import add_target_options, given_options, path_arg
 from .outcome import exit_code
+
+if TYPE_CHECKING:
+    from nemesis.simulated import NoveltySearch
 
 NAME = "simulate"
 HELP = "fault schedules over a simulated cluster of the reference quorum"
@@ -76,18 +80,12 @@ def command(args: argparse.Namespace) -> int:
         raise UsageError(f"--target: {target.name} has no simulator")
     refuse_bad_combinations(args)
     if args.spark is None:
+        search = searching(args)
         verdict = target.simulate(
-            settings,
-            args.schedules,
-            args.steps,
-            args.seed,
-            args.membership,
-            args.keep_going,
-            bar,
-            args.search,
-            args.memory,
-            moments=args.moments,
+            settings, args.schedules, args.steps, args.seed, args.membership, args.keep_going, bar, search, args.moments
         )
+        if search is not None and args.memory is not None:  # what it learned, for the next campaign or run
+            search.memory.write(args.memory)
     else:
         verdict = on_spark(args, target.name, settings)
     json.dump(verdict, sys.stdout, indent=2)
@@ -99,6 +97,17 @@ def command(args: argparse.Namespace) -> int:
         for run_dir in sim_schedules.write(args.write_schedules, target, settings, given_options(args), verdict):
             print(f"schedule: {run_dir} (splitbrain replay {run_dir})", file=sys.stderr)
     return exit_code(verdict)
+
+
+def searching(args: argparse.Namespace) -> NoveltySearch | None:
+    """The strategy that chooses the schedules' faults as they go (`--search
+    novelty`, from what `--memory` holds), or None: random steps."""
+    if args.search != "novelty":
+        return None
+    from nemesis.novelty import Memory
+    from nemesis.simulated import NoveltySearch
+
+    return NoveltySearch(Memory.read(args.memory))
 
 
 def refuse_bad_combinations(args: argparse.Namespace) -> None:

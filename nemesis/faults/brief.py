@@ -36,6 +36,7 @@ from .family import TARGETS, Aiming, Choice, Drawing, Family, seed
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 KINDS = ("flicker", "stall")
 
@@ -88,6 +89,31 @@ def stall(nemesis: Nemesis, f: str, args: dict[str, Any]) -> list[str]:
     return aimed
 
 
+def simulated(
+    nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
+) -> list[str]:
+    """On a simulation, over before the next step: a stall pauses each aimed
+    node for `for_ms` and resumes it; a flicker cuts its links for `cut_ms`,
+    `times` times, `gap_ms` apart (links already cut stay so)."""
+    cluster = nemesis.cluster
+    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    for node in aimed:
+        if f == "stall":
+            cluster.pause(node)
+            nemesis.run(args["for_ms"])
+            cluster.resume(node)
+            continue
+        links = {(a, b) for a in cluster.ids for b in cluster.ids if a != b and node in (a, b)}
+        for time_ in range(args.get("times", 1)):
+            if time_:
+                nemesis.run(args["gap_ms"])
+            made = links - cluster.cut
+            cluster.cut.update(made)
+            nemesis.run(args["cut_ms"])
+            cluster.cut.difference_update(made)
+    return aimed
+
+
 def drawn(kind: str, drawing: Drawing) -> dict[str, Any]:
     rng = drawing.rng
     return {"target": rng.choice(TARGETS[:2]), "seed": seed(rng), **draw(kind, rng, drawing.timeout_ms)}
@@ -108,4 +134,9 @@ def choices(kind: str, aiming: Aiming) -> list[Choice]:
     ]
 
 
-FAMILY = Family(makes={"flicker": flicker, "stall": stall}, draw=drawn, choices=choices)
+FAMILY = Family(
+    makes={"flicker": flicker, "stall": stall},
+    draw=drawn,
+    choices=choices,
+    simulates=dict.fromkeys(KINDS, simulated),
+)

@@ -28,6 +28,7 @@ from .family import TARGETS, Aiming, Choice, Drawing, Family, seed
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 SHAPES = ("jump", "skew", "strobe")
 # How often an offset that changes with time (skew, strobe) is written, in seconds.
@@ -112,6 +113,22 @@ def reset(nemesis: Nemesis, f: str = "clock-reset", args: dict[str, Any] | None 
     return moved
 
 
+def simulated_jump(
+    nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
+) -> list[str]:
+    """On a simulation, a clock set off true time by the fault's offset at its start (a simulation does not skew one)."""
+    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    for node in aimed:
+        nemesis.cluster.set_clock(node, offset_ms(args, 0.0))
+    return aimed
+
+
+def _simulated_reset(nemesis: SimNemesis) -> list[str]:
+    for node in nemesis.cluster.ids:
+        nemesis.cluster.set_clock(node, 0)
+    return list(nemesis.cluster.ids)
+
+
 def drawn(kind: str, drawing: Drawing) -> dict[str, Any]:
     rng = drawing.rng
     return {"target": rng.choice(TARGETS), "seed": seed(rng), **draw(rng)}
@@ -151,4 +168,6 @@ FAMILY = Family(
     at_once={("leader-cut-off", "clock", "leader"): 3, ("leader-mute", "clock", "follower"): 3},
     sharpen=sharpen,
     heals=(("clocks", reset),),
+    simulates={"clock": simulated_jump, "clock-reset": lambda nemesis, *_: _simulated_reset(nemesis)},
+    simulated_heals=(("clocks", _simulated_reset),),
 )

@@ -22,6 +22,7 @@ from history.operations import NemesisOp
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 # What the random schedule aims a node fault at.
 TARGETS = ("one", "leader", "minority")
@@ -92,7 +93,16 @@ def by_role(kind: str, aiming: Aiming) -> list[Choice]:
 # rules live in the nodes), downed nodes started after, removed members last.
 HEAL_ORDER = ("clocks", "disks", "paused", "links", "down", "members")
 
+# The order `heal-all` undoes things in on a simulation: a paused node
+# resumed first (it handles what it holds while the links are still as they
+# were, as the simulator always has: seeds reproduce), downed nodes started,
+# links healed, clocks set right.
+SIMULATED_HEAL_ORDER = ("paused", "down", "links", "clocks")
+
 Make = Callable[["Nemesis", str, dict[str, Any]], Any]
+# How a fault is made on a simulated cluster (nemesis/simulated.py's SimNemesis): from the
+# operation, its arguments, the live nodes' states and a generator seeded by it; what it touched.
+SimMake = Callable[["SimNemesis", str, dict[str, Any], dict[str, str], random.Random], list[Any]]
 Recipe = Callable[[random.Random, float, float], list[NemesisOp]]
 
 
@@ -113,7 +123,9 @@ class Family:
     ends with (operation, arguments), before `heal-all`.
     `heals`: how the executor's `heal_all` undoes what the family left in
     force, each at its step of HEAL_ORDER, returning what it touched;
-    `mend`: after the heal, nodes its faults stopped since, started again."""
+    `mend`: after the heal, nodes its faults stopped since, started again.
+    `simulates` and `simulated_heals`: the same on a simulated cluster, for
+    the faults a simulation takes (SIMULATED_HEAL_ORDER)."""
 
     makes: Mapping[str, Make]
     draw: Callable[[str, Drawing], dict[str, Any]] = drawn_target
@@ -129,3 +141,5 @@ class Family:
     undo: tuple[tuple[str, dict[str, Any]], ...] = ()
     heals: tuple[tuple[str, Callable[[Nemesis], list[Any]]], ...] = ()
     mend: Callable[[Nemesis], list[str]] | None = None
+    simulates: Mapping[str, SimMake] = field(default_factory=dict)
+    simulated_heals: tuple[tuple[str, Callable[[SimNemesis], list[Any]]], ...] = ()

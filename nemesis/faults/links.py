@@ -16,6 +16,7 @@ from .family import Aiming, Choice, Drawing, Family, seed
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 # Partitions by the cell they reach: the role that must be there, the
 # topology, how it is aimed (at the leader, unless a role is named; a
@@ -74,6 +75,22 @@ def _whole(nemesis: Nemesis, counted: bool = False) -> list[Any]:
     return dropped
 
 
+def simulated_partition(
+    nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
+) -> list[Any]:
+    """A topology's cut on a simulation, aimed at the role named (else at the leader)."""
+    cluster = nemesis.cluster
+    aimed = nemesis.aim(args["target"], states, rng)[0] if args.get("target") else None
+    cut = topologies.links(topologies.aimed(args, list(cluster.ids), rng, cluster.leader(), aimed))
+    cluster.cut.update(cut)
+    return [list(link) for link in cut]
+
+
+def _simulated_heal(nemesis: SimNemesis) -> list[Any]:
+    nemesis.cluster.heal()
+    return []
+
+
 def draw(kind: str, drawing: Drawing) -> dict[str, Any]:
     rng = drawing.rng
     if kind == "partition":
@@ -109,4 +126,6 @@ FAMILY = Family(
     # answers (within one interval of three seconds, that came too late as often as not).
     hold={("partition", "leader-cut-off"): 2},
     heals=(("links", lambda nemesis: _whole(nemesis, counted=True)),),
+    simulates={"partition": simulated_partition, "heal": lambda nemesis, *_: _simulated_heal(nemesis)},
+    simulated_heals=(("links", _simulated_heal),),
 )

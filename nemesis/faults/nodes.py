@@ -7,6 +7,7 @@ true, so `heal_all` brings back exactly what is held."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from .family import Family
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 
 def pause(nemesis: Nemesis, node: str) -> None:
@@ -79,6 +81,42 @@ def bring_back(nemesis: Nemesis, f: str, args: dict[str, Any]) -> list[str]:
     return nodes
 
 
+# The same on a simulated cluster (nemesis/simulated.py): paused, crashed, or crashed and started at once.
+SIMULATED: dict[str, Callable[[Any, str], None]] = {
+    "pause": lambda cluster, node: cluster.pause(node),
+    "kill": lambda cluster, node: cluster.crash(node),
+    "bounce": lambda cluster, node: _bounced(cluster, node),
+}
+
+
+def _bounced(cluster: Any, node: str) -> None:
+    cluster.crash(node)
+    cluster.start(node)
+
+
+def simulated_stop(
+    nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
+) -> list[str]:
+    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    for node in aimed:
+        SIMULATED[f](nemesis.cluster, node)
+    return aimed
+
+
+def _simulated_resume(nemesis: SimNemesis) -> list[str]:
+    paused = sorted(nemesis.cluster.paused)
+    for node in paused:
+        nemesis.cluster.resume(node)
+    return paused
+
+
+def _simulated_start(nemesis: SimNemesis) -> list[str]:
+    down = nemesis.cluster.down()
+    for node in down:
+        nemesis.cluster.start(node)
+    return down
+
+
 def _resume_all(nemesis: Nemesis) -> list[str]:
     paused = sorted(nemesis.paused)
     for node in paused:
@@ -113,4 +151,10 @@ FAMILY = Family(
         for fault in ("bounce", "restart")
     },
     heals=(("paused", _resume_all), ("down", _start_all)),
+    simulates={
+        **dict.fromkeys(SIMULATED, simulated_stop),
+        "resume": lambda nemesis, *_: _simulated_resume(nemesis),
+        "start": lambda nemesis, *_: _simulated_start(nemesis),
+    },
+    simulated_heals=(("paused", _simulated_resume), ("down", _simulated_start)),
 )

@@ -16,6 +16,7 @@ from .family import Choice, Family, seed
 
 if TYPE_CHECKING:
     from nemesis.executor import Nemesis
+    from nemesis.simulated import SimNemesis
 
 
 def lose(nemesis: Nemesis, f: str, args: dict[str, Any]) -> list[str]:
@@ -65,6 +66,17 @@ def bare_majority(rng: random.Random, at: float, interval_s: float, voters: int)
     ]
 
 
+def simulated_lose(
+    nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
+) -> list[str]:
+    """On a simulation: each node aimed at crashed with what it had not synced lost, and started."""
+    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    for node in aimed:
+        nemesis.cluster.crash(node, lose_unsynced=True)
+        nemesis.cluster.start(node)
+    return aimed
+
+
 def turn(choice: Choice, rng: random.Random, at: float, interval_s: float, voters: int) -> list[NemesisOp] | None:
     return bare_majority(rng, at, interval_s, voters) if choice.cell[1] == "leader" else None
 
@@ -77,4 +89,5 @@ FAMILY = Family(
     # stay paused until those and the leader have elected.
     hold={("lose-unfsynced", "leader"): 2},
     turn=turn,
+    simulates={"lose-unfsynced": simulated_lose},
 )

@@ -21,6 +21,7 @@ from targets.interface import (
     OwnCommands,
     RealSchedule,
     Simulated,
+    SimulatedSearch,
     Target,
     TargetClient,
     VoterChanges,
@@ -321,16 +322,12 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         membership: bool,
         keep_going: bool,
         progress,
-        search: str = "random",
-        memory: Path | None = None,
+        search: SimulatedSearch | None = None,
         moments: bool = False,
     ) -> dict:
         """A seeded campaign of fault schedules over the simulated cluster:
-        random ones, or the novelty search's (`search`; what it learns read
-        from `memory` and written back, where given); the verdict of the
-        `simulation-invariants` checker."""
-        from nemesis.novelty import Memory
-
+        random ones, or those `search` chooses (the shell's strategy, which
+        keeps what it learns); the verdict of the `simulation-invariants` checker."""
         from .sim.search import one_schedule
         from .sim.simulation import SimSettings
 
@@ -338,25 +335,20 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         fetch_timeout_ms = settings.get("fetch_timeout_ms", SimSettings.fetch_timeout_ms)
         if settings.get("read_lease_ms", 0) >= fetch_timeout_ms:
             raise SettingError("read_lease_ms", f"must be under the simulator's fetch timeout ({fetch_timeout_ms} ms)")
-        learned = Memory.read(memory) if search == "novelty" else None
         anomalies = []
         ran = 0
         digest = hashlib.sha256()
         for offset in progress(range(schedules)):
             ran += 1
-            anomaly, did = one_schedule(
-                SimSettings(seed=seed + offset, **settings), steps, membership, learned, moments
-            )
+            anomaly, did = one_schedule(SimSettings(seed=seed + offset, **settings), steps, membership, search, moments)
             digest.update(did.encode())
             if anomaly is not None:
                 anomalies.append(anomaly)
                 if not keep_going:
                     break
-        if memory is not None and learned is not None:
-            learned.write(memory)
         stats = {
             "schedules": ran,
-            "search": search,
+            "search": search.name if search is not None else "random",
             "nodes": settings.get("nodes"),
             "moments": moments,
             "bugs": sorted(settings.get("bugs", ())),

@@ -18,9 +18,10 @@ from history.operations import NemesisOp
 from nemesis.faults import clock
 from nemesis.guided import Guide, repaired
 from nemesis.schedule import generate
+from nemesis.simulated import SimNemesis, driven
 from nemesis.turns import EARLY_S, turns
 from targets.kraft.sim.invariants import InvariantViolation
-from targets.kraft.sim.search import SimNemesis, driven
+from targets.kraft.sim.search import SimCluster
 from targets.kraft.sim.simulation import SimSettings, Simulation, quiesce
 
 KINDS = ["partition", "pause", "kill", "bounce"]
@@ -29,7 +30,9 @@ TURNS = 10
 
 
 def simulation(seed: int, **settings) -> SimNemesis:
-    nemesis = SimNemesis(Simulation(SimSettings(seed=seed, nodes=5, **{"check_invariants": False, **settings})))
+    nemesis = SimNemesis(
+        SimCluster(Simulation(SimSettings(seed=seed, nodes=5, **{"check_invariants": False, **settings})))
+    )
     nemesis.run(2000)  # a leader first, as a run waits for one
     return nemesis
 
@@ -59,7 +62,7 @@ def guided_turns(seed: int, tried: Counter | None = None) -> tuple[SimNemesis, G
     guide = Guide(random.Random(seed), KINDS, tried=tried)
     steps = turns(guide, INTERVAL_MS / 1000, 2 * TURNS * INTERVAL_MS / 1000)
     now_ms = 0
-    for at_s, op in driven(steps, lambda: (Observation(nemesis.states()), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
+    for at_s, op in driven(steps, lambda: (Observation(nemesis.cluster.states()), now_ms / 1000)):  # noqa: B023 - the clock as it reads when called
         nemesis.run(max(0, int(at_s * 1000) - now_ms))
         now_ms = max(now_ms, int(at_s * 1000))
         if op is not None:
@@ -206,7 +209,7 @@ def test_a_leaders_power_loss_comes_while_a_bare_majority_holds_its_records(bugs
                 nemesis.run(int(op.at_s * 1000) - ran)
                 ran = int(op.at_s * 1000)
                 nemesis.apply(op)
-            quiesce(nemesis.sim)
+            quiesce(nemesis.cluster.sim)
         except InvariantViolation:
             broken += 1
     assert broken == 0 if not bugs else broken >= 5
@@ -226,12 +229,12 @@ def test_the_first_turn_mutes_the_leader_and_jumps_a_followers_clock_ahead_at_on
         guide = Guide(
             random.Random(seed), ["partition", "pause", "kill", "bounce", "lose-unfsynced", "clock"], voters=5
         )
-        first = guide.choose(Observation(nemesis.states()))
+        first = guide.choose(Observation(nemesis.cluster.states()))
         assert first.cell[:2] == ("partition", "leader-mute")
         try:
             nemesis.apply(guide.op(0, first))
             nemesis.run(int(EARLY_S * 1000))
-            beside = guide.overlap(Observation(nemesis.states()), [first], at_once=True)
+            beside = guide.overlap(Observation(nemesis.cluster.states()), [first], at_once=True)
             assert beside.cell[:2] == ("clock", "follower") and clock.offset_ms(beside.args, 0.0) >= 2000
             nemesis.apply(guide.op(0, beside))
             nemesis.run(500)  # well within the others' fetch timeout
@@ -241,7 +244,7 @@ def test_the_first_turn_mutes_the_leader_and_jumps_a_followers_clock_ahead_at_on
             continue
         nemesis.run(INTERVAL_MS * 2)  # the correct node, through the rest of the turn, breaks no rule
         nemesis.apply(NemesisOp(0, "heal-all"))
-        quiesce(nemesis.sim)
+        quiesce(nemesis.cluster.sim)
     assert caught == (5 if bugs else 0)
 
 

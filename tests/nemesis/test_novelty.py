@@ -17,8 +17,9 @@ from history.operations import NemesisOp
 from nemesis import novelty
 from nemesis.guided import Guide
 from nemesis.novelty import HEAL, MAX_DEPTH, RELEASES, Memory, Search, merged, search_turns
+from nemesis.simulated import SimNemesis, play
 from nemesis.turns import turns
-from targets.kraft.sim.search import SimNemesis, play
+from targets.kraft.sim.search import SimCluster
 from targets.kraft.sim.simulation import SimSettings, Simulation
 
 from .test_guided import INTERVAL_MS, KINDS, TURNS, simulation
@@ -30,8 +31,8 @@ SAMPLE_MS = 100
 class Watched(SimNemesis):
     """A simulated nemesis whose cluster's abstract state is sampled as it runs."""
 
-    def __init__(self, sim) -> None:
-        super().__init__(sim)
+    def __init__(self, cluster) -> None:
+        super().__init__(cluster)
         self.sampled: list[str] = []
         self.made: list[str] = []
 
@@ -50,8 +51,7 @@ class Watched(SimNemesis):
 
 def watched(seed: int) -> Watched:
     base = simulation(seed)
-    nemesis = Watched(base.sim)
-    nemesis.load = base.load
+    nemesis = Watched(base.cluster)
     return nemesis
 
 
@@ -217,11 +217,11 @@ def test_one_kind_may_be_let_go_while_the_rest_hold():
     assert {"release/resume", "release/heal"} <= set(options) and "release/start" not in options
     released = search.ops(1.0, "release/resume", options["release/resume"], 3.0)
     assert released == [NemesisOp(1.0, "resume")] and search.in_force() == ["partition"]
-    nemesis = SimNemesis(Simulation(SimSettings(seed=3, nodes=3, check_invariants=False)))
+    nemesis = SimNemesis(SimCluster(Simulation(SimSettings(seed=3, nodes=3, check_invariants=False))))
     nemesis.run(2000)
     for op in [*ops, *released]:
         nemesis.apply(op)
-    assert not nemesis.sim.paused and nemesis.sim.cut and nemesis.in_force == ["partition"]
+    assert not nemesis.cluster.paused and nemesis.cluster.cut and nemesis.in_force == ["partition"]
 
 
 def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
@@ -233,14 +233,16 @@ def test_two_partitions_piled_up_leave_two_leaders_at_once_under_check_quorum():
     (check-quorum on). Either partition alone leaves one leader."""
 
     def most_leaders(*ops: NemesisOp) -> int:
-        nemesis = SimNemesis(Simulation(SimSettings(seed=3, nodes=3, check_quorum=True, check_invariants=False)))
+        nemesis = SimNemesis(
+            SimCluster(Simulation(SimSettings(seed=3, nodes=3, check_quorum=True, check_invariants=False)))
+        )
         nemesis.run(2000)
         most = 0
         for op in ops:
             nemesis.apply(op)
             for _ in range(300):
                 nemesis.run(10)
-                most = max(most, len(nemesis.sim.leaders()))
+                most = max(most, len(nemesis.cluster.sim.leaders()))
         return most
 
     deaf = NemesisOp(0.0, "partition", {"topology": "one-way", "target": "follower", "seed": 1})

@@ -1,18 +1,10 @@
-"""The nemesis's strategies over the simulation: `splitbrain simulate
---search novelty` drives the simulated cluster with the same novelty
-search a run uses (nemesis/novelty.py), reading the simulated nodes'
-statuses as a run reads the real ones', so the cheap search and the real
-one learn in the same terms (abstract states, and actions named by fault
-and role) and can share one memory file.
-
-`SimNemesis` makes nemesis operations on a simulation as the executor makes
-them on real nodes: aimed by role when made, partitions by topology, brief
-faults sized by the simulator's election timeout and over before the next
-step (a stall pauses the node and resumes it; a flicker cuts its links and
-heals them, again and again), clock faults as jumps (the simulation sets a
-clock off true time; it does not skew one). Each fault's coverage cell is
-kept, and each operation with its moment (`ops`), which is the schedule a
-violation is reported with.
+"""One simulated schedule (`splitbrain simulate`): random steps drawn from
+the seed, or the faults a strategy the shell hands over chooses as it goes
+(targets/interface.py's `SimulatedSearch`: the novelty search, made on the
+cluster by nemesis/simulated.py). For the latter the simulation is a
+`SimulatedCluster` (`SimCluster`): what a run's probe would read of each
+node, and the simulation's own steps for the nemesis to make its faults
+with. A failing random schedule is shrunk to the steps its violation needs.
 """
 
 from __future__ import annotations
@@ -20,199 +12,96 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
-from history.coverage import cell, role_of
-from history.faults import BY_NAME
-from history.observation import Observation
-from history.operations import NemesisOp
-from nemesis import topologies
-from nemesis.faults import clock
-from nemesis.guided import Guide
-from nemesis.novelty import STEPS_PER_INTERVAL, Memory, Search, search_turns
+from targets.interface import SimulatedSearch
 
 from .invariants import InvariantViolation
 from .simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
 
 # The simulated cluster's load runs this long before the first fault (a run waits for a leader).
 SETTLE_MS = 2000
-# What the search makes on the simulation, and how often it chooses (an interval; it steps three times in one).
+# What a search makes on the simulation, and how long an interval is (it chooses a few times in one).
 KINDS = ("partition", "pause", "kill", "bounce", "flicker", "stall")
+POWER_LOSS = "lose-unfsynced"
 INTERVAL_S = 1.0
 
 
-def _resume_paused(sim: Simulation) -> None:
-    for node in sorted(sim.paused):
-        sim.resume(node)
-
-
-def _start_downed(sim: Simulation) -> None:
-    for node, core in sim.nodes.items():
-        if core is None:
-            sim.start(node)
-
-
-def _reset_clocks(sim: Simulation) -> None:
-    sim.clock_ms = dict.fromkeys(sim.ids, 0)
-
-
-# What each recovery operation undoes in the simulation, as the real
-# executor's does: `heal` the links only, `resume` the paused nodes only.
-RELEASES: dict[str, Callable[[Simulation], None]] = {
-    "resume": _resume_paused,
-    "start": _start_downed,
-    "heal": Simulation.heal,
-    "clock-reset": _reset_clocks,
-}
-
-
-class SimNemesis:
-    """Nemesis operations carried out on a simulation, each fault's coverage cell kept."""
+class SimCluster:
+    """A Simulation and its client load as targets/interface.py's `SimulatedCluster`."""
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.load = LoadedRun(sim)
-        self.in_force: list[str] = []
-        self.cells: list[tuple[str, str, str]] = []
-        self.ops: list[NemesisOp] = []
-        self.now_ms = 0
+        self.ids = sim.ids
+        self.voters = sim.settings.nodes
+        self.ops: list[Any] = []
+        self.timeout_ms = sim.settings.election_timeout_ms
+
+    @property
+    def cut(self) -> set[tuple[str, str]]:
+        return self.sim.cut
+
+    @property
+    def paused(self) -> set[str]:
+        return self.sim.paused
+
+    def leader(self) -> str | None:
+        return self.sim.leader()
 
     def states(self) -> dict[str, str]:
-        return {
-            n: core.state.name for n, core in self.sim.nodes.items() if core is not None and n not in self.sim.paused
-        }
+        sim = self.sim
+        return {n: core.state.name for n, core in sim.nodes.items() if core is not None and n not in sim.paused}
 
-    def seen(self) -> Observation:
-        """What a run's probe would say: each live node's state and status row, and who is held down."""
-        states = self.states()
-        rows = {n: self._row(n) for n in states}
-        gone = {n: "pause" for n in self.sim.paused}
-        gone.update({n: "kill" for n, core in self.sim.nodes.items() if core is None})
-        return Observation(states, (), rows, gone)
+    def status_rows(self) -> dict[str, dict[str, Any]]:
+        rows = {}
+        for node in self.states():
+            core = self.sim.nodes[node]
+            assert core is not None
+            status = core.status()
+            rows[node] = {
+                "state": status["state"],
+                "epoch": status["epoch"],
+                "offset": status["log_end_offset"],
+                "synced": status["synced_offset"],
+                "hwm": status["hwm"],
+            }
+        return rows
 
-    def _row(self, node: str) -> dict[str, Any]:
-        core = self.sim.nodes[node]
-        assert core is not None
-        status = core.status()
-        return {
-            "state": status["state"],
-            "epoch": status["epoch"],
-            "offset": status["log_end_offset"],
-            "synced": status["synced_offset"],
-            "hwm": status["hwm"],
-        }
+    def down(self) -> list[str]:
+        return [node for node, core in self.sim.nodes.items() if core is None]
 
     def run(self, ms: int) -> None:
         self.load.run(ms)
-        self.now_ms += ms
 
-    def aim(self, target: str, states: dict[str, str], rng: random.Random, count: int = 1) -> list[str]:
-        """The executor's targets, on the simulation: by role (`count` followers), else any live node."""
-        live = sorted(states)
-        leader = self.sim.leader()
-        holding = {
-            "leader": [leader] if leader in live else [],
-            "follower": [n for n in live if n != leader and role_of(states[n]) != "leader"],
-            "candidate": [n for n in live if role_of(states[n]) == "candidate"],
-        }.get(target, [])
-        pool = holding or live
-        return sorted(rng.sample(pool, min(count, len(pool))))
+    def pause(self, node: str) -> None:
+        self.sim.pause(node)
 
-    def apply(self, op: NemesisOp) -> None:
-        self.ops.append(NemesisOp(self.now_ms / 1000, op.f, op.args))
-        if op.f in RELEASES:
-            RELEASES[op.f](self.sim)
-            self.in_force = [f for f in self.in_force if BY_NAME[f].recovery != op.f]
-            return
-        if op.f in ("heal-all", "rejoin"):
-            self._heal()
-            return
-        states, rng = self.states(), random.Random(op.args.get("seed"))
-        touched = self._fault(op, states, rng)
-        found = cell(op.f, touched, states, self.in_force)
-        self.cells.append((found["fault"], found["role"], found["with"]))
-        if op.f in ("partition", "pause", "kill", "clock"):
-            self.in_force.append(op.f)
+    def resume(self, node: str) -> None:
+        self.sim.resume(node)
 
-    def _heal(self) -> None:
-        for release in RELEASES.values():
-            release(self.sim)
-        self.in_force = []
+    def crash(self, node: str, lose_unsynced: bool = False) -> None:
+        self.sim.crash(node, lose_unsynced=lose_unsynced)
 
-    def _fault(self, op: NemesisOp, states: dict[str, str], rng: random.Random) -> list[Any]:
-        sim, args = self.sim, op.args
-        if op.f == "partition":
-            aimed = self.aim(args["target"], states, rng)[0] if args.get("target") else None
-            cut = topologies.links(topologies.aimed(args, list(sim.ids), rng, sim.leader(), aimed))
-            sim.cut |= cut
-            return [list(link) for link in cut]
-        touched = self.aim(args.get("target", "one"), states, rng, args.get("count", 1))
-        for node in touched:
-            if op.f == "clock":
-                sim.clock_ms[node] = clock.offset_ms(args, 0.0)
-            elif op.f == "stall":
-                sim.pause(node)
-                self.run(args["for_ms"])
-                sim.resume(node)
-            elif op.f == "flicker":
-                self._flicker(node, args)
-            elif op.f == "pause":
-                sim.pause(node)
-            else:
-                sim.crash(node, lose_unsynced=op.f == "lose-unfsynced")
-                if op.f in ("bounce", "lose-unfsynced"):
-                    sim.start(node)
-        return touched
+    def start(self, node: str) -> None:
+        self.sim.start(node)
 
-    def _flicker(self, node: str, args: dict[str, Any]) -> None:
-        links = {(a, b) for a in self.sim.ids for b in self.sim.ids if a != b and node in (a, b)}
-        for time_ in range(args.get("times", 1)):
-            if time_:
-                self.run(args["gap_ms"])
-            made = links - self.sim.cut
-            self.sim.cut |= made
-            self.run(args["cut_ms"])
-            self.sim.cut -= made
+    def heal(self) -> None:
+        self.sim.heal()
+
+    def set_clock(self, node: str, offset_ms: int) -> None:
+        self.sim.clock_ms[node] = offset_ms
 
 
-Step = tuple[float, NemesisOp | None]
-
-
-def play(nemesis: SimNemesis, steps: Generator[Step, tuple[Observation, float], None]) -> None:
-    """A strategy's steps (nemesis/turns.py's shape) made on the simulation,
-    each answered with what the nodes say then."""
-    for at_s, op in driven(steps, lambda: (nemesis.seen(), nemesis.now_ms / 1000)):
-        nemesis.run(max(0, int(at_s * 1000) - nemesis.now_ms))
-        if op is not None:
-            nemesis.apply(op)
-
-
-def driven(steps: Generator[Step, Any, None], seen: Callable[[], Any]) -> Iterator[Step]:
-    """A strategy's steps, each answered with `seen()` once it is made."""
-    try:
-        step = next(steps)
-        while True:
-            yield step
-            step = steps.send(seen())
-    except StopIteration:
-        return
-
-
-def searched(nemesis: SimNemesis, memory: Memory, kinds: tuple[str, ...], limit_s: float) -> None:
-    """One schedule chosen by the novelty search as it goes, `limit_s` of
-    simulated time after a leader is elected, then healed and quiesced as a
-    random schedule is. A broken invariant raises (InvariantViolation) at the
-    moment it breaks; the operations made until then are `nemesis.ops`,
+def searched(cluster: SimCluster, search: SimulatedSearch, kinds: tuple[str, ...], limit_s: float) -> None:
+    """One schedule chosen by `search` as it goes, `limit_s` of simulated
+    time after a leader is elected, then healed and quiesced as a random
+    schedule is. A broken invariant raises (InvariantViolation) at the
+    moment it breaks; the operations made until then are `cluster.ops`,
     their moments from the end of SETTLE_MS."""
-    settings = nemesis.sim.settings
-    nemesis.run(SETTLE_MS)
-    nemesis.now_ms = 0
-    guide = Guide(
-        random.Random(settings.seed), list(kinds), voters=settings.nodes, timeout_ms=settings.election_timeout_ms
-    )
-    play(nemesis, search_turns(Search(guide, memory), INTERVAL_S, limit_s))
-    settle(nemesis.sim, nemesis.load)
+    cluster.run(SETTLE_MS)
+    search.play(cluster, cluster.sim.settings.seed, kinds, INTERVAL_S, limit_s)
+    settle(cluster.sim, cluster.load)
 
 
 def shrunk(settings: SimSettings, steps: list, violation: str) -> list:
@@ -240,14 +129,14 @@ def kind(violation: str) -> str:
 
 
 def one_schedule(
-    settings: SimSettings, steps: int, membership: bool, memory: Memory | None, moments: bool = False
+    settings: SimSettings, steps: int, membership: bool, search: SimulatedSearch | None, moments: bool = False
 ) -> tuple[dict[str, Any] | None, str]:
-    """One schedule over the simulation (random steps, or, with `memory`, the
-    novelty search's choices, learning into it): the violation it found (its
-    seed, what broke, and its `steps` or its operations `ops`), or None; and
-    what the simulated nodes did, for the digest."""
+    """One schedule over the simulation (random steps, or the choices of
+    `search`, which learns from it): the violation it found (its seed, what
+    broke, and its `steps` or its operations `ops`), or None; and what the
+    simulated nodes did, for the digest."""
     try:
-        if memory is None:
+        if search is None:
             plan = random_steps(
                 random.Random(settings.seed),
                 steps,
@@ -257,15 +146,15 @@ def one_schedule(
             )
             sim = run_schedule(settings, plan)
         else:
-            kinds = KINDS + (("lose-unfsynced",) if settings.flush_interval_ms else ())
-            nemesis = SimNemesis(Simulation(settings))
-            searched(nemesis, memory, kinds, steps * INTERVAL_S / STEPS_PER_INTERVAL)
-            sim = nemesis.sim
+            kinds = KINDS + ((POWER_LOSS,) if settings.flush_interval_ms else ())
+            cluster = SimCluster(Simulation(settings))
+            searched(cluster, search, kinds, steps * INTERVAL_S / search.steps_per_interval)
+            sim = cluster.sim
     except InvariantViolation as violation:
         made = (
             {"steps": plan, "shrunk": shrunk(settings, plan, str(violation))}
-            if memory is None
-            else {"ops": [{"at_s": round(op.at_s, 3), "f": op.f, "args": op.args} for op in nemesis.ops]}
+            if search is None
+            else {"ops": [{"at_s": round(op.at_s, 3), "f": op.f, "args": op.args} for op in cluster.ops]}
         )
         return {"seed": settings.seed, "violation": str(violation), **made}, str(violation)
     return None, json.dumps(sim.events, sort_keys=True, default=str)

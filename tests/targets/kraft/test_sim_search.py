@@ -14,15 +14,19 @@ import pytest
 
 from history.faults import AT_ONCE
 from nemesis.novelty import Memory
+from nemesis.simulated import NoveltySearch
 from targets.kraft.sim.invariants import InvariantViolation
 from targets.kraft.sim.search import kind
 from targets.kraft.sim.simulation import SimSettings, run_schedule
 from targets.kraft.target import TARGET
 
 
-def simulate(bug: str, schedules: int, memory=None) -> dict:
-    settings = {"nodes": 5, "observers": 0, "bugs": [bug]}
-    return TARGET.simulate(settings, schedules, 20, 0, False, True, lambda items: items, "novelty", memory)
+def simulate(bug: str, schedules: int, memory) -> dict:
+    """The search over `schedules` from what `memory` holds, and what it learned written back (as `simulate --memory`)."""
+    search = NoveltySearch(Memory.read(memory))
+    verdict = TARGET.simulate({"nodes": 5, "observers": 0, "bugs": [bug]}, schedules, 20, 0, False, True, list, search)
+    search.memory.write(memory)
+    return verdict
 
 
 def test_the_search_finds_a_bug_and_reports_the_operations_it_made(tmp_path):
@@ -47,7 +51,7 @@ def test_the_search_finds_a_bug_and_reports_the_operations_it_made(tmp_path):
 
 def test_a_correct_cluster_passes_the_search_and_a_bad_memory_file_is_one_line(tmp_path):
     settings = {"nodes": 5, "observers": 0}
-    verdict = TARGET.simulate(settings, 3, 20, 0, False, True, lambda items: items, "novelty", None)
+    verdict = TARGET.simulate(settings, 3, 20, 0, False, True, lambda items: items, NoveltySearch(Memory()))
     assert verdict["valid"] is True
     bad = tmp_path / "novelty.json"
     bad.write_text("{")

@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
 from history.operations import NemesisOp
+from nemesis.simulated import SimNemesis
 from targets.kraft.core import RaftCore
 from targets.kraft.sim.invariants import InvariantViolation
-from targets.kraft.sim.search import SETTLE_MS, SimNemesis
+from targets.kraft.sim.search import SETTLE_MS, SimCluster
 from targets.kraft.sim.simulation import LoadedRun, SimSettings, Simulation, random_steps, run_schedule, settle
 from targets.kraft.states import FollowerState, ResignedState
 
@@ -176,14 +177,14 @@ def test_a_candidate_elected_late_may_lead_its_old_epoch_without_what_later_epoc
     the leader's, not records written before it and committed after: the
     invariant once read a record's own epoch as its commit's and failed the
     correct node here (found by `simulate --search novelty`, 300 schedules)."""
-    nemesis = SimNemesis(Simulation(SimSettings(seed=291, nodes=5)))
+    nemesis = SimNemesis(SimCluster(Simulation(SimSettings(seed=291, nodes=5))))
     nemesis.run(SETTLE_MS)
     nemesis.now_ms = 0
     for at_s, f, args in STALE_CANDIDATE:
         nemesis.run(max(0, int(at_s * 1000) - nemesis.now_ms))
         nemesis.apply(NemesisOp(at_s, f, args))
-    settle(nemesis.sim, nemesis.load)
-    events = nemesis.sim.events
+    settle(nemesis.cluster.sim, nemesis.cluster.load)
+    events = nemesis.cluster.sim.events
     led = {(e["epoch"], at) for at, _, e in events if e["event"] == "transition" and e["state"] == "leader"}
     committed_in_6 = min(at for at, _, e in events if e["event"] == "commit" and e["epoch"] == 6)
     assert any(epoch == 5 and at > committed_in_6 for epoch, at in led)  # the stale leader did lead
