@@ -25,7 +25,9 @@ RETRY_S = 1.0  # etcd refuses changes until every member has been connected 5 s
 UNHEALTHY_RETRY_S = 8.0
 
 
-class MemberChanges:
+class MemberChanger:
+    """The nemesis making changes through a target's `MemberChanges` (targets/interface.py), and recording them."""
+
     def __init__(self, nemesis: Any) -> None:
         self.nemesis = nemesis
         self.cluster = nemesis.cluster

@@ -28,7 +28,9 @@ REJOIN_TIMEOUT_S = 10.0
 RETRYABLE = {"change-in-progress", "leader-not-ready", "replica-not-fetching", "not-leader"}
 
 
-class VoterChanges:
+class VoterChanger:
+    """The nemesis making changes through a target's `VoterChanges` (targets/interface.py), and recording them."""
+
     def __init__(self, nemesis: Any) -> None:
         self.nemesis = nemesis
         self.cluster = nemesis.cluster

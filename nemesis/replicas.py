@@ -35,7 +35,9 @@ RETRY_S = 1.0
 LEAST = 2  # replicas a scaled-down stream keeps: its Raft group, and its terms, go on
 
 
-class ReplicaChanges:
+class ReplicaChanger:
+    """The nemesis making changes through a target's `ReplicaChanges` (targets/interface.py), and recording them."""
+
     def __init__(self, nemesis: Any) -> None:
         self.nemesis = nemesis
         self.cluster = nemesis.cluster

@@ -18,9 +18,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from history.operations import NemesisOp
-from nemesis.members import MemberChanges
-from nemesis.membership import VoterChanges
-from nemesis.replicas import ReplicaChanges
+from nemesis.members import MemberChanger
+from nemesis.membership import VoterChanger
+from nemesis.replicas import ReplicaChanger
 
 from .family import Aiming, Choice, Family, seed
 
@@ -32,12 +32,12 @@ VOTER_CHANGE = "voter-change"
 REJOIN = ("rejoin", {"of": "membership"})
 
 
-def changes(nemesis: Nemesis) -> MemberChanges | VoterChanges | ReplicaChanges:
+def changes(nemesis: Nemesis) -> MemberChanger | VoterChanger | ReplicaChanger:
     """Membership as the target takes it: learners and members, voters, or a stream's replicas."""
     capabilities = nemesis.cluster.target.capabilities
     if capabilities.member_changes:
-        return MemberChanges(nemesis)
-    return ReplicaChanges(nemesis) if capabilities.replica_changes else VoterChanges(nemesis)
+        return MemberChanger(nemesis)
+    return ReplicaChanger(nemesis) if capabilities.replica_changes else VoterChanger(nemesis)
 
 
 def membership(rng: random.Random, at: float, interval_s: float) -> list[NemesisOp]:

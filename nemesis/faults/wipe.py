@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nemesis.membership import VoterChanges
+from nemesis.membership import VoterChanger
 
 from . import nodes
 from .family import Family
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def wipe(nemesis: Nemesis, f: str, args: dict[str, Any]) -> list[str]:
     aimed = nemesis.aimed(args)
     membership = changes(nemesis)
-    if not isinstance(membership, VoterChanges):  # a voter's wipe is a node fault of its own
+    if not isinstance(membership, VoterChanger):  # a voter's wipe is a node fault of its own
         return membership.wipe(aimed)
     for node in aimed:
         wiped(nemesis, node)

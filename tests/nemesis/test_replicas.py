@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nemesis.replicas import LEAST, ReplicaChanges
+from nemesis.replicas import LEAST, ReplicaChanger
 
 
 class Asked:
@@ -54,7 +54,7 @@ def nemesis(target: Asked, replicas: int) -> SimpleNamespace:
 @given(replicas=st.integers(2, 5), count=st.integers(1, 4))
 def test_a_stream_keeps_two_replicas_at_the_least(replicas, count):
     target = Asked()
-    changes = ReplicaChanges(nemesis(target, replicas))
+    changes = ReplicaChanger(nemesis(target, replicas))
     changes.shrink(count, random.Random(0))
     assert target.asks == ([max(LEAST, replicas - count)] if replicas > LEAST else [])
     assert all(ask >= 2 for ask in target.asks)
@@ -64,7 +64,7 @@ def test_rejoin_scales_back_and_retries_an_unanswered_ask(monkeypatch):
     monkeypatch.setattr("nemesis.replicas.RETRY_S", 0)
     target = Asked()
     state = nemesis(target, 3)
-    changes = ReplicaChanges(state)
+    changes = ReplicaChanger(state)
     changes.shrink(2, random.Random(0))
     target.silent = 2  # the first ask back goes unanswered
     assert state.scaled_down
