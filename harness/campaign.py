@@ -46,6 +46,7 @@ import targets
 from harness.limits import DEFAULT_MAX_RUNS, MAX_RUNS, RUNS_PER_HOST, SATURATED, Range, named_twice
 from harness.run import MEMORY_FILE, Run, RunConfig, unless_none
 from history.errors import SettingError, UsageError
+from nemesis import AIMING, LEARNING
 from results.user_files import read_toml
 from results.wording import counted
 from targets import DEFAULT as DEFAULT_TARGET
@@ -360,12 +361,12 @@ class Steer:
 
 def aims(config: RunConfig) -> bool:
     """Whether a run's strategy aims at what earlier runs did not try (every strategy but random)."""
-    return config.nemesis_strategy != "random"
+    return config.nemesis_strategy in AIMING
 
 
 def learns(config: RunConfig) -> bool:
     """Whether a run's strategy learns from earlier runs (the novelty search's)."""
-    return config.nemesis_strategy.startswith("novelty")
+    return config.nemesis_strategy in LEARNING
 
 
 def cells_of(run_dir: Path) -> list[list[dict]]:

@@ -51,7 +51,7 @@ from history.faults import (
 from history.observation import Observation
 from history.operations import NemesisOp
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
-from nemesis import STRATEGIES
+from nemesis import LEARNING, STRATEGIES
 from nemesis.executor import Nemesis
 from nemesis.faults.messages import framed_kinds
 from nemesis.guided import GUIDED_FAULTS, read_tried, repaired
@@ -491,7 +491,7 @@ class Run:
             config.election_timeout_ms(),
             framed_kinds(targets.get(config.target).capabilities.framing),
             read_tried(config.coverage_file),
-            Memory.read(config.memory_file) if config.nemesis_strategy.startswith("novelty") else None,
+            Memory.read(config.memory_file) if config.nemesis_strategy in LEARNING else None,
         )
         return made(setting)
 

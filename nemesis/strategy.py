@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from history.observation import Observation
 from history.operations import NemesisOp
 
+from . import LEARNING
 from .guided import Guide
 from .novelty import Memory, Search, search_turns
 from .schedule import generate
@@ -133,6 +134,6 @@ def made(setting: Setting) -> Strategy:
         setting.timeout_ms,
         setting.framed,
     )
-    if not setting.name.startswith("novelty"):
+    if setting.name not in LEARNING:
         return Guided(guide)
     return Novelty(Search(guide, setting.memory, priors=setting.name == "novelty-priors"))
