@@ -21,8 +21,7 @@ from history.faults import BY_NAME, HEAL_ALL
 from history.operations import NemesisOp
 from history.schema import NEMESIS_PROCESS
 
-from .faults import FAMILIES, OPERATIONS
-from .faults.family import HEAL_ORDER
+from .faults import FAMILIES, HEALS, OPERATIONS
 
 
 class Recorder(Protocol):
@@ -154,7 +153,7 @@ class Nemesis:
         nodes touched, then the messages that losses in force dropped."""
         nodes: set[str] = set()
         dropped: list[Any] = []
-        for _, heal in HEALS:
+        for heal in HEALS:
             for touched in heal(self):
                 (nodes.add if isinstance(touched, str) else dropped.append)(touched)
         return [*sorted(nodes), *dropped]
@@ -236,7 +235,3 @@ class Nemesis:
         if target == "all":
             return sorted(live)
         return [rng.choice(live)]
-
-
-# How heal_all undoes each family's faults, in order.
-HEALS = sorted((heal for family in FAMILIES for heal in family.heals), key=lambda heal: HEAL_ORDER.index(heal[0]))

@@ -36,7 +36,6 @@ import json
 import math
 import random
 from collections import Counter
-from collections.abc import Generator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,7 @@ from history.operations import NemesisOp
 from .faults import family_of
 from .faults.family import Choice
 from .guided import Guide, risk_of
-from .turns import SETTLE_S
+from .turns import SETTLE_S, Steps
 
 MAX_DEPTH = 3
 STEPS_PER_INTERVAL = 3
@@ -258,10 +257,7 @@ class Search:
         return [self.guide.op(at_s, choice)]
 
 
-Step = tuple[float, NemesisOp | None]
-
-
-def search_turns(search: Search, interval_s: float, limit_s: float) -> Generator[Step, tuple[Observation, float], None]:
+def search_turns(search: Search, interval_s: float, limit_s: float) -> Steps:
     """The search's steps until `limit_s`, as nemesis/turns.py's: `(at_s, op)`
     out (None: only look), `(Observation, now_s)` back; `heal-all` at the end."""
     every = interval_s / STEPS_PER_INTERVAL

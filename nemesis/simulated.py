@@ -27,11 +27,11 @@ from history.faults import BY_NAME, HEAL_ALL, KILL, PAUSE
 from history.observation import Observation
 from history.operations import NemesisOp
 
-from .faults import FAMILIES, family_of
-from .faults.family import SIMULATED_HEAL_ORDER
+from .faults import SIMULATED_HEALS, family_of
 from .guided import Guide
 from .novelty import STEPS_PER_INTERVAL, Memory, Search
-from .strategy import Novelty, Step
+from .strategy import Novelty
+from .turns import Step, Steps
 
 if TYPE_CHECKING:
     from targets.interface import SimulatedCluster
@@ -59,6 +59,10 @@ class SimNemesis:
         self.cluster.run(ms)
         self.now_ms += ms
 
+    def aimed(self, args: dict[str, Any], states: dict[str, str], rng: random.Random) -> list[str]:
+        """The nodes an operation aims at (its `target`, `count` of them), as the executor's `aimed`."""
+        return self.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+
     def aim(self, target: str, states: dict[str, str], rng: random.Random, count: int = 1) -> list[str]:
         """The executor's targets, on the simulation: by role (`count` followers), else any live node."""
         live = sorted(states)
@@ -74,7 +78,7 @@ class SimNemesis:
     def apply(self, op: NemesisOp) -> None:
         self.ops.append(NemesisOp(self.now_ms / 1000, op.f, op.args))
         if op.f == HEAL_ALL:
-            for _, heal in HEALS:
+            for heal in SIMULATED_HEALS:
                 heal(self)
             self.in_force = []
             return
@@ -93,14 +97,7 @@ class SimNemesis:
             self.in_force.append(op.f)
 
 
-# How `heal-all` undoes each family's faults on a simulation, in order.
-HEALS = sorted(
-    (heal for family in FAMILIES for heal in family.simulated_heals),
-    key=lambda heal: SIMULATED_HEAL_ORDER.index(heal[0]),
-)
-
-
-def play(nemesis: SimNemesis, steps: Generator[Step, tuple[Observation, float], None]) -> None:
+def play(nemesis: SimNemesis, steps: Steps) -> None:
     """A strategy's steps made on the simulation, each answered with what the nodes say then."""
     for at_s, op in driven(steps, lambda: (nemesis.seen(), nemesis.now_ms / 1000)):
         nemesis.run(max(0, int(at_s * 1000) - nemesis.now_ms))

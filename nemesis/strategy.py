@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from history.observation import Observation
 from history.operations import NemesisOp
 
 from . import LEARNING
 from .guided import Guide
 from .novelty import Memory, Search, search_turns
 from .schedule import generate
-from .turns import turns
-
-Step = tuple[float, NemesisOp | None]
-Steps = Generator[Step, tuple[Observation, float], None]
+from .turns import Steps, turns
 
 
 class Strategy(Protocol):

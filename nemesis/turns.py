@@ -32,9 +32,11 @@ SETTLE_S = 1.0
 EARLY_S = 0.1
 
 Step = tuple[float, NemesisOp | None]
+# A strategy's steps: `(at_s, op)` out, `(Observation, now_s)` back (nemesis/strategy.py).
+Steps = Generator[Step, tuple[Observation, float], None]
 
 
-def turns(guide: Guide, interval_s: float, limit_s: float) -> Generator[Step, tuple[Observation, float], None]:
+def turns(guide: Guide, interval_s: float, limit_s: float) -> Steps:
     """The guided nemesis's steps until `limit_s`, each chosen from what the shell last saw."""
     turn = min(SETTLE_S, interval_s)
     while turn + interval_s <= limit_s:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Mapping
+from typing import Any
 
 from history.errors import Defect
 from history.faults import CATALOGUE
 
-from .family import Cell, Family, Make
+from .family import HEAL_ORDER, SIMULATED_HEAL_ORDER, Cell, Family, Make
 
 MODULES = tuple(
     importlib.import_module(f"{__name__}.{info.name}")
@@ -42,6 +43,16 @@ OPERATIONS: Mapping[str, Make] = {name: make for family in FAMILIES for name, ma
 # Second faults risky with a first in force, made at once or halfway through a turn (nemesis/guided.py).
 AT_ONCE_RISK: Mapping[Cell, int] = {cell: risk for family in FAMILIES for cell, risk in family.at_once.items()}
 HALFWAY_RISK: Mapping[Cell, int] = {cell: risk for family in FAMILIES for cell, risk in family.halfway.items()}
+
+
+def _in_order(heals: list[tuple[str, Any]], order: tuple[str, ...]) -> tuple[Any, ...]:
+    """The families' heals, each `(step, how)`, as `order` puts their steps."""
+    return tuple(how for _, how in sorted(heals, key=lambda heal: order.index(heal[0])))
+
+
+# How `heal-all` undoes what every family left in force, on a cluster (the executor's) and on a simulation.
+HEALS = _in_order([heal for family in FAMILIES for heal in family.heals], HEAL_ORDER)
+SIMULATED_HEALS = _in_order([heal for family in FAMILIES for heal in family.simulated_heals], SIMULATED_HEAL_ORDER)
 
 
 def family_of(name: str) -> Family:

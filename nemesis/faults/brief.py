@@ -96,7 +96,7 @@ def simulated(
     node for `for_ms` and resumes it; a flicker cuts its links for `cut_ms`,
     `times` times, `gap_ms` apart (links already cut stay so)."""
     cluster = nemesis.cluster
-    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    aimed = nemesis.aimed(args, states, rng)
     for node in aimed:
         if f == "stall":
             cluster.pause(node)

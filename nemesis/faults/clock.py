@@ -117,7 +117,7 @@ def simulated_jump(
     nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
 ) -> list[str]:
     """On a simulation, a clock set off true time by the fault's offset at its start (a simulation does not skew one)."""
-    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    aimed = nemesis.aimed(args, states, rng)
     for node in aimed:
         nemesis.cluster.set_clock(node, offset_ms(args, 0.0))
     return aimed

@@ -97,7 +97,7 @@ def _bounced(cluster: Any, node: str) -> None:
 def simulated_stop(
     nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
 ) -> list[str]:
-    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    aimed = nemesis.aimed(args, states, rng)
     for node in aimed:
         SIMULATED[f](nemesis.cluster, node)
     return aimed

@@ -70,7 +70,7 @@ def simulated_lose(
     nemesis: SimNemesis, f: str, args: dict[str, Any], states: dict[str, str], rng: random.Random
 ) -> list[str]:
     """On a simulation: each node aimed at crashed with what it had not synced lost, and started."""
-    aimed = nemesis.aim(args.get("target", "one"), states, rng, args.get("count", 1))
+    aimed = nemesis.aimed(args, states, rng)
     for node in aimed:
         nemesis.cluster.crash(node, lose_unsynced=True)
         nemesis.cluster.start(node)
