@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import docker
+import pandas as pd
 import pytest
 
 from .pages import shown_commands
@@ -160,8 +161,20 @@ def test_the_short_campaign_soak_and_mutation_run_as_written(clone):
 
 
 def test_a_release_of_the_server_runs_as_written(clone):
-    """README's versions example: nats-server 2.15.1 from its pinned wheel."""
+    """README's versions example: nats-server 2.15.1 from its pinned wheel.
+    Its seed is drawn, and now and then the partition meets 2.15.1's own
+    bug (docs/findings/nats-2.15.1-rejected-publish-stored.md: a publish
+    answered "wrong last sequence", err_code 10071, is stored): exit 1 with
+    that anomaly alone is the run finding it; anything else is not."""
     done = shell(clone, as_written(".venv/bin/splitbrain run", "--target nats@"), "--quiet", timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert done.returncode in (0, 1), done.stdout + done.stderr[-2000:]
     [run_dir] = [r for r in run_dirs(clone / "runs") if json.loads((r / "run.json").read_text()).get("release")]
     assert json.loads((run_dir / "run.json").read_text())["versions"]["nats-server"] == "2.15.1"
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    assert verdict["valid"] is (done.returncode == 0), done.stdout
+    if done.returncode == 1:
+        history = pd.read_parquet(run_dir / "history.parquet")
+        found = [(name, a) for name, result in verdict["checkers"].items() for a in result.get("anomalies", [])]
+        for name, anomaly in found:
+            assert (name, anomaly["kind"]) == ("committed-data-loss", "failed-append-committed"), done.stdout
+            assert "err_code=10071" in history.loc[history["index"] == anomaly["index"], "error"].iat[0], anomaly
