@@ -35,9 +35,11 @@ from history.cuts import largest_connected, unheard
 from history.faults import CATALOGUE, INSTANT, PARTITION, RECOVERIES, SLOWS
 from history.schema import NEMESIS_PROCESS, columns, named_nodes, nemesis_done
 
+from .checker import Result, Rule, Tables, always
 from .pairing import Pairs, pair
 from .result import result
 
+NAME = "availability"
 ALIVE_WINDOW_NS = 1_000_000_000
 # The figures a verdict's stats hold (a release gate bounds them by name):
 # the run's, and each window's under `clients.<window>`.
@@ -404,3 +406,10 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
     verdict = result([], stats)
     verdict["stats"].pop("anomalies")
     return verdict
+
+
+def _judged(t: Tables) -> Result:
+    return availability(t.history, t.events, t.client_figures)
+
+
+CHECKER = Rule(NAME, always, _judged)

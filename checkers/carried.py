@@ -4,7 +4,7 @@ since the last look and these, not the whole run so far: a look's work then
 grows with the load's rate and concurrency, not with the run's length.
 
 The rows left are every row the checkers that judge a run so far
-(checkers/verdict.py's `SO_FAR`) could still need to find a violation the
+(each checker's `so_far`, checkers/checker.py) could still need to find a violation the
 whole run's rows show:
 - every nemesis row (few: the faults and operator changes `membership` reads);
 - every operation not yet settled: still waiting for its answer, or answered

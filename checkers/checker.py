@@ -35,7 +35,8 @@ class Tables:
     copies, the capabilities its target declared (run.json; None for a run
     that recorded none), the time the searching checkers may spend, and the
     functions the clients called where the history given holds only some of
-    its rows (a run checked in pieces: checkers/pieces.py)."""
+    its rows and the client figures tallied over all of them (a run checked
+    in pieces: checkers/pieces.py)."""
 
     history: pd.DataFrame
     events: pd.DataFrame
@@ -43,6 +44,7 @@ class Tables:
     capabilities: Mapping[str, Any] | None = None
     budget_s: float = 30.0
     functions: frozenset[str] | None = None
+    figures: Mapping[str, Any] | None = None
 
     @cached_property
     def client_fs(self) -> set[str]:
@@ -55,17 +57,23 @@ class Tables:
     @cached_property
     def client_figures(self) -> dict[str, Any]:
         """The client operations' figures by fault window, worked out once for
-        `availability` and `progress` (a run checked in pieces gives its own)."""
+        `availability` and `progress` (a run checked in pieces gives its own, `figures`)."""
+        if self.figures is not None:
+            return dict(self.figures)
         from .availability import client_figures
 
         return client_figures(self.history)
 
 
 class Checker(Protocol):
-    """A checker: its verdict's name, whether it applies to these tables, and its check."""
+    """A checker: its verdict's name, whether it applies to these tables, its
+    check, and what it can judge of a run's first part (`so_far`, below)."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def so_far(self) -> Callable[[Tables], Result] | None: ...
 
     def applies(self, tables: Tables) -> bool: ...
 
@@ -74,14 +82,33 @@ class Checker(Protocol):
 
 @dataclass(frozen=True)
 class Rule:
-    """A checker made of two functions of the tables."""
+    """A checker made of two functions of the tables.
+
+    `so_far`: what it judges of a run's first part, so that a violation
+    found there stays one in the whole run (`run --check-live`); None where
+    it judges only a whole run. Only a check of the history and the events
+    whose findings nothing later undoes qualifies: two leaders in an epoch, a
+    vote granted twice, a voter change taken while another was uncommitted,
+    a log cut below its high watermark stay so; an operation still waiting
+    for its answer is indeterminate to `linearizable` (it may take effect at
+    any point after its call, or never), so an order none of its outcomes
+    allows is not one a later answer allows. The cases only the final
+    copies show (checkers/cases.py's `final_copies`) are judged after
+    healing. Not so: availability, and node-crashes, whose excuse for a stop
+    may be confirmed after it."""
 
     name: str
     when: Callable[[Tables], bool]
     then: Callable[[Tables], Result]
+    so_far: Callable[[Tables], Result] | None = None
 
     def applies(self, tables: Tables) -> bool:
         return self.when(tables)
 
     def check(self, tables: Tables) -> Result:
         return self.then(tables)
+
+
+def always(tables: Tables) -> bool:
+    """A checker that applies to every run."""
+    return True

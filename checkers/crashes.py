@@ -13,17 +13,17 @@ while it was in force or within GRACE_NS after, is not counted.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from history.faults import INSTANT, MAY_STOP
 from history.schema import columns, named_nodes, nemesis_done
 
 from .availability import fault_windows
-from .checker import Result
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables
 from .result import result
 
+NAME = "node-crashes"
 STOPS = ("halted", "exited")
 # How long after a fault that may stop a node its stop is still put down to it (a start on damaged files, a retry).
 GRACE_NS = 5_000_000_000
@@ -56,8 +56,16 @@ def _nodes(touched: object) -> set[str]:
 
 
 def node_crashes(history: pd.DataFrame, events: pd.DataFrame) -> Result:
+    """The checker: every stop of a node on its own that no fault it may stop on excuses."""
+    unexcused, excused = _unexcused(history, events)
+    return result(nodes_stopped(unexcused), {"stops": len(unexcused) + excused, "excused": excused})
+
+
+def _unexcused(history: pd.DataFrame, events: pd.DataFrame) -> tuple[list[tuple[int, str, str, str]], int]:
+    """The stops no fault excuses (time, node, how, the reason given), and how many one did.
+    A node's process seen exited soon after it said it halted is the one stop."""
     excusing = _excusing(history)
-    anomalies: list[dict[str, Any]] = []
+    found: list[tuple[int, str, str, str]] = []
     excused = 0
     halts: dict[str, list[int]] = {}
     for time_ns, node, event, reason in columns(
@@ -71,9 +79,31 @@ def node_crashes(history: pd.DataFrame, events: pd.DataFrame) -> Result:
         if any(node in nodes and start <= t <= end + GRACE_NS for start, end, nodes in excusing):
             excused += 1
             continue
-        said = reason if isinstance(reason, str) else "no reason given"
-        how = "halted" if event == "halted" else "exited on its own"
-        anomalies.append(
-            {"kind": "node-stopped", "node": node, "time_ns": t, "summary": f"{node} {how}: {said}", "reason": said}
-        )
-    return result(anomalies, {"stops": len(anomalies) + excused, "excused": excused})
+        found.append((t, node, event, reason if isinstance(reason, str) else "no reason given"))
+    return found, excused
+
+
+@case(NAME, "node-stopped")
+def nodes_stopped(unexcused: list[tuple[int, str, str, str]]) -> list[Anomaly]:
+    """A node halted on an error of its own, or its process exited without
+    the nemesis stopping it, while no fault it may stop on touched it."""
+    return [
+        {
+            "node": node,
+            "time_ns": t,
+            "summary": f"{node} {'halted' if event == 'halted' else 'exited on its own'}: {said}",
+            "reason": said,
+        }
+        for t, node, event, said in unexcused
+    ]
+
+
+def _stopped(t: Tables) -> bool:
+    return not stops(t.events).empty
+
+
+def _judged(t: Tables) -> Result:
+    return node_crashes(t.history, t.events)
+
+
+CHECKER = Rule(NAME, _stopped, _judged)

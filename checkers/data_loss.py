@@ -12,9 +12,11 @@ once a leader has heard from a new life of a replica, it counts only offsets
 that life reported.
 
 The checker is its cases, each a function that defines one kind of anomaly
-in its docstring: `lost_acknowledged_appends`, `divergent_committed_logs`,
-`duplicate_appends`, `failed_appends_committed`, `truncated_committed` and
-`earlier_generations_counted`; `committed_data_loss` gathers them.
+in its docstring (checkers/cases.py): `lost_acknowledged_appends`,
+`divergent_committed_logs`, `duplicate_appends`, `failed_appends_committed`,
+`truncated_committed` and `earlier_generations_counted`;
+`committed_data_loss` gathers them. The first four need the nodes' final
+copies, so a live look (`committed_data_loss_so_far`) judges the others alone.
 """
 
 from __future__ import annotations
@@ -31,15 +33,13 @@ import pyarrow.compute as pc
 
 from history.schema import arrow
 
+from .cases import Anomaly, case, more_of
+from .checker import Result, Rule, Tables
 from .result import result
 
+NAME = "committed-data-loss"
 # Each case lists its first MAX_CASES anomalies (`stats.lost_appends` counts every lost append).
 MAX_CASES = 20
-# The cases only the nodes' final copies show (read once the run is healed):
-# a live look, which has no final copies yet, judges the others alone.
-FINAL_COPY_KINDS = frozenset(
-    {"lost-acknowledged-append", "divergent-committed-logs", "duplicate-append", "failed-append-committed"}
-)
 
 
 def committed_data_loss(history: pd.DataFrame, final: pd.DataFrame, events: pd.DataFrame) -> dict[str, Any]:
@@ -96,31 +96,28 @@ def committed_data_loss_in_windows(
     value held twice within one window). So is one of `failed` (the
     definitely failed appends, which have no place) among them: hashed once,
     not looked for in every window."""
-    anomalies: dict[str, list[dict[str, Any]]] = {}
+    lost_found: list[Anomaly] = []
+    divergent: list[Anomaly] = []
+    duplicates: list[Anomaly] = []
     stats = {"acknowledged": 0, "final_records": 0, "lost_appends": 0}
     nodes: set[str] = set()
     hashes = []
     for history, final in windows:
         appends = Appends.of(history, final)
         lost = Lost.of(appends)
-        found = [
-            *lost_acknowledged_appends(appends, lost),
-            *divergent_committed_logs(appends),
-            *duplicate_appends(appends),
-        ]
-        for anomaly in found:
-            anomalies.setdefault(anomaly["kind"], []).append(anomaly)
+        lost_found += lost_acknowledged_appends(appends, lost)
+        divergent += divergent_committed_logs(appends)
+        duplicates += duplicate_appends(appends)
         stats["acknowledged"] += len(appends.acked)
         stats["final_records"] += appends.final_records
         stats["lost_appends"] += int(lost.anywhere.sum())
         nodes |= set(lost.nodes)
         coded = appends.coded
         hashes.append(value_hashes(coded.value_names.take(np.unique(coded.record_value[_appended(coded)]))))
-    duplicates = anomalies.get("duplicate-append", [])
     everywhere = _sorted_hashes(hashes)
     found_all = [
-        *anomalies.get("lost-acknowledged-append", [])[:MAX_CASES],
-        *anomalies.get("divergent-committed-logs", [])[:MAX_CASES],
+        *lost_found[:MAX_CASES],
+        *divergent[:MAX_CASES],
         *(duplicates + _across_windows(duplicates, everywhere, holding))[:MAX_CASES],
         *_failed_in_windows(failed, everywhere, holding),
         *truncated_committed(events),
@@ -218,11 +215,13 @@ class Lost:
         return cls(nodes, found_at, missing, anywhere)
 
 
-def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict[str, Any]]:
-    """`lost-acknowledged-append`: an append acknowledged at a place that some
-    node's final log does not hold there, with its value (nothing there, or
-    another record). One per append (the first MAX_CASES), naming every node
-    that lacks it and what each holds there instead."""
+@case(NAME, "lost-acknowledged-append", final_copies=True)
+def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[Anomaly]:
+    """An append acknowledged at a place that some node's final log does not
+    hold there, with its value (nothing there, or another record).
+
+    One per append (the first MAX_CASES), naming every node that lacks it
+    and what each holds there instead."""
     anomalies = []
     for position in np.flatnonzero(lost.anywhere)[:MAX_CASES]:
         row = appends.acked.iloc[position]
@@ -237,7 +236,6 @@ def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict[str, An
         others = [f"{node} has {value}" for node, value in found.items() if value is not None]
         anomalies.append(
             {
-                "kind": "lost-acknowledged-append",
                 "index": int(row["index"]),
                 **({"key": row["key"]} if not pd.isna(row["key"]) else {}),
                 "offset": int(row["offset"]),
@@ -251,10 +249,12 @@ def lost_acknowledged_appends(appends: Appends, lost: Lost) -> list[dict[str, An
     return anomalies
 
 
-def divergent_committed_logs(appends: Appends) -> list[dict[str, Any]]:
-    """`divergent-committed-logs`: two nodes' final logs hold different
-    records at one place; committed prefixes must agree. One per place, with
-    every node's record there."""
+@case(NAME, "divergent-committed-logs", final_copies=True)
+def divergent_committed_logs(appends: Appends) -> list[Anomaly]:
+    """Two nodes' final logs hold different records at one place; committed
+    prefixes must agree.
+
+    One per place, with every node's record there."""
     coded, records = appends.coded, appends.records
     anomalies = []
     for place in coded.divergent_places()[:MAX_CASES]:
@@ -270,7 +270,6 @@ def divergent_committed_logs(appends: Appends) -> list[dict[str, Any]]:
         )
         anomalies.append(
             {
-                "kind": "divergent-committed-logs",
                 **({"key": key} if key else {}),
                 "offset": offset,
                 "values": values,
@@ -287,9 +286,10 @@ def _appended(coded: _Coded) -> np.ndarray:
     return acked
 
 
-def duplicate_appends(appends: Appends) -> list[dict[str, Any]]:
-    """`duplicate-append`: a node's log holds one append's value at two
-    places or more (every value a client appends is unique)."""
+@case(NAME, "duplicate-append", final_copies=True)
+def duplicate_appends(appends: Appends) -> list[Anomaly]:
+    """A node's final log holds one append's value at two places or more
+    (every value a client appends is unique)."""
     coded, copy_of = appends.coded, appends.copy_of
     appended = _appended(coded)
     pair = (
@@ -309,9 +309,8 @@ def duplicate_appends(appends: Appends) -> list[dict[str, Any]]:
 
 
 def _duplicate(node: str, value: str, offsets: np.ndarray) -> dict[str, Any]:
-    """A `duplicate-append` anomaly: `node` holds `value` at these offsets."""
+    """A duplicate append: `node` holds `value` at these offsets."""
     return {
-        "kind": "duplicate-append",
         "node": node,
         "value": value,
         "offsets": [int(offsets.min()), int(offsets.max())],
@@ -319,9 +318,10 @@ def _duplicate(node: str, value: str, offsets: np.ndarray) -> dict[str, Any]:
     }
 
 
-def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
-    """`failed-append-committed`: an append the target said definitely did
-    not happen (`fail`) is in some node's final log."""
+@case(NAME, "failed-append-committed", final_copies=True)
+def failed_appends_committed(appends: Appends) -> list[Anomaly]:
+    """An append the target said definitely did not happen (`fail`) is in
+    some node's final log."""
     coded, failed = appends.coded, appends.failed
     appended = _appended(coded)
     committed = np.zeros(len(coded.value_names) + 1, dtype=bool)
@@ -335,10 +335,9 @@ def failed_appends_committed(appends: Appends) -> list[dict[str, Any]]:
 
 
 def _resurrected(failed: pd.DataFrame) -> list[dict[str, Any]]:
-    """`failed-append-committed` of these definitely failed appends, each found committed."""
+    """These definitely failed appends, each found committed."""
     return [
         {
-            "kind": "failed-append-committed",
             "index": int(row["index"]),
             "value": row["value"],
             "summary": f"append {row['value']} failed definitely (row {row['index']}) yet was committed",
@@ -347,16 +346,16 @@ def _resurrected(failed: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def truncated_committed(events: pd.DataFrame) -> list[dict[str, Any]]:
-    """`truncated-committed`: a node cut its log below its own high watermark
-    (a `truncate` event whose offset is under its hwm)."""
+@case(NAME, "truncated-committed")
+def truncated_committed(events: pd.DataFrame) -> list[Anomaly]:
+    """A node cut its log below its own high watermark (a `truncate` event
+    whose offset is under its hwm)."""
     truncations = events.loc[events["event"] == "truncate", ["node", "time_ns", "offset", "hwm"]].dropna(
         subset=["offset", "hwm"]
     )
     below = truncations[truncations["offset"] < truncations["hwm"]]
     return [
         {
-            "kind": "truncated-committed",
             "node": row["node"],
             "time_ns": int(row["time_ns"]),
             "offset": int(row["offset"]),
@@ -414,10 +413,11 @@ def _sorted_hashes(hashes: list[np.ndarray]) -> np.ndarray:
     return everywhere
 
 
+@more_of("failed-append-committed")
 def _failed_in_windows(
     failed: pd.DataFrame, everywhere: np.ndarray, holding: Callable[[np.ndarray], pd.DataFrame]
-) -> list[dict[str, Any]]:
-    """`failed-append-committed` over windows: each definitely failed append
+) -> list[Anomaly]:
+    """Failed appends committed, over windows: each definitely failed append
     whose value's hash is among the committed values' (`everywhere`, sorted)
     and that a final record holding it confirms. The failed appends are
     hashed once, not looked for in every window: a soak fails millions."""
@@ -430,10 +430,11 @@ def _failed_in_windows(
     return _resurrected(maybe[maybe["value"].isin(set(held["value"].dropna()))])
 
 
+@more_of("duplicate-append")
 def _across_windows(
-    within: list[dict[str, Any]], everywhere: np.ndarray, holding: Callable[[np.ndarray], pd.DataFrame]
-) -> list[dict[str, Any]]:
-    """`duplicate-append`s of values held in two windows (`everywhere`: each
+    within: list[Anomaly], everywhere: np.ndarray, holding: Callable[[np.ndarray], pd.DataFrame]
+) -> list[Anomaly]:
+    """Duplicate appends of values held in two windows (`everywhere`: each
     window's distinct values' hashes, sorted), but for those `within` one window named."""
     twice = np.unique(everywhere[1:][everywhere[1:] == everywhere[:-1]])
     if not len(twice):
@@ -443,7 +444,7 @@ def _across_windows(
 
 
 def _held_twice(records: pd.DataFrame) -> list[dict[str, Any]]:
-    """`duplicate-append` of these final records (node, offset, value): each
+    """Duplicate appends of these final records (node, offset, value): each
     client append's value a node holds at two places or more."""
     appended = records.dropna(subset=["offset", "value"])
     appended = appended[~appended["value"].str.startswith("{").fillna(False).to_numpy(dtype=bool)]
@@ -571,10 +572,11 @@ def logs_cut_back(events: pd.DataFrame) -> list[dict[str, Any]]:
     return found
 
 
-def earlier_generations_counted(events: pd.DataFrame) -> list[dict[str, Any]]:
-    """Commits that counted a replica's offset from another generation than
-    the one the same leader (node, epoch) last heard from (a later life, or
-    the first of a new disk)."""
+@case(NAME, "counted-earlier-generation")
+def earlier_generations_counted(events: pd.DataFrame) -> list[Anomaly]:
+    """A leader counted a replica's offset toward a commit from another
+    generation than the one it last heard from in that epoch (a later life,
+    or the first of a new disk): KIP-380's generation rule broken."""
     heard = events.loc[events["event"] == "generation", ["node", "epoch", "time_ns", "replicas"]].dropna(
         subset=["replicas", "epoch"]
     )
@@ -598,7 +600,6 @@ def earlier_generations_counted(events: pd.DataFrame) -> list[dict[str, Any]]:
             if generation is not None and later is not None and generation != later:
                 found.append(
                     {
-                        "kind": "counted-earlier-generation",
                         "node": row.node,
                         "time_ns": int(row.time_ns),
                         "epoch": int(row.epoch),
@@ -618,3 +619,18 @@ def _to(key: str) -> str:
 
 def _of(key: str) -> str:
     return "" if key == "" else f" of {key}"
+
+
+def _appends(t: Tables) -> bool:
+    return "append" in t.client_fs
+
+
+def _judged(t: Tables) -> Result:
+    return committed_data_loss(t.history, t.final, t.events)
+
+
+def _so_far(t: Tables) -> Result:
+    return committed_data_loss_so_far(t.events)
+
+
+CHECKER = Rule(NAME, _appends, _judged, so_far=_so_far)

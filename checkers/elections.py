@@ -12,9 +12,13 @@ import pandas as pd
 
 from history.schema import columns
 
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables, always
 from .latest import Latest
 from .result import result
 
+ELECTION_SAFETY = "election-safety"
+SINGLE_LEADER = "single-leader-per-epoch"
 # Events that say which voter set a node has in force: the reference
 # quorum's `voters`, etcd's `configuration` (its membership is not the
 # reference quorum's, so the membership checker reads only `voters`).
@@ -29,7 +33,6 @@ def election_safety(events: pd.DataFrame, capabilities: Mapping[str, Any] | None
     backwards in its own event log or across status polls (within one data
     directory); every leader held votes from a majority of its voter set; no
     follower that has fetched from its leader grants a pre-vote (KIP-996)."""
-    anomalies = []
     fields = ["time_ns", "node", "epoch", "candidate", "directory_id"]
     votes = events.loc[events["event"] == "vote", fields]
     own = events.loc[
@@ -38,13 +41,28 @@ def election_safety(events: pd.DataFrame, capabilities: Mapping[str, Any] | None
     ]
     own = own.assign(candidate=own["node"])[fields]
     cast = _concat([votes, own]).dropna(subset=["epoch", "candidate"])
+    anomalies = double_votes(cast)
+    anomalies += epochs_gone_back(events)
+    anomalies += leaders_without_majority(events, votes)
+    anomalies += prevotes_while_following(events)
+    if (capabilities or {}).get("transitions_name_vote"):
+        anomalies += votes_forgotten(events, cast)
+    return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+
+
+@case(ELECTION_SAFETY, "double-vote")
+def double_votes(cast: pd.DataFrame) -> list[Anomaly]:
+    """A node granted its vote to two candidates in one epoch (a candidate's
+    vote for itself counts), across its restarts.
+
+    `cast`: the votes granted and the candidacies, by node, epoch and candidate."""
     ballots = cast.drop_duplicates(["node", "epoch", "candidate"])
     split = ballots.groupby(["node", "epoch"])["candidate"].nunique()
+    found = []
     for (node, epoch), _ in split[split > 1].items():
         granted = ballots[(ballots["node"] == node) & (ballots["epoch"] == epoch)].sort_values("time_ns")
-        anomalies.append(
+        found.append(
             {
-                "kind": "double-vote",
                 "node": node,
                 "epoch": int(epoch),
                 "candidates": granted["candidate"].tolist(),
@@ -52,12 +70,7 @@ def election_safety(events: pd.DataFrame, capabilities: Mapping[str, Any] | None
                 "summary": f"{node} voted for {' and '.join(granted['candidate'])} in epoch {epoch}",
             }
         )
-    anomalies += _epochs_gone_back(events)
-    anomalies += _leaders_without_majority(events, votes)
-    anomalies += _prevotes_while_following(events)
-    if (capabilities or {}).get("transitions_name_vote"):
-        anomalies += _votes_forgotten(events, cast)
-    return result(anomalies, {"votes": len(votes), "candidacies": len(own)})
+    return found
 
 
 def _last_named(codes: np.ndarray, order: np.ndarray, sources: np.ndarray, nodes: np.ndarray) -> np.ndarray:
@@ -71,8 +84,12 @@ def _last_named(codes: np.ndarray, order: np.ndarray, sources: np.ndarray, nodes
     return filled
 
 
-def _epochs_gone_back(events: pd.DataFrame) -> list[dict[str, Any]]:
-    """Within one source (the node's log, or the status polls) and one
+@case(ELECTION_SAFETY, "epoch-went-back")
+def epochs_gone_back(events: pd.DataFrame) -> list[Anomaly]:
+    """A node's epoch went back: below one it had reached before, in its
+    own log or across status polls, within one data directory.
+
+    Within one source (the node's log, or the status polls) and one
     replica, in time order, no epoch below the one before it. A wiped disk
     starts again from epoch 0 under a new directory id: epochs are compared
     within one (node, directory id), and a row that names no directory id
@@ -102,7 +119,6 @@ def _epochs_gone_back(events: pd.DataFrame) -> list[dict[str, Any]]:
     found = sorted((sources[order[b]], nodes[order[b]], times[order[b]], order[b], epochs[order[b - 1]]) for b in back)
     return [
         {
-            "kind": "epoch-went-back",
             "node": known["node"].iat[at],
             "time_ns": int(time),
             "epoch": int(epochs[at]),
@@ -113,11 +129,15 @@ def _epochs_gone_back(events: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict[str, Any]]:
-    """Raft keeps a vote on disk before it answers: a replica (a node's data
+@case(ELECTION_SAFETY, "vote-forgotten")
+def votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[Anomaly]:
+    """A node that voted in an epoch later said it held no vote in that
+    epoch: it forgot its vote (say, at a restart), and may vote again.
+
+    Raft keeps a vote on disk before it answers: a replica (a node's data
     directory) that voted in an epoch (`ballots`: votes and candidacies)
-    names that vote in every later transition of the epoch. One naming none
-    forgot it, and may vote again."""
+    names that vote in every later transition of the epoch. Judged only for
+    a target that declares `transitions_name_vote`."""
     replica = ["node", "replica", "epoch"]
     first = (
         ballots.assign(replica=ballots["directory_id"].fillna(""))
@@ -133,7 +153,6 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict[s
     fields = ["node", "epoch", "candidate", "voted_ns", "time_ns", "state"]
     return [
         {
-            "kind": "vote-forgotten",
             "node": node,
             "epoch": int(epoch),
             "candidate": candidate,
@@ -145,16 +164,18 @@ def _votes_forgotten(events: pd.DataFrame, ballots: pd.DataFrame) -> list[dict[s
     ]
 
 
-def _prevotes_while_following(events: pd.DataFrame) -> list[dict[str, Any]]:
-    """KIP-996's Pre-Vote rule: a follower that has fetched from its leader
-    refuses pre-votes. Read from `prevote` (grant) events that name the
-    leader the granter had fetched from (targets whose events say so)."""
+@case(ELECTION_SAFETY, "prevote-while-following")
+def prevotes_while_following(events: pd.DataFrame) -> list[Anomaly]:
+    """A follower that had fetched from its leader granted a pre-vote,
+    against KIP-996's Pre-Vote rule.
+
+    Read from `prevote` (grant) events that name the leader the granter had
+    fetched from (targets whose events say so)."""
     granted = events.loc[events["event"] == "prevote", ["node", "time_ns", "epoch", "candidate", "leader"]].dropna(
         subset=["leader"]
     )
     return [
         {
-            "kind": "prevote-while-following",
             "node": node,
             "time_ns": int(time_ns),
             "epoch": int(epoch),
@@ -167,11 +188,14 @@ def _prevotes_while_following(events: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[dict[str, Any]]:
-    """Leaders of epochs in which vote events exist, holding fewer granted votes
-    (their own included) than a majority of the voter set in force at the
-    leader when it was elected (its latest `voters` event); a node that never
-    logged one is judged against all the nodes that logged anything."""
+@case(ELECTION_SAFETY, "leader-without-majority")
+def leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list[Anomaly]:
+    """A node led an epoch with fewer granted votes (its own included) than
+    a majority of the voter set in force at it when it was elected.
+
+    Judged in epochs in which vote events exist; the voter set is the
+    leader's latest `voters` event, and a node that never logged one is
+    judged against all the nodes that logged anything."""
     leaders = events.loc[
         (events["event"] == "transition") & (events["state"] == "leader"), ["time_ns", "node", "epoch"]
     ]
@@ -186,7 +210,6 @@ def _leaders_without_majority(events: pd.DataFrame, votes: pd.DataFrame) -> list
     short = table[table["granted"] < table["majority"]]
     return [
         {
-            "kind": "leader-without-majority",
             "node": node,
             "epoch": int(epoch),
             "time_ns": int(time_ns),
@@ -230,20 +253,30 @@ def single_leader_per_epoch(
     names = sorted({name for claim in claims for name in claim.names})
     pairs = np.unique(np.concatenate([claim.pairs(names) for claim in claims]))
     epochs, named = np.unique(pairs // len(names or [""]), return_counts=True)
-    anomalies = []
-    for epoch in epochs[named > 1]:
+    anomalies = two_leaders(claims, epochs[named > 1])
+    return result(anomalies, {"claims": sum(len(claim.rows) for claim in claims), "epochs": len(epochs)})
+
+
+@case(SINGLE_LEADER, "two-leaders")
+def two_leaders(claims: list[_Claim], epochs: np.ndarray) -> list[Anomaly]:
+    """Two nodes were claimed to lead one epoch: by themselves, by a node
+    naming its leader, or by a reply to a client.
+
+    `epochs`: those whose claims name more than one node; each is listed
+    with the first claim of each node."""
+    found = []
+    for epoch in epochs:
         table = _concat([claim.in_epoch(epoch) for claim in claims])
         first = table.sort_values("time_ns", kind="stable").drop_duplicates("claimed")
-        anomalies.append(
+        found.append(
             {
-                "kind": "two-leaders",
                 "epoch": int(epoch),
                 "leaders": first["claimed"].tolist(),
                 "claims": first[["time_ns", "claimed", "by"]].astype({"time_ns": "int64"}).to_dict("records"),
                 "summary": f"epoch {epoch} claimed by {' and '.join(first['claimed'])}",
             }
         )
-    return result(anomalies, {"claims": sum(len(claim.rows) for claim in claims), "epochs": len(epochs)})
+    return found
 
 
 class _Claim:
@@ -293,3 +326,15 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate, leaving out empty frames (whose all-NA columns would change the dtypes)."""
     filled = [f for f in frames if len(f)]
     return pd.concat(filled) if filled else frames[0].iloc[0:0]
+
+
+def _election_safety(t: Tables) -> Result:
+    return election_safety(t.events, t.capabilities)
+
+
+def _single_leader(t: Tables) -> Result:
+    return single_leader_per_epoch(t.events, t.history, t.capabilities)
+
+
+ELECTION_SAFETY_CHECKER = Rule(ELECTION_SAFETY, always, _election_safety, so_far=_election_safety)
+SINGLE_LEADER_CHECKER = Rule(SINGLE_LEADER, always, _single_leader, so_far=_single_leader)

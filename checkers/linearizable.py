@@ -36,11 +36,15 @@ import pyarrow as pa
 from history.errors import HistoryError
 from history.schema import arrow, holds
 
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables
 from .models import Model, Op, Ordered, offsets_order, workloads
+from .mutex import LOCK_FS
 from .pairing import pair
 from .result import result
 from .wgl import new_search
 
+NAME = "linearizable"
 # Steps a partition searches before the next one takes its turn.
 SLICE_STEPS = 20_000
 
@@ -272,7 +276,7 @@ def linearizable(
                 continue
             search = running.pop(key)
             if outcome is False:
-                anomalies.append(_anomaly(key, parts[key], search))
+                anomalies += not_linearizable(key, parts[key], search)
                 if not all_partitions:
                     break
         if running and resident_bytes() - before > memory_budget:
@@ -315,15 +319,34 @@ def _search(key: object, ops: list[Op] | LogColumns, model: Model, engine: str |
     return _Decided(ordered) if ordered is not None else new_search(ops, model, engine)
 
 
-def _anomaly(key: object, ops: list[Op] | LogColumns, search: Any) -> dict[str, Any]:
+@case(NAME, "not-linearizable")
+def not_linearizable(key: object, ops: list[Op] | LogColumns, search: Any) -> list[Anomaly]:
+    """No order of a key's operations, each taking effect at one moment
+    between its call and its answer, explains what the clients were told.
+
+    Named by the operation the search could not place, with the longest
+    prefix it could order and the operations concurrent with it."""
     ops = ops.ops() if isinstance(ops, LogColumns) else ops
     detail = _stuck(ops, ops[search.stuck], search.prefix)
     where = f"key {key}: " if key is not None else ""
-    return {
-        "kind": "not-linearizable",
-        "key": key,
-        **detail,
-        "summary": f"{where}no order of the operations explains {detail['f']} {detail['value']!r} "
-        f"(row {detail['index']}); longest linearizable prefix: {len(detail['linearized_prefix'])} "
-        f"operations; {len(detail['window'])} concurrent with it",
-    }
+    return [
+        {
+            "key": key,
+            **detail,
+            "summary": f"{where}no order of the operations explains {detail['f']} {detail['value']!r} "
+            f"(row {detail['index']}); longest linearizable prefix: {len(detail['linearized_prefix'])} "
+            f"operations; {len(detail['window'])} concurrent with it",
+        }
+    ]
+
+
+def _registers(t: Tables) -> bool:
+    """Client operations a model checks: any but appends' and locks' own checkers take."""
+    return bool(t.client_fs) and not t.client_fs & LOCK_FS
+
+
+def _judged(t: Tables) -> Result:
+    return linearizable(t.history, None, t.budget_s)
+
+
+CHECKER = Rule(NAME, _registers, _judged, so_far=_judged)

@@ -24,17 +24,18 @@ import pandas as pd
 
 from history.schema import columns, nemesis_done
 
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables
 from .result import result
 
+NAME = "membership"
 CHANGES = ("add-voter", "remove-voter")
-# The case only the nodes' final copies show (read once the run is healed).
-FINAL_COPY_KINDS = frozenset({"lost-voter-change"})
 
 
 def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:
     logged = events[events["source"] == "log"]
-    anomalies = _overlapping_changes(logged) + _early_answers(logged) + _old_identity_votes(logged)
-    anomalies += _lost_changes(history, final)
+    anomalies = overlapping_changes(logged) + early_answers(logged) + old_identity_votes(logged)
+    anomalies += lost_changes(history, final)
     stats = {
         "voter_sets": int((logged["event"] == "voters").sum()),
         "answered_changes": int((logged["event"] == "voter-change-answered").sum()),
@@ -43,11 +44,14 @@ def membership(history: pd.DataFrame, events: pd.DataFrame, final: pd.DataFrame)
     return result(anomalies, stats)
 
 
-def _overlapping_changes(logged: pd.DataFrame) -> list[dict[str, Any]]:
-    """Within one life of a node (its generation), in time order, a voter
-    change taken as leader while the one before it was uncommitted (its high
-    watermark not past the earlier change's offset). On arrays: rows sorted
-    by life (in order of first appearance), each compared with the one before."""
+@case(NAME, "two-uncommitted-voter-changes")
+def overlapping_changes(logged: pd.DataFrame) -> list[Anomaly]:
+    """A leader took a voter change while the one before it was uncommitted
+    (its high watermark not past the earlier change's offset), within one
+    life of the node.
+
+    On arrays: rows sorted by life (its generation, in order of first
+    appearance), each compared with the one before."""
     voters = logged.loc[logged["event"] == "voters", ["time_ns", "node", "generation", "state", "offset", "hwm"]]
     ordered = voters.dropna(subset=["offset", "hwm"]).sort_values("time_ns", kind="stable")
     life = ordered.groupby(["node", "generation"], sort=False, dropna=False).ngroup().to_numpy()
@@ -61,7 +65,6 @@ def _overlapping_changes(logged: pd.DataFrame) -> list[dict[str, Any]]:
     nodes, times = ordered["node"].to_numpy(dtype=object)[by_life], ordered["time_ns"].to_numpy(dtype="int64")[by_life]
     return [
         {
-            "kind": "two-uncommitted-voter-changes",
             "node": nodes[k],
             "time_ns": int(times[k]),
             "offset": int(offset[k]),
@@ -74,13 +77,15 @@ def _overlapping_changes(logged: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _early_answers(logged: pd.DataFrame) -> list[dict[str, Any]]:
+@case(NAME, "voter-change-acknowledged-before-commit")
+def early_answers(logged: pd.DataFrame) -> list[Anomaly]:
+    """A node answered AddRaftVoter with AckWhenCommitted=true before the
+    voter change was committed (its offset not below the high watermark)."""
     answered = (logged["event"] == "voter-change-answered") & logged["ack_when_committed"].fillna(False)
     answers = logged.loc[answered, ["node", "time_ns", "offset", "hwm"]]
     early = answers[answers["offset"] >= answers["hwm"]]
     return [
         {
-            "kind": "voter-change-acknowledged-before-commit",
             "node": node,
             "time_ns": int(time_ns),
             "offset": int(offset),
@@ -92,7 +97,11 @@ def _early_answers(logged: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _old_identity_votes(logged: pd.DataFrame) -> list[dict[str, Any]]:
+@case(NAME, "vote-under-old-identity")
+def old_identity_votes(logged: pd.DataFrame) -> list[Anomaly]:
+    """A wiped node voted under its old identity: a vote, a pre-vote, or a
+    candidate's vote for itself, by a replica whose directory id is not the
+    one the voter set names for it."""
     fields = ["node", "time_ns", "epoch", "candidate", "directory_id", "event", "as_directory"]
     votes = logged.loc[logged["event"].isin(["vote", "prevote"]), fields].dropna(
         subset=["as_directory", "directory_id"]
@@ -100,7 +109,6 @@ def _old_identity_votes(logged: pd.DataFrame) -> list[dict[str, Any]]:
     wrong = votes[votes["as_directory"] != votes["directory_id"]]
     return _old_identity_candidacies(logged) + [
         {
-            "kind": "vote-under-old-identity",
             "node": node,
             "time_ns": int(time_ns),
             "epoch": int(epoch),
@@ -139,7 +147,6 @@ def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict[str, Any]]:
         if listed is not None and listed != directory:
             found.append(
                 {
-                    "kind": "vote-under-old-identity",
                     "node": node,
                     "time_ns": int(time_ns),
                     "epoch": int(epoch),
@@ -152,7 +159,10 @@ def _old_identity_candidacies(logged: pd.DataFrame) -> list[dict[str, Any]]:
     return found[:20]
 
 
-def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict[str, Any]]:
+@case(NAME, "lost-voter-change", final_copies=True)
+def lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[Anomaly]:
+    """A voter change acknowledged to the operator is not in some node's
+    final log at the offset it was given."""
     acked = nemesis_done(history)
     acked = acked[acked["f"].isin(CHANGES)]
     acked = acked.dropna(subset=["offset"])
@@ -169,7 +179,6 @@ def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict[str, 
             if data.get("change") != wanted:
                 found.append(
                     {
-                        "kind": "lost-voter-change",
                         "node": node,
                         "index": int(row.index),
                         "offset": int(row.offset),
@@ -178,3 +187,14 @@ def _lost_changes(history: pd.DataFrame, final: pd.DataFrame) -> list[dict[str, 
                     }
                 )
     return found[:20]
+
+
+def _membership_changed(t: Tables) -> bool:
+    return bool((t.events["event"] == "voters").any() or t.history["f"].isin(CHANGES).any())
+
+
+def _judged(t: Tables) -> Result:
+    return membership(t.history, t.events, t.final)
+
+
+CHECKER = Rule(NAME, _membership_changed, _judged, so_far=_judged)

@@ -27,8 +27,11 @@ from typing import Any
 
 import pandas as pd
 
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables
 from .result import result
 
+NAME = "mutual-exclusion"
 LOCK_FS = frozenset({"acquire", "add", "release"})
 LIMIT = 20  # anomalies of each kind listed
 
@@ -66,15 +69,17 @@ def holds(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return table[~late].sort_values("start", kind="stable"), int(late.sum())
 
 
-def _overlaps(table: pd.DataFrame) -> list[dict[str, Any]]:
-    anomalies: list[dict[str, Any]] = []
+@case(NAME, "overlapping-holds")
+def overlapping_holds(table: pd.DataFrame) -> list[Anomaly]:
+    """Two clients held the lock at once: a hold granted while another's
+    lease still ran (each hold trimmed to what its client could rely on)."""
+    anomalies: list[Anomaly] = []
     open_holds: list[Any] = []
     for hold in table.itertuples(index=False):
         open_holds = [h for h in open_holds if h.end > hold.start]
         for other in open_holds[:1]:
             anomalies.append(
                 {
-                    "kind": "overlapping-holds",
                     "index": hold.index,
                     "other_index": other.index,
                     "keys": [other.key, hold.key],
@@ -90,35 +95,37 @@ def _overlaps(table: pd.DataFrame) -> list[dict[str, Any]]:
     return anomalies
 
 
-def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:
-    ops = operations(history)
-    table, late = holds(ops)
-    anomalies = _overlaps(table)
-
-    adds = ops[(ops["f"] == "add") & (ops["type_done"] == "ok")].dropna(subset=["offset_done"])
-    keys = set(history.loc[(history["f"] == "add") & (history["process"] >= 0), "key"].dropna())
+@case(NAME, "same-place-adds")
+def same_place_adds(adds: pd.DataFrame) -> list[Anomaly]:
+    """Two acknowledged adds read the guarded list at the same length: each
+    overwrote the other, so two critical sections overlapped."""
     twice = adds[adds.duplicated("offset_done", keep=False)].sort_values(["offset_done", "index"])
-    for offset, group in list(twice.groupby("offset_done"))[:LIMIT]:
-        anomalies.append(
-            {
-                "kind": "same-place-adds",
-                "offset": int(offset),
-                "indices": group["index_done"].astype(int).tolist(),
-                "values": group["value"].tolist(),
-                "summary": f"adds {', '.join(group['value'])} (rows {', '.join(map(str, group['index_done'].astype(int)))}) "
-                f"each read the guarded list at length {int(offset)}: each overwrote the other",
-            }
-        )
+    return [
+        {
+            "offset": int(offset),
+            "indices": group["index_done"].astype(int).tolist(),
+            "values": group["value"].tolist(),
+            "summary": f"adds {', '.join(group['value'])} (rows {', '.join(map(str, group['index_done'].astype(int)))}) "
+            f"each read the guarded list at length {int(offset)}: each overwrote the other",
+        }
+        for offset, group in list(twice.groupby("offset_done"))[:LIMIT]
+    ]
 
-    lists = final[final["key"].isin(keys)]
+
+@case(NAME, "lost-guarded-add", final_copies=True)
+def lost_guarded_adds(adds: pd.DataFrame, lists: pd.DataFrame) -> list[Anomaly]:
+    """An acknowledged add is missing from a member's final guarded list: a
+    write by another holder replaced it.
+
+    `lists`: the members' final copies of the guarded lists."""
     nodes = sorted(lists["node"].unique())
     held = lists.groupby("node")["value"].agg(set)
+    found: list[Anomaly] = []
     for add in adds.itertuples(index=False):
         missing = [node for node in nodes if add.value not in held[node]]
         if missing:
-            anomalies.append(
+            found.append(
                 {
-                    "kind": "lost-guarded-add",
                     "index": int(add.index_done),
                     "value": add.value,
                     "nodes": missing,
@@ -126,11 +133,33 @@ def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict[str, An
                     f"on {', '.join(missing)}: a write by another holder replaced it",
                 }
             )
-            if sum(a["kind"] == "lost-guarded-add" for a in anomalies) >= LIMIT:
+            if len(found) >= LIMIT:
                 break
+    return found
 
-    stats = {"acquired": len(table) + late, "late_grants": late, "acknowledged_adds": len(adds), "nodes": len(nodes)}
+
+def mutual_exclusion(history: pd.DataFrame, final: pd.DataFrame) -> dict[str, Any]:
+    """The checker: its cases above, over the lock workload's operations."""
+    ops = operations(history)
+    table, late = holds(ops)
+    adds = ops[(ops["f"] == "add") & (ops["type_done"] == "ok")].dropna(subset=["offset_done"])
+    keys = set(history.loc[(history["f"] == "add") & (history["process"] >= 0), "key"].dropna())
+    lists = final[final["key"].isin(keys)]
+    nodes = len(lists["node"].unique())
+    anomalies = overlapping_holds(table) + same_place_adds(adds) + lost_guarded_adds(adds, lists)
+    stats = {"acquired": len(table) + late, "late_grants": late, "acknowledged_adds": len(adds), "nodes": nodes}
     verdict = result(anomalies, stats)
     if not anomalies and len(adds) and not nodes:
         verdict.update(valid="unknown", error="no final guarded list was read, so acknowledged adds cannot be checked")
     return verdict
+
+
+def _locks(t: Tables) -> bool:
+    return bool(t.client_fs & LOCK_FS)
+
+
+def _judged(t: Tables) -> Result:
+    return mutual_exclusion(t.history, t.final)
+
+
+CHECKER = Rule(NAME, _locks, _judged)

@@ -112,15 +112,25 @@ class InPieces:
         """The invocations still waiting once every piece is in."""
         return self.waiting if self.waiting is not None else frame([], {})
 
-    def tables(self, events: pd.DataFrame, capabilities: Any, named: pd.DataFrame | None = None) -> Tables:
-        """What the checkers that judge once read (`final` is given to them apart)."""
+    def tables(
+        self,
+        events: pd.DataFrame,
+        capabilities: Any,
+        named: pd.DataFrame | None = None,
+        final_of: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+    ) -> Tables:
+        """What the checkers that judge once read: the rows left, the client
+        figures tallied over every piece, and the final copies `final_of` the
+        rows left reads (what of them those rows need: none if not given)."""
+        history = self.history(named)
         return Tables(
-            self.history(named),
+            history,
             events,
-            frame([], FINAL_COLUMNS),
+            final_of(history) if final_of else frame([], FINAL_COLUMNS),
             capabilities,
             self.budget_s,
             frozenset(self.client_fs),
+            self.client_figures(),
         )
 
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .checker import Result
+from .cases import Anomaly, case
+from .checker import Result, Rule, Tables
 from .result import result
 
+NAME = "progress"
 # Fewer quiet calls than this say nothing: a run may have only a moment without faults.
 MIN_QUIET_CALLS = 10
 QUIET = "quiet"
@@ -28,13 +30,29 @@ def progress(clients: Mapping[str, Mapping[str, Any]]) -> Result:
     and none was acknowledged."""
     quiet = clients.get(QUIET) or {"operations": 0, "acknowledged": 0}
     calls, acknowledged = int(quiet["operations"]), int(quiet["acknowledged"])
-    anomalies = []
-    if calls >= MIN_QUIET_CALLS and acknowledged == 0:
-        anomalies.append(
-            {
-                "kind": "no-progress",
-                "calls": calls,
-                "summary": f"none of the {calls} operations called while no fault was in force was acknowledged",
-            }
-        )
-    return result(anomalies, {"quiet_calls": calls, "quiet_acknowledged": acknowledged})
+    return result(no_progress(calls, acknowledged), {"quiet_calls": calls, "quiet_acknowledged": acknowledged})
+
+
+@case(NAME, "no-progress")
+def no_progress(calls: int, acknowledged: int) -> list[Anomaly]:
+    """The cluster acknowledged none of at least MIN_QUIET_CALLS operations
+    called while no fault was in force."""
+    if calls < MIN_QUIET_CALLS or acknowledged:
+        return []
+    return [
+        {
+            "calls": calls,
+            "summary": f"none of the {calls} operations called while no fault was in force was acknowledged",
+        }
+    ]
+
+
+def _clients_called(t: Tables) -> bool:
+    return bool(t.client_fs)
+
+
+def _judged(t: Tables) -> Result:
+    return progress(t.client_figures)
+
+
+CHECKER = Rule(NAME, _clients_called, _judged)

@@ -14,19 +14,11 @@ import pandas as pd
 from history.schema import FINAL_COLUMNS, frame
 
 from .abstract_state import state_coverage
-from .availability import availability
-from .checker import Checker, Result, Rule, Tables
+from .checker import Result, Tables
 from .coverage import coverage
-from .crashes import node_crashes, stops
-from .data_loss import FINAL_COPY_KINDS as LOGS_FINAL_COPY_KINDS
-from .data_loss import committed_data_loss, committed_data_loss_so_far
-from .elections import election_safety, single_leader_per_epoch
 from .linearizable import linearizable
-from .membership import CHANGES, membership
-from .membership import FINAL_COPY_KINDS as VOTERS_FINAL_COPY_KINDS
 from .models import make_model
-from .mutex import LOCK_FS, mutual_exclusion
-from .progress import progress
+from .registry import CHECKERS, final_copy_kinds
 from .result import merge, run_checker
 from .signatures import signatures
 
@@ -34,80 +26,11 @@ DEFAULT_BUDGET_S = 30.0
 NO_FAULT = "no fault was made"
 
 
-def _appends(t: Tables) -> bool:
-    return "append" in t.client_fs
-
-
-def _locks(t: Tables) -> bool:
-    return bool(t.client_fs & LOCK_FS)
-
-
-def _registers(t: Tables) -> bool:
-    """Client operations a model checks: any but appends' and locks' own checkers take."""
-    return bool(t.client_fs) and not _locks(t)
-
-
-def _membership_changed(t: Tables) -> bool:
-    return bool((t.events["event"] == "voters").any() or t.history["f"].isin(CHANGES).any())
-
-
-def _stopped(t: Tables) -> bool:
-    return not stops(t.events).empty
-
-
-def _clients_called(t: Tables) -> bool:
-    return bool(t.client_fs)
-
-
-def _always(t: Tables) -> bool:
-    return True
-
-
-# Every checker a verdict may hold (docs/organisation.md, "Verdicts"), in the verdict's order.
-CHECKERS: tuple[Checker, ...] = (
-    Rule("election-safety", _always, lambda t: election_safety(t.events, t.capabilities)),
-    Rule("single-leader-per-epoch", _always, lambda t: single_leader_per_epoch(t.events, t.history, t.capabilities)),
-    Rule("committed-data-loss", _appends, lambda t: committed_data_loss(t.history, t.final, t.events)),
-    Rule("linearizable", _registers, lambda t: linearizable(t.history, None, t.budget_s)),
-    Rule("mutual-exclusion", _locks, lambda t: mutual_exclusion(t.history, t.final)),
-    Rule("membership", _membership_changed, lambda t: membership(t.history, t.events, t.final)),
-    Rule("node-crashes", _stopped, lambda t: node_crashes(t.history, t.events)),
-    Rule("progress", _clients_called, lambda t: progress(t.client_figures)),
-    Rule("availability", _always, lambda t: availability(t.history, t.events, t.client_figures)),
-)
-NAMES = tuple(checker.name for checker in CHECKERS)
-# What each checker can judge of a run's first part, so that a violation
-# found there stays one in the whole run (`check_prefix`): None, the checker
-# itself. They read only the history and the events, and what comes later
-# cannot undo what they found. Two leaders in an epoch, a vote granted
-# twice, a voter change taken while another was uncommitted, a log cut below
-# its high watermark stay so; an operation still waiting for its answer is
-# indeterminate to `linearizable` (it may take effect at any point after its
-# call, or never), so an order none of its outcomes allows is not one a later
-# answer allows. `membership`'s final-log case finds nothing before the
-# final logs are read; `committed-data-loss` judges its cases of the nodes'
-# logs alone. The others judge the whole run (availability; node-crashes,
-# whose excuse for a stop may be confirmed after it).
-SO_FAR: dict[str, Callable[[Tables], Result] | None] = {
-    "election-safety": None,
-    "single-leader-per-epoch": None,
-    "committed-data-loss": lambda t: committed_data_loss_so_far(t.events),
-    "linearizable": None,
-    "membership": None,
-}
-# The cases of SO_FAR's checkers that only the nodes' final copies show,
-# read once the run is healed: the live verdict has not judged them.
-AFTER_HEALING: dict[str, frozenset[str]] = {
-    "committed-data-loss": LOGS_FINAL_COPY_KINDS,
-    "membership": VOTERS_FINAL_COPY_KINDS,
-}
-
-
 def as_judged_so_far(name: str, result: Mapping[str, Any]) -> bool | str:
     """A whole run's answer of checker `name` over the cases `check_prefix`
     judges too: its own, but true where every anomaly it names is one only
-    the final copies show (AFTER_HEALING). What a live verdict is compared with."""
-    later = AFTER_HEALING.get(name, frozenset())
+    the final copies show (checkers/registry.py). What a live verdict is compared with."""
+    later = final_copy_kinds(name)
     if result["valid"] is False and all(anomaly["kind"] in later for anomaly in result["anomalies"]):
         return True
     valid: bool | str = result["valid"]
@@ -157,14 +80,14 @@ def check_prefix(
     capabilities: Mapping[str, Any] | None = None,
 ) -> dict[str, Result]:
     """What the checkers that apply can judge of a run's tables so far
-    (`SO_FAR`; no final copies yet): a false one is a violation the whole
+    (each checker's `so_far`; no final copies yet): a false one is a violation the whole
     run's verdict will hold too. One after another, as `run --check-live`
     runs them beside the load, on a thread of their own."""
     tables = Tables(history, events, frame([], FINAL_COLUMNS), capabilities, budget_s)
     return {
-        checker.name: run_checker(partial(SO_FAR[checker.name] or checker.check, tables), checker.name)
+        checker.name: run_checker(partial(checker.so_far, tables), checker.name)
         for checker in CHECKERS
-        if checker.name in SO_FAR and checker.applies(tables)
+        if checker.so_far is not None and checker.applies(tables)
     }
 
 

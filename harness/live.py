@@ -3,7 +3,7 @@
 Every LIVE_INTERVAL_S, what the run has recorded so far (its history and
 the events its probes saw) is judged, on a thread beside the load, by the
 checkers whose violation in a run's first part is one of the whole run
-(checkers/verdict.py's `SO_FAR`). The events are the probes' and, where this
+(each checker's `so_far`, checkers/checker.py). The events are the probes' and, where this
 machine can read them as they are written, the nodes' own logs'. The first
 violation each finds is said at once, with when it was found. With `stop_on_violation` the load
 ends there: its faults are healed and the cluster settles as after any
@@ -36,7 +36,8 @@ from typing import Any
 import pandas as pd
 
 from checkers.carried import events_left_for_later, left_for_later
-from checkers.verdict import AFTER_HEALING, check_prefix
+from checkers.registry import final_copy_kinds
+from checkers.verdict import check_prefix
 from history.errors import Defect
 from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, frame
 from results.memory import trim
@@ -160,7 +161,7 @@ class Live:
         self.verdict = verdict
         stopped = f"; load stopped at {stopped_at_s:.1f} s" if stopped_at_s is not None else ""
         # What only the final copies show is judged once the run is healed: said, so `true` is not read as final.
-        after_healing = [name for name in decided if name in AFTER_HEALING and decided[name] is not False]
+        after_healing = [name for name in decided if final_copy_kinds(name) and decided[name] is not False]
         said = "what the nodes' final copies show comes with the batch verdict, once healed"
         later = f"; {said}: {', '.join(after_healing)}" if after_healing else ""
         print(

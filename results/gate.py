@@ -42,7 +42,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from checkers.availability import CLIENT_FIGURES, FIGURES
-from checkers.verdict import NAMES, NO_FAULT
+from checkers.registry import NAMES
+from checkers.verdict import NO_FAULT
 from history.errors import UsageError
 from results.user_files import read_toml
 

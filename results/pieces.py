@@ -12,10 +12,10 @@ verdict (tests/results/test_pieces.py checks it on real runs).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from checkers.availability import availability, fault_windows
+from checkers.availability import fault_windows
 from checkers.checker import Result
+from checkers.data_loss import NAME as DATA_LOSS
 from checkers.data_loss import committed_data_loss_in_windows, value_hashes
-from checkers.membership import membership
-from checkers.mutex import mutual_exclusion
+from checkers.linearizable import NAME as LINEARIZABLE
 from checkers.pieces import InPieces
-from checkers.progress import progress
 from checkers.verdict import check
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame, holds
 
@@ -81,19 +80,11 @@ def check_in_pieces(run_dir: Path, capabilities: Any, budget_s: float, piece_row
         data_loss = lost.result()
     waiting = pieces.never_answered()
     ops.end(waiting, np.arange(len(waiting)))
-    given = {"linearizable": pieces.linearizable, "committed-data-loss": data_loss}
+    # The two checkers that need every row judged the pieces as they passed; the others judge the rows left.
+    given = {LINEARIZABLE: pieces.linearizable, DATA_LOSS: data_loss}
     named = _where(history_path, HISTORY_COLUMNS, pc.field("index").isin(sorted(_named(given.values()))))
-    tables = pieces.tables(events, capabilities, named)
-    final = cache(partial(_small_final, final_path, tables.history))
-    clients = pieces.client_figures()
-    judged: dict[str, Callable[[], Result]] = {
-        "availability": lambda: availability(tables.history, events, clients),
-        "progress": lambda: progress(clients),
-        "mutual-exclusion": lambda: mutual_exclusion(tables.history, final()),
-        "membership": lambda: membership(tables.history, events, final()),
-    }
-    judged |= {name: partial(_as_found, found) for name, found in given.items() if found is not None}
-    verdict = check(tables, judged)
+    tables = pieces.tables(events, capabilities, named, partial(_small_final, final_path))
+    verdict = check(tables, {name: partial(_as_found, found) for name, found in given.items() if found is not None})
     verdict["stats"] = {"history_rows": pieces.rows, "torn_lines": 0, "pieces": pieces.pieces}
     # The report lists the rows every anomaly names, and the other row of each one's operation.
     flagged = _named(verdict["checkers"].values())

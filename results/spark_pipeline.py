@@ -34,8 +34,8 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from checkers.registry import NAMES
 from checkers.signatures import group
-from checkers.verdict import NAMES
 
 from . import archive as archive_
 from .checking import check_run

@@ -1,6 +1,7 @@
 """The documentation holds together: the pages build with MkDocs with every
 warning an error (a broken link or anchor, a page left out of the
-navigation), the command reference is what the parsers say, README stays
+navigation), the command reference is what the parsers say, the anomaly
+kinds' page is what the checkers' registry says, README stays
 a page a newcomer reads in ten minutes and links only to what exists, every
 command line the pages show is one the command takes, and nothing cites a
 folder outside the repository."""
@@ -45,6 +46,16 @@ def test_the_command_reference_is_what_the_parsers_say():
     assert done.returncode == 0, done.stderr
     assert (ROOT / "docs" / "reference.md").read_text() == done.stdout, (
         "docs/reference.md is stale: python -m harness.cli.reference > docs/reference.md"
+    )
+
+
+def test_the_anomaly_page_is_what_the_registry_says():
+    done = subprocess.run(
+        [sys.executable, "-m", "checkers.registry"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert (ROOT / "docs" / "anomalies.md").read_text() == done.stdout, (
+        "docs/anomalies.md is stale: python -m checkers.registry > docs/anomalies.md"
     )
 
 

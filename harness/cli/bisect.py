@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import targets
-from checkers.verdict import NAMES
+from checkers.registry import NAMES
 from harness import limits
 from history.errors import UsageError
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from checkers.checker import Checker, Rule, Tables, validity
-from checkers.verdict import CHECKERS, NAMES, check_tables
+from checkers.registry import CHECKERS, NAMES
+from checkers.verdict import check_tables
 from history.errors import Defect
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame
 

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import targets
-from checkers.verdict import SO_FAR, as_judged_so_far, check_prefix, check_tables
+from checkers.registry import CHECKERS
+from checkers.verdict import as_judged_so_far, check_prefix, check_tables
 from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 
 from .sim_histories import tables
@@ -63,7 +64,7 @@ def test_a_violation_in_a_first_part_is_one_of_the_whole_run(case, seed, cuts):
     history, events, final = simulated(case, seed)
     whole = check_tables(history, events, final, budget_s=5, capabilities=KRAFT)["checkers"]
     over_all = check_prefix(history, events, 5, KRAFT)
-    assert set(over_all) == {name for name in SO_FAR if name in whole}
+    assert set(over_all) == {c.name for c in CHECKERS if c.so_far and c.name in whole}
     for name, found in over_all.items():
         if "unknown" in (found["valid"], whole[name]["valid"]):
             continue
