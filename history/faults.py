@@ -88,6 +88,8 @@ PARTITION, LATENCY, PAUSE, KILL, CLOCK, START_OBSERVERS = (
     "clock",
     "start-observers",
 )
+# The faults the reference quorum's simulator makes too (targets/kraft/sim/), by these names.
+BOUNCE, WIPE, LOSE_UNFSYNCED, MESSAGE_LOSS = ("bounce", "wipe", "lose-unfsynced", "message-loss")
 # What the random strategy draws when `--nemesis` names nothing.
 RANDOM_DEFAULT = (PARTITION, KILL, PAUSE)
 LAZY = "'s data directory cannot sit on the lose-unfsynced filesystem"

@@ -23,15 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 from history.coverage import cell, role_of
 from history.errors import Defect
-from history.faults import BY_NAME, HEAL_ALL, KILL, PAUSE
+from history.faults import BOUNCE, BY_NAME, HEAL_ALL, KILL, LOSE_UNFSYNCED, PARTITION, PAUSE
 from history.observation import Observation
 from history.operations import NemesisOp
 
-from .faults import SIMULATED_HEALS, family_of
+from .faults import SIMULATED_HEALS, brief, family_of
 from .guided import Guide
 from .novelty import STEPS_PER_INTERVAL, Memory, Search
 from .strategy import Novelty
 from .turns import Step, Steps
+
+# What the novelty search makes on a simulation: link and node faults (and
+# power losses, where the simulated nodes lose what they had not flushed).
+SEARCHED = (PARTITION, PAUSE, KILL, BOUNCE, *brief.KINDS)
 
 if TYPE_CHECKING:
     from targets.interface import SimulatedCluster
@@ -126,12 +130,13 @@ class NoveltySearch:
     name: str = "novelty"
     steps_per_interval: int = STEPS_PER_INTERVAL
 
-    def play(
-        self, cluster: SimulatedCluster, seed: int, kinds: tuple[str, ...], interval_s: float, limit_s: float
-    ) -> None:
+    def play(self, cluster: SimulatedCluster, seed: int, interval_s: float, limit_s: float) -> None:
         """The search's schedule from `seed` on `cluster` until `limit_s`, each
         operation made written into the cluster's `ops` as it is made (so a
-        broken invariant, raised from the cluster's `run`, leaves them there)."""
-        guide = Guide(random.Random(seed), list(kinds), voters=cluster.voters, timeout_ms=cluster.timeout_ms)
+        broken invariant, raised from the cluster's `run`, leaves them there):
+        SEARCHED's faults, and power losses where the cluster's nodes lose
+        what they had not flushed."""
+        kinds = [*SEARCHED, *([LOSE_UNFSYNCED] if cluster.loses_unflushed else [])]
+        guide = Guide(random.Random(seed), kinds, voters=cluster.voters, timeout_ms=cluster.timeout_ms)
         nemesis = SimNemesis(cluster, cluster.ops)
         play(nemesis, Novelty(Search(guide, self.memory)).steps(interval_s, limit_s))

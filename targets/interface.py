@@ -420,12 +420,15 @@ class SimulatedCluster(Protocol):
     directed links cut now (changed in place); `paused`: the paused nodes;
     `ops`: the nemesis operations made on it, with their moments (what a
     violation is reported with); `voters`: how many of `ids` vote;
-    `timeout_ms`: its election timeout."""
+    `timeout_ms`: its election timeout; `loses_unflushed`: whether its
+    nodes flush on an interval, so that a power loss loses what they had
+    not (the nemesis may make one)."""
 
     ids: tuple[str, ...]
     voters: int
     ops: list[NemesisOp]
     timeout_ms: int
+    loses_unflushed: bool
 
     @property
     def cut(self) -> set[tuple[str, str]]: ...
@@ -465,15 +468,13 @@ class SimulatedSearch(Protocol):
     """A strategy that chooses a simulated schedule's faults as it goes, as
     the shell hands it to a simulation (nemesis/simulated.py's
     `NoveltySearch`), learning across schedules: `play` makes one schedule
-    of it on a cluster, seeded, from the fault kinds the simulation takes,
-    choosing `steps_per_interval` times an interval."""
+    of it on a cluster, seeded, choosing `steps_per_interval` times an
+    interval from the faults the nemesis makes on a simulation."""
 
     name: str
     steps_per_interval: int
 
-    def play(
-        self, cluster: SimulatedCluster, seed: int, kinds: tuple[str, ...], interval_s: float, limit_s: float
-    ) -> None: ...
+    def play(self, cluster: SimulatedCluster, seed: int, interval_s: float, limit_s: float) -> None: ...
 
 
 class Simulated(ABC):

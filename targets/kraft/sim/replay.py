@@ -41,6 +41,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from history.faults import BOUNCE, CLOCK, KILL, LATENCY, LOSE_UNFSYNCED, MESSAGE_LOSS, PARTITION, PAUSE, WIPE
+
 from .invariants import InvariantViolation
 from .simulation import (
     CLOCK_ACTIONS,
@@ -58,18 +60,18 @@ from .simulation import (
 TAIL_S = 2.0
 # Steps with an operation of their own: (the operation, aimed at the leader where the step says so).
 NODE_STEPS = {
-    "pause": "pause",
-    "pause_leader": "pause",
+    PAUSE: PAUSE,
+    "pause_leader": PAUSE,
     "resume": "resume",
-    "crash": "kill",
-    "crash_leader": "kill",
-    "restart": "start",
-    "bounce": "bounce",
-    "lose_unsynced": "lose-unfsynced",
-    "lose_leader": "lose-unfsynced",
+    "crash": KILL,
+    "crash_leader": KILL,
+    "start": "start",
+    BOUNCE: BOUNCE,
+    "lose_unsynced": LOSE_UNFSYNCED,
+    "lose_leader": LOSE_UNFSYNCED,
 }
 # Membership steps, as the real nemesis makes them for a node it names.
-MEMBERSHIP = {"wipe": "wipe", "remove_voter": "shrink", "add_voter": "rejoin"}
+MEMBERSHIP = {WIPE: WIPE, "remove_voter": "shrink", "add_voter": "rejoin"}
 # The simulator's load reads at every node that believes it leads, a node
 # cut off alone too; a real run's clients find the new leader within a
 # second, so this many stay beside a node cut off alone (the executor's
@@ -91,10 +93,8 @@ READERS_BESIDE = 2
 # bounced and lost power, and stretched it never settled in 3 of 3 replays).
 RESTART_STRETCH = 10
 TIMEOUTS = ("election_timeout_ms", "fetch_timeout_ms")
-# The simulator's step, and the search's operation, that kills a node and starts it again at once.
-BOUNCE = "bounce"
 # The simulator's steps, and the search's operation, that lose a node's unfsynced writes.
-POWER_LOSS = {"lose_unsynced", "lose_leader", "lose-unfsynced"}
+POWER_LOSS = {"lose_unsynced", "lose_leader", LOSE_UNFSYNCED}
 
 
 def scale_of(settings: dict[str, Any], real_ms: int) -> float:
@@ -143,19 +143,19 @@ def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> d
         return {"f": NODE_STEPS[action], "args": _aim(action, node)}
     if action == "isolate":
         cut = [[a, b] for a in ids for b in ids if a != b and node in (a, b)]
-        return {"f": "partition", "args": {"links": cut, "clients": READERS_BESIDE}}
+        return {"f": PARTITION, "args": {"links": cut, "clients": READERS_BESIDE}}
     if action == "isolate_leader":
         return {
-            "f": "partition",
+            "f": PARTITION,
             "args": {"topology": "isolate-leader", "only_a_leader": True, "clients": READERS_BESIDE},
         }
     if action == "cut":
-        return {"f": "partition", "args": {"links": [[node, other]]}} if other != node else None
+        return {"f": PARTITION, "args": {"links": [[node, other]]}} if other != node else None
     if action in ("heal", "resume_all"):
         return {"f": "heal" if action == "heal" else "resume", "args": {}}
     if action in CLOCK_ACTIONS:
         delta = round(CLOCK_OFFSETS[amount % len(CLOCK_OFFSETS)] * scale)
-        return {"f": "clock", "args": {**_aim(action, node), "shape": "jump", "delta_ms": delta}}
+        return {"f": CLOCK, "args": {**_aim(action, node), "shape": "jump", "delta_ms": delta}}
     if action in MEMBERSHIP:
         return {"f": MEMBERSHIP[action], "args": {"nodes": [node]}}
     return None
@@ -163,14 +163,14 @@ def _op(action: str, ids: list[str], index: int, amount: int, scale: float) -> d
 
 def _loss(drop_rate: float) -> dict[str, Any]:
     """Every message on every link dropped at the simulator's rate (0: a loss in force stops dropping)."""
-    return {"f": "message-loss", "args": {"per_mille": round(drop_rate * 1000), "message": "any"}}
+    return {"f": MESSAGE_LOSS, "args": {"per_mille": round(drop_rate * 1000), "message": "any"}}
 
 
 def _latency(delay_ms: tuple[int, int], scale: float) -> dict[str, Any]:
     """Latency on every link that delays a message as the simulator's delay range does, stretched by `scale`."""
     low, high = delay_ms
     return {
-        "f": "latency",
+        "f": LATENCY,
         "args": {"latency_ms": round(scale * (low + high) / 2), "jitter_ms": round(scale * (high - low) / 2)},
     }
 

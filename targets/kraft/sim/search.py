@@ -21,9 +21,7 @@ from .simulation import LoadedRun, SimSettings, Simulation, random_steps, run_sc
 
 # The simulated cluster's load runs this long before the first fault (a run waits for a leader).
 SETTLE_MS = 2000
-# What a search makes on the simulation, and how long an interval is (it chooses a few times in one).
-KINDS = ("partition", "pause", "kill", "bounce", "flicker", "stall")
-POWER_LOSS = "lose-unfsynced"
+# How long an interval of a search is (it chooses a few times in one).
 INTERVAL_S = 1.0
 
 
@@ -37,6 +35,7 @@ class SimCluster:
         self.voters = sim.settings.nodes
         self.ops: list[Any] = []
         self.timeout_ms = sim.settings.election_timeout_ms
+        self.loses_unflushed = bool(sim.settings.flush_interval_ms)
 
     @property
     def cut(self) -> set[tuple[str, str]]:
@@ -93,14 +92,14 @@ class SimCluster:
         self.sim.clock_ms[node] = offset_ms
 
 
-def searched(cluster: SimCluster, search: SimulatedSearch, kinds: tuple[str, ...], limit_s: float) -> None:
+def searched(cluster: SimCluster, search: SimulatedSearch, limit_s: float) -> None:
     """One schedule chosen by `search` as it goes, `limit_s` of simulated
     time after a leader is elected, then healed and quiesced as a random
     schedule is. A broken invariant raises (InvariantViolation) at the
     moment it breaks; the operations made until then are `cluster.ops`,
     their moments from the end of SETTLE_MS."""
     cluster.run(SETTLE_MS)
-    search.play(cluster, cluster.sim.settings.seed, kinds, INTERVAL_S, limit_s)
+    search.play(cluster, cluster.sim.settings.seed, INTERVAL_S, limit_s)
     settle(cluster.sim, cluster.load)
 
 
@@ -146,9 +145,8 @@ def one_schedule(
             )
             sim = run_schedule(settings, plan)
         else:
-            kinds = KINDS + ((POWER_LOSS,) if settings.flush_interval_ms else ())
             cluster = SimCluster(Simulation(settings))
-            searched(cluster, search, kinds, steps * INTERVAL_S / search.steps_per_interval)
+            searched(cluster, search, steps * INTERVAL_S / search.steps_per_interval)
             sim = cluster.sim
     except InvariantViolation as violation:
         made = (

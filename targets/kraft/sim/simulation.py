@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from history.faults import BOUNCE, CLOCK, PAUSE, WIPE
+
 from ..core import RaftConfig, RaftCore, Ready
 from ..messages import Entry, Message
 from ..quorum_state import ElectionState
@@ -421,25 +423,25 @@ ACTIONS = (
     "isolate_leader",
     "cut",
     "heal",
-    "pause",
+    PAUSE,
     "pause_leader",
     "resume",
     "resume_all",
     "crash",
     "crash_leader",
-    "restart",
-    "bounce",
+    "start",
+    BOUNCE,
     "network",
 )
 DISK_ACTIONS = ("lose_unsynced", "lose_leader")
-CLOCK_ACTIONS = ("clock", "clock_leader")
+CLOCK_ACTIONS = (CLOCK, "clock_leader")
 # Steps that arm a leader's isolation for a moment (`Simulation.arm`), not make it now.
 MOMENT_ACTIONS = {"isolate_at_election": "election", "isolate_at_commit": "commit"}
 # The share of messages a `network` step drops, by its amount.
 DROP_RATES = (0.0, 0.05, 0.2)
 # A clock step sets the node's offset from true time to one of these (ms).
 CLOCK_OFFSETS = (-2000, -400, 0, 400)
-MEMBERSHIP_ACTIONS = ("wipe", "add_voter", "remove_voter")
+MEMBERSHIP_ACTIONS = (WIPE, "add_voter", "remove_voter")
 """What a schedule step can do. A step is (action, node index, amount): the
 node index picks a node (modulo the cluster size) and `amount` is the run
 length in ms, the second node of a cut, or the network setting."""
@@ -500,7 +502,7 @@ def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | N
                 sim.cut.add((node, other))
         elif action == "heal":
             sim.heal()
-        elif action == "pause":
+        elif action == PAUSE:
             sim.pause(node)
         elif action == "pause_leader" and leader:
             sim.pause(leader)
@@ -513,9 +515,9 @@ def run_schedule(settings: SimSettings, steps: list[Step], changed: set[int] | N
             sim.crash(node)
         elif action == "crash_leader" and leader:
             sim.crash(leader)
-        elif action == "restart":
+        elif action == "start":
             sim.start(node)
-        elif action == "bounce":
+        elif action == BOUNCE:
             sim.crash(node)
             sim.start(node)
         elif action in DISK_ACTIONS:  # a power loss, the node back at once
@@ -546,7 +548,7 @@ def change_membership(sim: Simulation, action: str, node: str, made: Callable[[]
     goes to the leader whatever the state, which must refuse what it cannot do.
     `made` is called when one is about to be made (it may break an invariant)."""
     voters = sim.voter_set()
-    if action == "wipe" and voters.has_node(node) and sim.healthy_voters():
+    if action == WIPE and voters.has_node(node) and sim.healthy_voters():
         made()
         sim.wipe(node)
     elif action == "remove_voter" and voters.has_node(node) and sim.healthy_voters(settled=False):

@@ -39,7 +39,7 @@ def schedules(max_steps: int = 24) -> st.SearchStrategy:
 def election_churn(max_steps: int = 16) -> st.SearchStrategy:
     """A leader crash under a slow, lossy network, then short runs and node
     bounces: restarts that land in the middle of elections."""
-    churn = step(("bounce", "crash_leader", "restart"))
+    churn = step(("bounce", "crash_leader", "start"))
     return st.tuples(st.sampled_from([1, 2]), st.lists(churn, min_size=1, max_size=max_steps)).map(
         lambda drawn: [("network", 0, drawn[0]), ("crash_leader", 0, 0), *drawn[1]]
     )
@@ -89,7 +89,7 @@ def leader_power_loss() -> st.SearchStrategy:
             ("run", 0, drawn[1]),
             ("pause", drawn[2], 0),
             ("lose_leader", 0, 0),
-            ("restart", drawn[0], 0),
+            ("start", drawn[0], 0),
             ("run", 0, 400),
             ("resume_all", 0, 0),
         ]

@@ -73,7 +73,7 @@ def test_a_schedule_that_bounces_a_node_runs_on_stretched_timeouts():
     assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "bounce", "args": {}}]}, defaults) == stretched
     # A power loss's unclean start waits ten fetch timeouts: stretched, longer than a run waits to settle.
     assert timeouts_for({}, {"ops": [{"at_s": 0.1, "f": "lose-unfsynced", "args": {}}]}, defaults) == {}
-    assert timeouts_for({}, {"steps": [["lose_leader", 0, 0], ["restart", 1, 0]]}, defaults) == {}
+    assert timeouts_for({}, {"steps": [["lose_leader", 0, 0], ["start", 1, 0]]}, defaults) == {}
     # A bounce beside a power loss: the unclean start's wait, stretched, would outlast the settling.
     assert timeouts_for({}, {"steps": [["bounce", 2, 0], ["lose_unsynced", 1, 0]]}, defaults) == {}
     assert timeouts_for({}, {"ops": [{"f": "bounce", "args": {}}, {"f": "lose-unfsynced", "args": {}}]}, defaults) == {}
