@@ -21,7 +21,7 @@ from .family import HEAL_ORDER, SIMULATED_HEAL_ORDER, Cell, Family, Make
 MODULES = tuple(
     importlib.import_module(f"{__name__}.{info.name}")
     for info in pkgutil.iter_modules(__path__)
-    if info.name != "family"
+    if info.name != "family" and not info.ispkg  # (changers/: the families' helpers)
 )
 FAMILIES: tuple[Family, ...] = tuple(module.FAMILY for module in MODULES)
 

@@ -1,7 +1,7 @@
 """Voter changes among faults (`membership`), and what changes membership
 back (`rejoin`): as the target takes them (`changes`): voters (the
-reference quorum, nemesis/membership.py), learners and members (etcd,
-nemesis/members.py) or a stream's replicas (NATS, nemesis/replicas.py).
+reference quorum, changers/voters.py), learners and members (etcd,
+changers/members.py) or a stream's replicas (NATS, changers/replicas.py).
 
 The random schedule's recipe: a follower's disk lost and the leader killed
 before it is added again (its vote must not count under the old identity),
@@ -18,10 +18,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from history.operations import NemesisOp
-from nemesis.members import MemberChanger
-from nemesis.membership import VoterChanger
-from nemesis.replicas import ReplicaChanger
 
+from .changers.members import MemberChanger
+from .changers.replicas import ReplicaChanger
+from .changers.voters import VoterChanger
 from .family import Aiming, Choice, Family, seed
 
 if TYPE_CHECKING:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nemesis.membership import VoterChanger
-
 from . import nodes
+from .changers.voters import VoterChanger
 from .family import Family
 from .membership import REJOIN, changes
 

@@ -10,7 +10,7 @@ gossip of routes never bypasses what cuts a link; one route carries a
 pair's traffic both ways, so links are cut per pair (no `peer_routes`).
 Go reads the clock through the vDSO: no clock faults. Acks carry no term,
 so an `ok` proves no leadership. Membership is the workload stream's:
-scaled to fewer replicas and back (`replica_changes`: nemesis/replicas.py),
+scaled to fewer replicas and back (`replica_changes`: nemesis/faults/changers/replicas.py),
 as an operator edits a stream's replica count.
 """
 

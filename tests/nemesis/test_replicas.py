@@ -1,4 +1,4 @@
-"""Replica changes (nemesis/replicas.py) as the nemesis asks for them: a
+"""Replica changes (nemesis/faults/changers/replicas.py) as the nemesis asks for them: a
 stream is never scaled below two replicas (at one, NATS takes it out of
 Raft, and scaled up again it is a new group whose terms start at 1: its
 elections read as votes cast twice in one term, a false alarm found in
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nemesis.replicas import LEAST, ReplicaChanger
+from nemesis.faults.changers.replicas import LEAST, ReplicaChanger
 
 
 class Asked:
@@ -61,7 +61,7 @@ def test_a_stream_keeps_two_replicas_at_the_least(replicas, count):
 
 
 def test_rejoin_scales_back_and_retries_an_unanswered_ask(monkeypatch):
-    monkeypatch.setattr("nemesis.replicas.RETRY_S", 0)
+    monkeypatch.setattr("nemesis.faults.changers.replicas.RETRY_S", 0)
     target = Asked()
     state = nemesis(target, 3)
     changes = ReplicaChanger(state)

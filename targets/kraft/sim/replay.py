@@ -29,7 +29,7 @@ What does not carry over, and why:
   make (a wipe or a removal waits there for healthy voters; `made_changes`
   says which it made): the others become a wipe, a removal (`shrink` of the
   node named) and an addition (`rejoin` of it), as the real nemesis makes
-  them (nemesis/membership.py);
+  them (nemesis/faults/changers/voters.py);
 - the load: the simulator's (an append and a write or compare-and-set every
   20 ms, reads at every node that leads) becomes the workload whose checkers
   see what broke (`workload_for`), with clients kept beside a node cut off

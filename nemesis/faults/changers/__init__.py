@@ -1,0 +1,6 @@
+"""How the membership and wipe families change who votes or holds a copy,
+the way each target's operators must: voters added and removed one at a
+time with AddRaftVoter and RemoveRaftVoter (the reference quorum,
+`voters.py`), learners promoted to members (etcd, `members.py`), or a
+stream scaled to fewer replicas and back (NATS, `replicas.py`). Helpers of
+the families, not families: the fault index skips this package."""
