@@ -18,7 +18,10 @@ the history schema, since every layer raises these.
     │   ├── CampaignError       a campaign file (harness/campaign.py)
     │   ├── HostsFileError      an SSH hosts file (harness/ssh_hosts.py)
     │   ├── ShrinkError         a run that cannot be shrunk (harness/shrinking.py)
-    │   └── ClusterStateError   a manual cluster's state folder (harness/manual_cluster.py)
+    │   ├── ClusterStateError   a manual cluster's state folder (harness/manual_cluster.py)
+    │   ├── SparkCampaignError  a run a Spark campaign could not run (harness/spark_campaign.py)
+    │   └── ReleaseError        a release or a build of the user's that cannot be had here
+    │                           (targets/releases.py)
     ├── ClusterError            a backend could not make, reach or heal its nodes:
     │   │                       a node that exited as it started, no agreed leader,
     │   │                       copies that did not converge or could not be read,

@@ -33,6 +33,7 @@ NODE_PROGRAMS = (
     "harness/toxiproxy/server.py",
     "harness/toxiproxy/toxics.py",
     "harness/toxiproxy/messages.py",
+    "targets/etcd/framing.py",
 )
 BUILT_IN = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
@@ -76,6 +77,20 @@ def test_every_exception_defined_derives_from_the_root():
     )
     assert outside == []
     assert rooted("HistoryError") and rooted("SshError") and rooted("NotSent")
+
+
+def test_the_trees_drawing_names_every_error_under_its_root():
+    """history/errors.py draws the tree a reader looks for; a class left out of it is one they cannot find."""
+    import history.errors
+
+    drawing = history.errors.__doc__ or ""
+    classes = defined_exceptions()
+
+    def under_root(name: str) -> bool:
+        return name == "SplitbrainError" or any(under_root(base) for base in classes.get(name, ("", []))[1])
+
+    missing = sorted(name for name in classes if under_root(name) and f" {name} " not in drawing.replace("\n", " "))
+    assert missing == []
 
 
 def test_nothing_outside_the_node_programs_raises_a_built_in_exception():
