@@ -16,6 +16,13 @@ always both ways: `cut` refuses a one-way link, and `RunConfig` keeps such
 topologies out of the schedule before the run. On a cut, the pair's live
 connections are closed and new ones are accepted and closed at once (etcd
 redials every 100 ms).
+
+Given the target's framing, the fronts also take `message` toxics, per
+directed link: the messages from A to B are those A sends on connections it
+dialled to B and those it answers on connections B dialled to it (an etcd
+stream is opened by its receiver), each way of a connection cut into
+messages by one framer (harness/toxiproxy/messages.py). A connection whose
+bytes cannot be framed passes them as they are, and the run says so once.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import socket
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,6 +40,8 @@ from pathlib import Path
 from harness.interrupts import ended, heard
 from harness.link_applier import Link, LinkApplier
 from harness.ports import free_port
+from harness.toxiproxy.messages import Framer, LinkCount, MessageStream, load_framing
+from harness.toxiproxy.toxics import InvalidToxic, Tally, Toxic
 from history.errors import SettingError
 
 CONNECT_TIMEOUT_S = 2.0
@@ -86,8 +97,13 @@ def holder(inode: int, pids: dict[int, str], proc: Path = Path("/proc")) -> str 
 
 
 class AttributedLinks(LinkApplier):
-    def __init__(self, cluster) -> None:
+    def __init__(self, cluster, framing: str = "") -> None:
         self.cluster = cluster
+        self.framer = load_framing(framing) if framing else None
+        self.toxics: dict[Link, dict[str, Toxic]] = {}
+        self.counts: dict[Link, LinkCount] = {}
+        self.rng = random.Random(0)
+        self.said_unframed = False
         self.links = [(i, j) for i in cluster.ids for j in cluster.ids if i != j]
         self.fronts = {node: ("127.0.0.1", free_port()) for node in cluster.ids}
         self.cut_pairs: set[frozenset[str]] = set()
@@ -137,22 +153,47 @@ class AttributedLinks(LinkApplier):
             return
         live = self.live.setdefault(pair, set())  # (None, node): a connection from no node of ours
         live.update((writer, up_writer))
+        framer = self.framer() if self.framer and source is not None else None
+        there, back = ((source, node), (node, source)) if source is not None else (None, None)
         try:
             if not self.closing:  # (the fronts may have closed while it connected)
-                await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+                await asyncio.gather(
+                    self._pump(reader, up_writer, framer, "up", there),
+                    self._pump(up_reader, writer, framer, "down", back),
+                )
         finally:
             live.difference_update((writer, up_writer))
             self._close(writer)
             self._close(up_writer)
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        framer: Framer | None = None,
+        way: str = "up",
+        link: Link | None = None,
+    ) -> None:
+        """One `way` of a connection, carrying `link`'s messages: through its
+        message toxics, where it is framed (both ends our nodes, a framing given)."""
+        messages = None
+        if framer is not None and link is not None:
+            count = self.counts.setdefault(link, LinkCount())
+            messages = MessageStream(getattr(framer, way), count, writer.write, self.rng)
         try:
             while data := await reader.read(CHUNK):
-                writer.write(data)
+                if messages is None or framer is None or link is None:
+                    writer.write(data)
+                else:
+                    for chunk in messages.feed(data, list(self.toxics.get(link, {}).values())):
+                        writer.write(chunk)
+                    self._say_unframed(framer, link)
                 await writer.drain()
         except OSError:
             pass
         finally:
+            if messages is not None:
+                messages.close()
             self._close(writer)
 
     def _close(self, writer: asyncio.StreamWriter) -> None:
@@ -186,14 +227,66 @@ class AttributedLinks(LinkApplier):
     async def _restore(self, pairs: set[frozenset[str]]) -> None:
         self.cut_pairs -= pairs
 
+    def _say_unframed(self, framer: Framer, link: Link) -> None:
+        if framer.unframed and not self.said_unframed:
+            self.said_unframed = True
+            print(
+                f"splitbrain: {link[0]}->{link[1]}: peer bytes not framed ({framer.unframed}): "
+                "that connection passes them as they are, with no message faults",
+                file=sys.stderr,
+            )
+
     def add_toxic(self, links, type: str, attributes: dict, name: str | None = None) -> list[Link]:
-        raise SettingError("nemesis", f"this target's links can only be cut, both ways: no {type} toxic")
+        """A `message` toxic on these directed links (with the target's
+        framing); its `group` counts their messages together, as the proxies' do."""
+        if type != "message" or self.framer is None:
+            raise SettingError("nemesis", f"this target's links can only be cut, both ways: no {type} toxic")
+        links = sorted(set(links))
+        try:
+            made = [Toxic.from_json({"name": name, "type": type, "attributes": attributes}) for _ in links]
+        except InvalidToxic as error:
+            raise SettingError("nemesis", str(error)) from None
+        tally = Tally()
+        for toxic in made:
+            if toxic.attributes["group"]:
+                toxic.tally = tally
+        self._call(self._add(dict(zip(links, made))))
+        return links
+
+    async def _add(self, made: dict[Link, Toxic]) -> None:
+        for link, toxic in made.items():
+            self.toxics.setdefault(link, {})[toxic.name] = toxic
+
+    def applied(self, links: Iterable[Link], name: str) -> dict[Link, list[dict]]:
+        """The messages the toxic `name` acted on, on each of these links."""
+        return self._call(self._applied(sorted(links), name))
+
+    async def _applied(self, links: list[Link], name: str) -> dict[Link, list[dict]]:
+        found = {link: self.toxics.get(link, {}).get(name) for link in links}
+        return {link: list(toxic.applied) if toxic else [] for link, toxic in found.items()}
+
+    def update_toxic(self, links: Iterable[Link], name: str, attributes: dict) -> None:
+        self._call(self._update(sorted(links), name, attributes))
+
+    async def _update(self, links: list[Link], name: str, attributes: dict) -> None:
+        for link in links:
+            toxic = self.toxics.get(link, {}).get(name)
+            if toxic is not None:
+                toxic.update_attributes(attributes)
+
+    def remove_toxic(self, links: Iterable[Link], name: str) -> None:
+        self._call(self._remove_toxic(sorted(links), name))
+
+    async def _remove_toxic(self, links: list[Link], name: str) -> None:
+        for link in links:
+            self.toxics.get(link, {}).pop(name, None)
 
     def heal(self) -> None:
         self._call(self._heal())
 
     async def _heal(self) -> None:
         self.cut_pairs.clear()
+        self.toxics.clear()
 
     def remove(self) -> None:
         """Close the fronts and every connection through them; stop the

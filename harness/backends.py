@@ -143,7 +143,7 @@ def _local(made: Made):
         if not made.reaper:  # the fronts live in this process; a cluster that outlives it (cluster up) goes without
             record_ports(made.ownership, cluster)
             return cluster, DirectLinks(cluster)
-        links = AttributedLinks(cluster)
+        links = AttributedLinks(cluster, made.framing)
         made.stack.callback(links.remove)
         cluster.routes = {(src, dst): links.fronts[dst] for src, dst in links.links}
         cluster.advertised = dict(links.fronts)

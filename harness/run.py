@@ -328,10 +328,8 @@ class RunConfig:
             raise SettingError("nemesis", f"{', '.join(toxics)} needs the link proxies, not iptables")
         framed = sorted(ON_MESSAGES & set(self.nemesis))
         if framed and capabilities.framing and (self.net == "iptables" or self.backend == "ssh"):
-            raise SettingError(
-                "nemesis",
-                f"{', '.join(framed)} need the link proxies splitbrain starts (local, or docker without --net iptables)",
-            )
+            where = "local, or docker without --net iptables" if capabilities.peer_routes else "the local backend"
+            raise SettingError("nemesis", f"{', '.join(framed)} need the link proxies splitbrain starts ({where})")
         if not capabilities.peer_routes:
             # Whatever the faults: a default nemesis narrowed to none that cut links would hide the refusal.
             if self.backend == "docker" and self.net != "iptables":

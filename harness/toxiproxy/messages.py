@@ -13,6 +13,12 @@ Each message a toxic acts on is put on the toxic's `applied` list with its
 ordinal on the link (the proxy counts every message it frames), its kind
 and what its framing read of it, for the nemesis's history row. A message
 held when its connection closes is lost with the connection.
+
+A target's framing module cuts a connection either with its `Connection`
+(both ways at once, keeping what it needs between them: etcd's answers are
+framed by the request they answer) or with `split(buffer)`, applied to
+each way alike. A unit of kind "" is no message (an HTTP head, say): it
+passes as it is, uncounted.
 """
 
 from __future__ import annotations
@@ -22,24 +28,60 @@ import importlib
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 
-from .toxics import Toxic, ToxicState
+from .toxics import Toxic
 
 Framed = tuple[bytes, str, dict[str, Any]]
 Split = Callable[[bytes], tuple[list[Framed], bytes]]
+Frame = Callable[[bytes], list[Framed]]
 
 
-def load_framing(name: str) -> Split:
-    """The `split` of the framing module `name` (a target's, by its dotted name); ValueError if there is none."""
+class Framer(Protocol):
+    """One connection's framing: each way's bytes as read, into units; `unframed`: why it gave up, if it did."""
+
+    unframed: str | None
+
+    def up(self, data: bytes) -> list[Framed]: ...
+
+    def down(self, data: bytes) -> list[Framed]: ...
+
+
+class SplitFramer:
+    """A framing given as `split(buffer)`, each way keeping what is left of a message."""
+
+    unframed: str | None = None
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+        self.left = {"up": b"", "down": b""}
+
+    def up(self, data: bytes) -> list[Framed]:
+        return self._cut("up", data)
+
+    def down(self, data: bytes) -> list[Framed]:
+        return self._cut("down", data)
+
+    def _cut(self, way: str, data: bytes) -> list[Framed]:
+        messages, self.left[way] = self.split(self.left[way] + data)
+        return messages
+
+
+def load_framing(name: str) -> Callable[[], Framer]:
+    """What makes each connection's framer for the framing module `name` (a
+    target's, by its dotted name): its `Connection`, or its `split`; ValueError if it has neither."""
     try:
         module = importlib.import_module(name)
     except ImportError as error:
         raise ValueError(f"framing {name!r} cannot be imported: {error}") from None
+    connection = getattr(module, "Connection", None)
+    if isinstance(connection, type):
+        return connection
     split = getattr(module, "split", None)
     if not callable(split):
-        raise ValueError(f"framing {name!r} has no split(buffer)")
-    return split
+        raise ValueError(f"framing {name!r} has neither a Connection nor a split(buffer)")
+    return partial(SplitFramer, split)
 
 
 class LinkCount:
@@ -54,26 +96,27 @@ class LinkCount:
 
 
 class MessageStream:
-    """One direction of one connection, cut into messages: `feed` takes the
-    bytes read and returns those to send now; `write` sends a held message
-    when its time comes."""
+    """One direction of one connection, cut into messages by `frame` (its
+    framer's `up` or `down`): `feed` takes the bytes read and the message
+    toxics in force, and returns those to send now; `write` sends a held
+    message when its time comes."""
 
     def __init__(
-        self, split: Split, count: LinkCount, write: Callable[[bytes], None], rng: random.Random | None = None
+        self, frame: Frame, count: LinkCount, write: Callable[[bytes], None], rng: random.Random | None = None
     ) -> None:
-        self.split = split
+        self.frame = frame
         self.rng = rng or random.Random(0)
         self.count = count
         self.write = write
-        self.buffer = b""
         self.held: list[tuple[bytes, str]] = []  # (message, the kind whose passing sends it)
         self.timers: list[asyncio.TimerHandle] = []
 
-    def feed(self, data: bytes, states: list[ToxicState]) -> list[bytes]:
-        messages, self.buffer = self.split(self.buffer + data)
-        faults = [state.toxic for state in states if state.active and state.toxic.type == "message"]
+    def feed(self, data: bytes, faults: list[Toxic]) -> list[bytes]:
         out: list[bytes] = []
-        for message, kind, fields in messages:
+        for message, kind, fields in self.frame(data):
+            if not kind:  # (no message: a framing's own bytes)
+                out.append(message)
+                continue
             ordinal = self.count.next()
             released = self._released_by(kind)  # (before this message's own hold: a later one releases it)
             toxic = next((toxic for toxic in faults if _takes(toxic, kind, self.rng)), None)

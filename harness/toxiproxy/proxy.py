@@ -65,6 +65,7 @@ class Connection:
         self.client_reader, self.client_writer = client
         self.upstream_writer: asyncio.StreamWriter | None = None
         self.states: dict[str, ToxicState] = {}
+        self.framer = proxy.framer() if proxy.framer else None
         self.task: asyncio.Task | None = None
         for toxic in proxy.toxics.values():
             self.add(toxic)
@@ -115,8 +116,9 @@ class Connection:
 
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, stream: str) -> None:
         messages = None
-        if self.proxy.split is not None:
-            messages = MessageStream(self.proxy.split, self.proxy.count, writer.write, self.proxy.rng)
+        if self.framer is not None:
+            frame = self.framer.up if stream == "upstream" else self.framer.down
+            messages = MessageStream(frame, self.proxy.count, writer.write, self.proxy.rng)
         try:
             await self._forward(reader, writer, stream, messages)
         finally:
@@ -138,7 +140,8 @@ class Connection:
                 if delay:
                     await asyncio.sleep(delay)
                 return
-            chunks = [data] if messages is None else messages.feed(data, states)
+            faults = [state.toxic for state in states if state.active and state.toxic.type == "message"]
+            chunks = [data] if messages is None else messages.feed(data, faults)
             if not chunks:
                 continue
             try:
@@ -176,7 +179,7 @@ class Proxy:
         split_address(listen)
         split_address(upstream)
         self.framing = framing
-        self.split = load_framing(framing) if framing else None
+        self.framer = load_framing(framing) if framing else None
         self.count = LinkCount()
         self.name = name
         self.listen = listen

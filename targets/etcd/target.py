@@ -176,6 +176,7 @@ class Etcd(Target, MemberChanges):
         peer_routes=False,
         member_changes=True,
         lazy_disks=True,
+        framing="targets.etcd.framing",
     )
     append_keys = 8
     options = (

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.toxiproxy.messages import LinkCount, MessageStream
-from harness.toxiproxy.toxics import Toxic, ToxicState
+from harness.toxiproxy.messages import LinkCount, MessageStream, SplitFramer
+from harness.toxiproxy.toxics import Toxic
 from targets.kraft import framing
 
 from .test_toxiproxy import echo, server  # noqa: F401  (fixtures)
@@ -116,10 +116,9 @@ def test_however_the_bytes_arrive_each_message_passes_whole_but_those_dropped(ki
     order, but the one `drop` names (count 0: all of its kind)."""
     stream_bytes = b"".join(line(kind, epoch) for epoch, kind in enumerate(kinds))
     toxic = Toxic.from_json({"type": "message", "attributes": {"action": "drop", "kind": drop, "count": 0}})
-    state = ToxicState(toxic, 0.0, __import__("random").Random(0))
-    stream = MessageStream(framing.split, LinkCount(), lambda _: None)
+    stream = MessageStream(SplitFramer(framing.split).up, LinkCount(), lambda _: None)
     bounds = sorted({0, len(stream_bytes), *(c % (len(stream_bytes) + 1) for c in cuts)})
-    out = b"".join(b"".join(stream.feed(stream_bytes[a:b], [state])) for a, b in zip(bounds, bounds[1:]))
+    out = b"".join(b"".join(stream.feed(stream_bytes[a:b], [toxic])) for a, b in zip(bounds, bounds[1:]))
     kept = [line(kind, epoch) for epoch, kind in enumerate(kinds) if framing.KINDS[kind] != drop]
     assert out == b"".join(kept)
     assert [m["epoch"] for m in toxic.applied] == [e for e, k in enumerate(kinds) if framing.KINDS[k] == drop]

@@ -54,8 +54,9 @@ def test_a_correct_cluster_stays_valid_and_each_row_names_its_messages(tmp_path)
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (("--target", "etcd"), "etcd declares no framing of its peer messages"),
+        (("--target", "nats"), "nats declares no framing of its peer messages"),
         (("--backend", "docker", "--net", "iptables"), "need the link proxies splitbrain starts"),
+        (("--target", "etcd", "--backend", "docker"), "need the link proxies splitbrain starts (the local backend)"),
     ],
 )
 def test_message_faults_where_no_proxy_frames_the_traffic_are_refused_in_one_line(tmp_path, extra, said):
