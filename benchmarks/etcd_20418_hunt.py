@@ -4,10 +4,13 @@ prints what it covered. Per option set (guided, novelty): runs and their
 verdicts, hours of load, linearizable reads answered by a follower and by a
 leader (the node's role by the status polls at the read's completion),
 pauses of a leader that lasted past etcd's 500 ms ReadIndex retry (the
-bug's shape) with reads in flight at a follower meanwhile, coverage cells
-and abstract states reached, and every anomaly any checker named.
+bug's shape) with reads in flight at a follower meanwhile, the single
+messages the message faults acted on by raft type (the hunt with them:
+examples/etcd-20418-messages.toml), coverage cells and abstract states
+reached, and every anomaly any checker named.
 
     .venv/bin/python benchmarks/etcd_20418_hunt.py [runs/campaigns/etcd-20418]
+    .venv/bin/python benchmarks/etcd_20418_hunt.py runs/campaigns/etcd-20418-messages
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from checkers.latest import Latest  # noqa: E402
 from history.coverage import role_of  # noqa: E402
+from history.faults import ON_MESSAGES  # noqa: E402
 
 RETRY_NS = 500_000_000
 
@@ -64,6 +68,10 @@ def one_run(run_dir: Path, tally: dict) -> None:
             role_of(roles.of(n, int(t))) == "follower" for t, n in during[["time_ns", "node"]].itertuples(index=False)
         )
     tally["seconds"] += (history["time_ns"].max() - history["time_ns"].min()) / 1e9
+    made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
+    for f, node in made[["f", "node"]].itertuples(index=False):
+        tally["message_faults"] += 1
+        tally["messages"].update(f"{f} {message.get('type', message['kind'])}" for message in json.loads(node or "[]"))
     covered = verdict.get("coverage") or {}
     tally["cells"].update((c["fault"], c["role"], c["with"]) for c in covered.get("cells", []))
     tally["states"].update((covered.get("states") or {}).keys())
@@ -76,7 +84,7 @@ def main() -> int:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/campaigns/etcd-20418")
     tallies: dict[str, dict] = defaultdict(
         lambda: {"verdicts": Counter(), "reads": Counter(), "pauses": 0, "reads_in_pauses": 0, "seconds": 0.0,
-                 "cells": set(), "states": set(), "anomalies": []}
+                 "message_faults": 0, "messages": Counter(), "cells": set(), "states": set(), "anomalies": []}
     )  # fmt: skip
     for run_dir in sorted(p for p in folder.iterdir() if (p / "verdict.json").exists()):
         option_set = json.loads((run_dir / "run.json").read_text())["config"].get("option_set") or "?"
@@ -86,6 +94,8 @@ def main() -> int:
         print(f"{option_set}: {runs} runs ({dict(t['verdicts'])}), {t['seconds'] / 3600:.2f} h of load")
         print(f"  linearizable reads answered: {dict(t['reads'])}")
         print(f"  leader pauses past 500 ms: {t['pauses']}, follower reads invoked during them: {t['reads_in_pauses']}")
+        acted = ", ".join(f"{what} {n}" for what, n in t["messages"].most_common())
+        print(f"  message faults made: {t['message_faults']}, acting on: {acted or 'none'}")
         print(f"  coverage cells: {len(t['cells'])}, abstract states: {len(t['states'])}")
         print(f"  anomalies: {len(t['anomalies'])}")
         for line in t["anomalies"][:20]:
