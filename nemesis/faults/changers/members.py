@@ -19,20 +19,16 @@ from typing import Any
 from history.errors import ClusterError
 from history.schema import NEMESIS_PROCESS
 
+from . import Changer
+
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 20.0
 RETRY_S = 1.0  # etcd refuses changes until every member has been connected 5 s
 UNHEALTHY_RETRY_S = 8.0
 
 
-class MemberChanger:
+class MemberChanger(Changer):
     """The nemesis making changes through a target's `MemberChanges` (targets/interface.py), and recording them."""
-
-    def __init__(self, nemesis: Any) -> None:
-        self.nemesis = nemesis
-        self.cluster = nemesis.cluster
-        self.target = nemesis.cluster.target
-        self.recorder = nemesis.recorder
 
     def view(self) -> tuple[str, dict[str, dict[str, Any]]]:
         """(leader, {node: member}) as the leader lists its members (a leader

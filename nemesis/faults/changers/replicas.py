@@ -29,20 +29,19 @@ from typing import Any
 from history.errors import ClusterError
 from history.schema import NEMESIS_PROCESS
 
+from . import Changer
+
 ANSWER_TIMEOUT_S = 5.0
 REJOIN_TIMEOUT_S = 30.0
 RETRY_S = 1.0
 LEAST = 2  # replicas a scaled-down stream keeps: its Raft group, and its terms, go on
 
 
-class ReplicaChanger:
+class ReplicaChanger(Changer):
     """The nemesis making changes through a target's `ReplicaChanges` (targets/interface.py), and recording them."""
 
     def __init__(self, nemesis: Any) -> None:
-        self.nemesis = nemesis
-        self.cluster = nemesis.cluster
-        self.target = nemesis.cluster.target
-        self.recorder = nemesis.recorder
+        super().__init__(nemesis)
         self.wanted = int(nemesis.settings.get("replicas") or len(nemesis.cluster.ids))
 
     def change(self, replicas: int) -> tuple[dict[str, Any], list[str]]:

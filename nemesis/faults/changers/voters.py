@@ -22,19 +22,16 @@ from typing import Any
 from history.errors import ClusterError
 from history.schema import NEMESIS_PROCESS
 
+from . import Changer
+
 ANSWER_TIMEOUT_S = 3.0
 REJOIN_TIMEOUT_S = 10.0
 # Refusals that pass: the leader is busy with a change, new, or the replica has not fetched yet.
 RETRYABLE = {"change-in-progress", "leader-not-ready", "replica-not-fetching", "not-leader"}
 
 
-class VoterChanger:
+class VoterChanger(Changer):
     """The nemesis making changes through a target's `VoterChanges` (targets/interface.py), and recording them."""
-
-    def __init__(self, nemesis: Any) -> None:
-        self.nemesis = nemesis
-        self.cluster = nemesis.cluster
-        self.recorder = nemesis.recorder
 
     def leader_view(self) -> tuple[str, dict[str, str | None]] | None:
         """(leader, its voter set in force as {node: directory id})."""
