@@ -49,13 +49,14 @@ class Framer(Protocol):
 
 
 class SplitFramer:
-    """A framing given as `split(buffer)`, each way keeping what is left of a message."""
-
-    unframed: str | None = None
+    """A framing given as `split(buffer)`, each way keeping what is left of
+    a message. A split that raises ValueError (bytes it cannot frame) turns
+    the connection to passing its bytes as they are, `unframed` saying why."""
 
     def __init__(self, split: Split) -> None:
         self.split = split
         self.left = {"up": b"", "down": b""}
+        self.unframed: str | None = None
 
     def up(self, data: bytes) -> list[Framed]:
         return self._cut("up", data)
@@ -64,7 +65,14 @@ class SplitFramer:
         return self._cut("down", data)
 
     def _cut(self, way: str, data: bytes) -> list[Framed]:
-        messages, self.left[way] = self.split(self.left[way] + data)
+        if self.unframed:
+            return [(data, "", {})] if data else []
+        try:
+            messages, self.left[way] = self.split(self.left[way] + data)
+        except ValueError as why:
+            self.unframed = str(why)
+            rest, self.left[way] = self.left[way] + data, b""
+            return [(rest, "", {})] if rest else []
         return messages
 
 

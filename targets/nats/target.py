@@ -48,6 +48,7 @@ class Nats(Target, ReplicaChanges):
         peer_routes=False,
         replica_changes=True,
         lazy_disks=True,
+        framing="targets.nats.framing",
         data_files=(
             ("log", "jetstream/$SYS/_js_/S-*/msgs/*.blk"),  # the streams' Raft logs
             ("blocks", f"{STORE}/*/msgs/*.blk"),

@@ -34,6 +34,7 @@ NODE_PROGRAMS = (
     "harness/toxiproxy/toxics.py",
     "harness/toxiproxy/messages.py",
     "targets/etcd/framing.py",
+    "targets/nats/framing.py",
 )
 BUILT_IN = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)

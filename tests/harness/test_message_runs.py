@@ -10,10 +10,14 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
+import targets
+from harness.run import RunConfig
+from history.errors import SettingError
 from history.messages import IN_ELECTION
 from history.operations import NemesisOp
 from history.schema import named_nodes
@@ -54,7 +58,6 @@ def test_a_correct_cluster_stays_valid_and_each_row_names_its_messages(tmp_path)
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
-        (("--target", "nats"), "nats declares no framing of its peer messages"),
         (("--backend", "docker", "--net", "iptables"), "need the link proxies splitbrain starts"),
         (("--target", "etcd", "--backend", "docker"), "need the link proxies splitbrain starts (the local backend)"),
     ],
@@ -65,6 +68,17 @@ def test_message_faults_where_no_proxy_frames_the_traffic_are_refused_in_one_lin
     )
     assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_a_target_that_frames_nothing_refuses_message_faults_in_one_line(monkeypatch):
+    """Every target frames its peer traffic now; one whose capabilities
+    named no framing would be refused before the run, naming itself."""
+    target = targets.get("nats")
+    monkeypatch.setattr(type(target), "capabilities", replace(target.capabilities, framing=""))
+    with pytest.raises(
+        SettingError, match="^nemesis: nats declares no framing of its peer messages: no message faults$"
+    ):
+        RunConfig(target="nats", nemesis=["message-drop"], nemesis_strategy="random").validate()
 
 
 def test_a_vote_request_dropped_in_an_election_is_named_and_the_cluster_still_elects(tmp_path):

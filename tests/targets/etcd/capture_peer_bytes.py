@@ -3,11 +3,11 @@
 127.0.0.1, n2's advertised peer URL a recording relay in front of its
 listener, so every connection n1 and n3 open to n2 is kept, each way in a
 file of its own (`cNN.up`: what the dialling member sent; `cNN.down`: what
-n2 answered), cut at CAP bytes. Meanwhile a client writes, reads
+n2 answered), cut at 24 kB (tests/targets/recording_relay.py). Meanwhile a client writes, reads
 linearizably at n2 (a follower's read index, when n2 does not lead) and
 moves the leadership to n2 and away (votes on the wire).
 
-    .venv/bin/python tests/targets/etcd/capture_peer_bytes.py OUT_DIR
+    .venv/bin/python -m tests.targets.etcd.capture_peer_bytes OUT_DIR
 
 It writes only under OUT_DIR and a fresh temporary folder, and stops every
 process it started on every exit path."""
@@ -23,40 +23,9 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-CAP = 24_000
+from tests.targets.recording_relay import recording_relay
+
 CLIENT, PEER, RELAY = 24790, 24800, 24812
-
-
-async def relay(out: Path) -> asyncio.AbstractServer:
-    count = 0
-
-    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, file: Path) -> None:
-        kept = bytearray()
-        try:
-            while data := await reader.read(65536):
-                if len(kept) < CAP:
-                    kept += data[: CAP - len(kept)]
-                    file.write_bytes(bytes(kept))
-                writer.write(data)
-                await writer.drain()
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
-
-    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal count
-        count += 1
-        name = f"c{count:02d}"
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", PEER + 2)
-            await asyncio.gather(
-                pipe(reader, up_writer, out / f"{name}.up"), pipe(up_reader, writer, out / f"{name}.down")
-            )
-        except (OSError, asyncio.CancelledError):
-            writer.close()
-
-    return await asyncio.start_server(accepted, "127.0.0.1", RELAY)
 
 
 def call(node: int, path: str, body: dict) -> dict:
@@ -97,7 +66,7 @@ async def load(seconds: float) -> None:
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="etcd-capture-"))
-    server = await relay(out)
+    server = await recording_relay(out, RELAY, PEER + 2)
     cluster = ",".join(f"n{n}=http://127.0.0.1:{RELAY if n == 2 else PEER + n}" for n in (1, 2, 3))
     processes = []
     try:

@@ -1,6 +1,6 @@
 """etcd's peer framing (targets/etcd/framing.py) on real bytes: connections
 between members of a real etcd 3.4.23 cluster, captured by
-`.venv/bin/python tests/targets/etcd/capture_peer_bytes.py DIR` (each
+`.venv/bin/python -m tests.targets.etcd.capture_peer_bytes DIR` (each
 `NAME.up` what the dialling member sent, `NAME.down` what the dialled one
 answered, cut at 24 kB) and committed in tests/targets/etcd/peer_bytes/."""
 

@@ -14,6 +14,7 @@ import pytest
 
 from results.recording import load_history
 from targets.nats.blocks import stream_messages
+from targets.nats.framing import KINDS
 from targets.nats.streams import STREAM
 from targets.nats.target import STORE
 
@@ -94,6 +95,27 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
             assert lacking == set(anomaly["nodes"]), (anomaly, held)
         else:
             assert anomaly["kind"] == "divergent-committed-logs" and len(set(held.values())) > 1, (anomaly, held)
+
+
+def test_raft_messages_on_nats_routes_are_held_dropped_repeated_and_reordered_one_at_a_time(tmp_path):
+    """Through the fronts, which frame the routes' traffic into JetStream's
+    Raft messages (targets/nats/framing.py): each message fault names the
+    messages it acted on by their Raft type, nothing went unframed, and the
+    run is valid, or invalid only as 2.9.10's own bugs make a run (above)."""
+    faults = "message-drop,message-hold,message-duplicate,message-reorder"
+    done = nats_run(tmp_path, "--time-limit", "20", "--nemesis", faults, "--seed", "5")
+    assert done.returncode in (0, 1) and "not framed" not in done.stderr, done.stdout + done.stderr
+    [run_dir] = tmp_path.iterdir()
+    history = load_history(run_dir)
+    made = history[(history["process"] < 0) & (history["type"] == "ok") & history["f"].str.startswith("message-")]
+    acted = [message for node in made["node"] for message in json.loads(node)]
+    assert acted, made.to_string()
+    for message in acted:
+        assert message["type"] in KINDS and message["kind"] == KINDS[message["type"]], message
+        assert set(message["link"]) <= {"n1", "n2", "n3"} and message["ordinal"] >= 1, message
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    failed = {name for name, result in verdict["checkers"].items() if result["valid"] is False}
+    assert failed <= {"committed-data-loss", "linearizable"}, failed
 
 
 def test_membership_scales_the_stream_down_and_back(tmp_path):
