@@ -32,7 +32,8 @@ def validity(value: object) -> Validity:
 @dataclass(frozen=True)
 class Tables:
     """What every checker reads: a run's history, node events and final
-    copies, the capabilities its target declared (run.json; None for a run
+    copies (`copies`: the table, or what reads it when a checker first asks,
+    as a run checked in pieces gives them), the capabilities its target declared (run.json; None for a run
     that recorded none), the time the searching checkers may spend, and the
     functions the clients called where the history given holds only some of
     its rows and the client figures tallied over all of them (a run checked
@@ -40,11 +41,16 @@ class Tables:
 
     history: pd.DataFrame
     events: pd.DataFrame
-    final: pd.DataFrame
+    copies: pd.DataFrame | Callable[[], pd.DataFrame]
     capabilities: Mapping[str, Any] | None = None
     budget_s: float = 30.0
     functions: frozenset[str] | None = None
     figures: Mapping[str, Any] | None = None
+
+    @cached_property
+    def final(self) -> pd.DataFrame:
+        """The nodes' final copies, read once, when a checker first asks (few checkers do)."""
+        return self.copies() if callable(self.copies) else self.copies
 
     @cached_property
     def client_fs(self) -> set[str]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -121,12 +122,13 @@ class InPieces:
     ) -> Tables:
         """What the checkers that judge once read: the rows left, the client
         figures tallied over every piece, and the final copies `final_of` the
-        rows left reads (what of them those rows need: none if not given)."""
+        rows left reads (what of them those rows need: none if not given),
+        read only if a checker asks for them."""
         history = self.history(named)
         return Tables(
             history,
             events,
-            final_of(history) if final_of else frame([], FINAL_COLUMNS),
+            partial(final_of, history) if final_of else frame([], FINAL_COLUMNS),
             capabilities,
             self.budget_s,
             frozenset(self.client_fs),
