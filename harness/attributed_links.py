@@ -153,14 +153,14 @@ class AttributedLinks(LinkApplier):
             return
         live = self.live.setdefault(pair, set())  # (None, node): a connection from no node of ours
         live.update((writer, up_writer))
-        framer = self.framer() if self.framer and source is not None else None
-        there, back = ((source, node), (node, source)) if source is not None else (None, None)
+        there: tuple[Framer, str, Link] | None = None
+        back: tuple[Framer, str, Link] | None = None
+        if self.framer is not None and source is not None:  # (framed: a framing given, both ends our nodes)
+            framer = self.framer()
+            there, back = (framer, "up", (source, node)), (framer, "down", (node, source))
         try:
             if not self.closing:  # (the fronts may have closed while it connected)
-                await asyncio.gather(
-                    self._pump(reader, up_writer, framer, "up", there),
-                    self._pump(up_reader, writer, framer, "down", back),
-                )
+                await asyncio.gather(self._pump(reader, up_writer, there), self._pump(up_reader, writer, back))
         finally:
             live.difference_update((writer, up_writer))
             self._close(writer)
@@ -170,19 +170,19 @@ class AttributedLinks(LinkApplier):
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        framer: Framer | None = None,
-        way: str = "up",
-        link: Link | None = None,
+        framed: tuple[Framer, str, Link] | None = None,
     ) -> None:
-        """One `way` of a connection, carrying `link`'s messages: through its
-        message toxics, where it is framed (both ends our nodes, a framing given)."""
+        """One way of a connection; `framed`: its framer, which way it is and
+        whose messages it carries, which then pass through that link's message toxics."""
         messages = None
-        if framer is not None and link is not None:
-            count = self.counts.setdefault(link, LinkCount())
-            messages = MessageStream(getattr(framer, way), count, writer.write, self.rng)
+        if framed is not None:
+            framer, way, link = framed
+            messages = MessageStream(
+                getattr(framer, way), self.counts.setdefault(link, LinkCount()), writer.write, self.rng
+            )
         try:
             while data := await reader.read(CHUNK):
-                if messages is None or framer is None or link is None:
+                if messages is None:
                     writer.write(data)
                 else:
                     for chunk in messages.feed(data, list(self.toxics.get(link, {}).values())):

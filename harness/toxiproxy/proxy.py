@@ -140,8 +140,11 @@ class Connection:
                 if delay:
                     await asyncio.sleep(delay)
                 return
-            faults = [state.toxic for state in states if state.active and state.toxic.type == "message"]
-            chunks = [data] if messages is None else messages.feed(data, faults)
+            if messages is None:
+                chunks = [data]
+            else:
+                faults = [state.toxic for state in states if state.active and state.toxic.type == "message"]
+                chunks = messages.feed(data, faults)
             if not chunks:
                 continue
             try:
