@@ -2,8 +2,7 @@
 is found by one function of its checker's module, decorated with `case`,
 whose docstring defines it. The decorator names every anomaly the function
 returns with its kind, so a kind is spelled once, where it is defined; and
-it records what the report, the live verdict and the documentation read of
-a kind (`ANOMALIES`, complete once checkers/registry.py has imported every
+it records what the live verdict and the documentation read of a kind (`ANOMALIES`, complete once checkers/registry.py has imported every
 checker; `python -m checkers.registry` writes docs/anomalies.md from it)."""
 
 from __future__ import annotations

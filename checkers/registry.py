@@ -41,7 +41,7 @@ def final_copy_kinds(name: str) -> frozenset[str]:
 
 
 def page() -> str:
-    """Markdown: each checker, when it runs, and its anomaly kinds with what each means."""
+    """Markdown: each checker, whether a live verdict judges it, and its anomaly kinds with what each means."""
     out = [
         "# Checkers and anomaly kinds",
         "",
