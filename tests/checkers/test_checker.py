@@ -34,6 +34,25 @@ def test_each_workload_gets_its_own_checkers_and_every_run_the_election_and_avai
     assert NAMES == tuple(checker.name for checker in CHECKERS) and len(set(NAMES)) == len(NAMES)
 
 
+def test_the_final_copies_are_read_once_and_only_when_a_checker_asks():
+    """A run checked in pieces hands its copies as what reads them (a scan
+    of final.parquet): a register run's checkers never read them."""
+    from checkers.verdict import check
+
+    reads: list[int] = []
+
+    def copies():
+        reads.append(1)
+        return frame([], FINAL_COLUMNS)
+
+    registers = tables("read", "write")
+    check(Tables(registers.history, registers.events, copies), {})
+    assert reads == []
+    locks = tables("acquire", "add", "release")
+    check(Tables(locks.history, locks.events, copies), {})
+    assert reads == [1]
+
+
 def test_a_checker_is_anything_with_a_name_applies_and_check():
     class Counting:
         name = "counting"
