@@ -53,7 +53,7 @@ from history.operations import NemesisOp
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, frame, holds
 from nemesis import LEARNING, STRATEGIES
 from nemesis.executor import Nemesis
-from nemesis.faults.messages import framed_kinds
+from nemesis.faults import messages
 from nemesis.guided import GUIDED_FAULTS, read_tried, repaired
 from nemesis.novelty import Memory
 from nemesis.schedule import TOPOLOGIES, generate
@@ -330,6 +330,7 @@ class RunConfig:
         if framed and capabilities.framing and (self.net == "iptables" or self.backend == "ssh"):
             where = "local, or docker without --net iptables" if capabilities.peer_routes else "the local backend"
             raise SettingError("nemesis", f"{', '.join(framed)} need the link proxies splitbrain starts ({where})")
+        self._check_messages(messages.framed_kinds(capabilities.framing))
         if not capabilities.peer_routes:
             # Whatever the faults: a default nemesis narrowed to none that cut links would hide the refusal.
             if self.backend == "docker" and self.net != "iptables":
@@ -370,6 +371,13 @@ class RunConfig:
             )
         if not capabilities.voter_changes and self.initial_voters not in (None, self.nodes):
             raise SettingError("initial_voters", f"{target.name} starts every node as a voter")
+
+    def _check_messages(self, framed: tuple[str, ...]) -> None:
+        """A schedule's message faults name only kinds and moments the target's framing shows."""
+        for row, op in enumerate(self.schedule or [], 1):
+            found = messages.problem(op.get("args", {}), framed) if op["f"] in ON_MESSAGES else None
+            if found:
+                raise SettingError("schedule", f"operation {row} ({op['f']}): {found}")
 
     def needs(self, capability: str) -> bool:
         """Whether a fault this run may make (a kind it draws, an operation
@@ -487,7 +495,7 @@ class Run:
             config.initial_voters or config.nodes,
             config.schedule_topologies(),
             config.election_timeout_ms(),
-            framed_kinds(targets.get(config.target).capabilities.framing),
+            messages.framed_kinds(targets.get(config.target).capabilities.framing),
             read_tried(config.coverage_file),
             Memory.read(config.memory_file) if config.nemesis_strategy in LEARNING else None,
         )

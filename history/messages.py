@@ -34,3 +34,17 @@ IN_ELECTION = frozenset({"vote-request", "vote-answer", "leader-notice"})
 # Kinds no search aims at: a voter change's own (made only where membership
 # faults are named), and what a framing could not place.
 UNAIMED = frozenset({"membership", "other"})
+# Moments a message fault may wait for, as the messages show them: each
+# opens when a message of one of its first kinds passes and closes when one
+# of its second passes. Generic Raft moments, not any bug's recipe:
+# - a vote in flight: asked for and not yet answered;
+# - newly elected: from a vote given until the first replication is
+#   answered or asked for (push: an append's answer; pull: a fetch), so the
+#   new leader's first message and its first commit fall in it;
+# - a read index in flight: a follower's linearizable read asked of the
+#   leader and not yet answered.
+MOMENTS = {
+    "vote-in-flight": (("vote-request",), ("vote-answer",)),
+    "newly-elected": (("vote-answer",), ("append-answer", "fetch")),
+    "read-index-in-flight": (("read-index",), ("read-index-answer",)),
+}

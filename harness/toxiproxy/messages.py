@@ -9,6 +9,12 @@ message of the kind named passes: a reorder is a hold until the next
 message of any kind). This is what the simulator does to a message, and a
 cut link, which closes every connection on it, cannot.
 
+A toxic may wait for a moment: it acts only after a message of one of
+its `after` kinds has passed on its group's links, and no more once one of
+its `before` kinds has passed since (a vote in flight: after a vote
+request, before its answer). Every message through a toxic's links moves
+its moment, whatever kind the toxic acts on.
+
 Each message a toxic acts on is put on the toxic's `applied` list with its
 ordinal on the link (the proxy counts every message it frames), its kind
 and what its framing read of it, for the nemesis's history row. A message
@@ -134,6 +140,8 @@ class MessageStream:
                 toxic.applied.append({"ordinal": ordinal, "kind": kind, "wall_ns": time.time_ns(), **fields})
                 toxic.tally.acted += 1
                 out += self._act(toxic, message)
+            for each in faults:
+                _moment(each, kind, passed=each is not toxic)
             out += released
         return out
 
@@ -170,11 +178,24 @@ class MessageStream:
 
 def _takes(toxic: Toxic, kind: str, rng: random.Random) -> bool:
     """Whether `toxic` acts on this message of `kind` (counting it as seen):
-    past its skip, short of its count, and drawn at its rate."""
+    in its moment, past its skip, short of its count, and drawn at its rate."""
     if toxic.attributes["kind"] not in ("any", kind):
+        return False
+    if toxic.attributes["after"] and not toxic.tally.opened:
         return False
     toxic.tally.seen += 1
     count = int(toxic.attributes["count"])
     if toxic.tally.seen <= int(toxic.attributes["skip"]) or (count and toxic.tally.acted >= count):
         return False
     return rng.random() * 1000 < int(toxic.attributes["per_mille"])
+
+
+def _moment(toxic: Toxic, kind: str, passed: bool) -> None:
+    """A message of `kind` has been through `toxic` (after it was asked
+    whether to act, so that the message that opens a moment is not the one
+    faulted): one of its `after` kinds opens its moment; one of its
+    `before` kinds that passed (neither dropped nor held by it) closes it."""
+    if kind in toxic.attributes["after"].split(","):
+        toxic.tally.opened = True
+    elif passed and kind in toxic.attributes["before"].split(","):
+        toxic.tally.opened = False

@@ -32,6 +32,10 @@ ATTRIBUTES: dict[str, dict[str, int | str]] = {
     # just after the next message of kind `until` (reorder: of any kind).
     # Toxics of one `group` (on several proxies) count their messages together, skipped and acted on.
     # Each message it could act on, it acts on at the rate `per_mille` (1000: every one).
+    # A moment: with `after` (kinds, comma-separated), it acts only once a
+    # message of one of them has passed on its group's links, and with
+    # `before` no longer once one of those has passed after it (a vote or a
+    # read index in flight: between it and its answer); another `after` opens it again.
     "message": {
         "action": "drop",
         "kind": "any",
@@ -41,6 +45,8 @@ ATTRIBUTES: dict[str, dict[str, int | str]] = {
         "until": "",
         "group": "",
         "per_mille": 1000,
+        "after": "",
+        "before": "",
     },
 }
 ACTIONS = ("drop", "hold", "duplicate", "reorder")
@@ -62,6 +68,7 @@ class CloseConnection(Exception):
 class Tally:
     seen: int = 0
     acted: int = 0
+    opened: bool = False  # its moment has come (an `after` passed, and no `before` since)
 
 
 @dataclass

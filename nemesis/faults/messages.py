@@ -17,6 +17,12 @@ replayed: every message on the links (of a kind, or any) dropped at a rate
 (`per_mille`) until a heal; its `ok` names the links it went on, and the
 heal that ends it names each message it dropped.
 
+A message fault may wait for a moment the messages show
+(history/messages.py's `MOMENTS`: a vote in flight, a leader newly
+elected, a read index in flight): it acts only on messages that pass
+while the moment lasts. The search and the draw choose moments among those
+the target's framing can show, never for one bug's recipe.
+
 A single-message fault waits for its message up to `within_ms`; it is over once it acted
 (instant in the catalogue), and its row names what it acted on: each
 message's link, kind, ordinal on the link, and what the framing read of it
@@ -32,7 +38,7 @@ import time
 import uuid
 from typing import Any
 
-from history.messages import ANY, IN_ELECTION
+from history.messages import ANY, IN_ELECTION, MOMENTS
 
 from .brief import log_uniform
 from .family import Aiming, Choice, Drawing, Family
@@ -63,6 +69,20 @@ def framed_kinds(framing: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(importlib.import_module(framing).KINDS.values()))
 
 
+def moments_of(framed: tuple[str, ...]) -> tuple[str, ...]:
+    """The moments a target's messages can show: those one of whose opening kinds its framing names."""
+    return tuple(name for name, (opens, _) in MOMENTS.items() if set(opens) & set(framed))
+
+
+def problem(args: dict[str, Any], framed: tuple[str, ...]) -> str | None:
+    """What is wrong with a message fault's arguments (from a schedule
+    given) for a target whose framing names `framed`; None if nothing."""
+    for key, known in (("message", (ANY, *framed)), ("until", ("", ANY, *framed)), ("moment", moments_of(framed))):
+        if key in args and args[key] not in known:
+            return f"{key} {args[key]!r} is none of the target's: {', '.join(known)}"
+    return None
+
+
 def drawn(kind: str, drawing: Drawing) -> dict[str, Any]:
     return draw(kind, drawing.rng, drawing.timeout_ms, drawing.framed)
 
@@ -77,14 +97,18 @@ def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ..
         return {"per_mille": rng.choice(LOSS_PER_MILLE), "message": ANY}
     target, seed, message = rng.choice(AIMS), rng.randrange(2**31), rng.choice((ANY, *messages))
     count = rng.choice(COUNTS)
-    return {**aimed(kind, message, rng, timeout_ms), "target": target, "seed": seed, "count": count}
+    return {**aimed(kind, message, rng, timeout_ms, messages), "target": target, "seed": seed, "count": count}
 
 
-def aimed(kind: str, message: str, rng: random.Random, timeout_ms: int) -> dict[str, Any]:
+def aimed(kind: str, message: str, rng: random.Random, timeout_ms: int, framed: tuple[str, ...]) -> dict[str, Any]:
     """A search's message fault: the next message of kind `message` anywhere
-    (the search names the moment, not the node), held, where it is, as the
-    random draw holds it."""
-    args = {"target": "any", "message": message, "within_ms": 3 * timeout_ms, "count": 1}
+    (the search names the kind, not the node), at any time or in a moment
+    drawn among those the framing shows, held, where it is, as the random
+    draw holds it."""
+    args: dict[str, Any] = {"target": "any", "message": message, "within_ms": 3 * timeout_ms, "count": 1}
+    moment = rng.choice(("", *moments_of(framed)))
+    if moment:
+        args["moment"] = moment
     if kind == "message-hold":
         args["hold_ms"] = log_uniform(rng, timeout_ms / 10, 2 * timeout_ms)
     return args
@@ -106,7 +130,8 @@ def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
         "skip": int(args.get("skip", 0)),
         "hold_ms": int(args.get("hold_ms", args.get("within_ms", 1000))),
         "until": args.get("until", ""),
-        "group": f"{f}-{uuid.uuid4().hex[:12]}",  # `count` and `skip` are over all its links together
+        "group": f"{f}-{uuid.uuid4().hex[:12]}",  # `count`, `skip` and the moment are over all its links together
+        **_window(args.get("moment", "")),
     }
     mesh = nemesis.links
     mesh.add_toxic(links, "message", attributes, name=f)
@@ -125,6 +150,14 @@ def make(nemesis: Any, f: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     finally:
         mesh.remove_toxic(links, f)
     return [{"link": list(link), **message} for link, messages in acted.items() for message in messages]
+
+
+def _window(moment: str) -> dict[str, str]:
+    """The proxy's attributes for a moment (none: any time)."""
+    if not moment:
+        return {}
+    opens, closes = MOMENTS[moment]
+    return {"after": ",".join(opens), "before": ",".join(closes)}
 
 
 def lose(nemesis: Any, f: str, args: dict[str, Any]) -> list[list[str]]:
@@ -172,7 +205,9 @@ def _links(nemesis: Any, args: dict[str, Any]) -> list[tuple[str, str]]:
 def choices(kind: str, aiming: Aiming) -> list[Choice]:
     """One per kind of message aimed at (a message fault cuts no link: it may join any fault in force)."""
     return [
-        Choice((kind, message, aiming.context), kind, aimed(kind, message, aiming.rng, aiming.timeout_ms))
+        Choice(
+            (kind, message, aiming.context), kind, aimed(kind, message, aiming.rng, aiming.timeout_ms, aiming.framed)
+        )
         for message in aiming.framed
     ]
 

@@ -88,6 +88,31 @@ def test_a_message_held_until_a_kind_passes_goes_right_after_it(server, framed):
     assert received(framed, 3) == [line("FetchRequest", 2), line("VoteResponse", 3), line("VoteRequest", 1)]
 
 
+def test_a_fault_in_a_moment_acts_only_between_its_opening_and_closing_kinds(server, framed):  # noqa: F811
+    """A vote in flight: the fetches before the request and after its answer pass; the one between is dropped."""
+    fault(server, "drop", "fetch", count=0, after="vote-request", before="vote-answer")
+    sent = [("FetchRequest", 1), ("VoteRequest", 2), ("FetchRequest", 3), ("VoteResponse", 4), ("FetchRequest", 5)]
+    framed.sendall(b"".join(line(kind, epoch) for kind, epoch in sent))
+    assert received(framed, 4) == [line(kind, epoch) for kind, epoch in sent if epoch != 3]
+    assert [m["epoch"] for m in server.toxic("framed", "drop")["applied"]] == [3]
+    framed.sendall(line("VoteRequest", 6) + line("FetchRequest", 7))  # a new vote opens it again
+    assert received(framed, 1) == [line("VoteRequest", 6)]
+    assert [m["epoch"] for m in server.toxic("framed", "drop")["applied"]] == [3, 7]
+
+
+def test_a_moment_opened_on_one_link_holds_for_its_group_on_another():
+    """A vote asked on one link: the group's toxic on another link acts while it is unanswered."""
+    attributes = {"action": "drop", "kind": "fetch", "count": 0, "after": "vote-request", "before": "vote-answer"}
+    here, there = (Toxic.from_json({"type": "message", "attributes": attributes}) for _ in range(2))
+    there.tally = here.tally  # (as the server joins a group's toxics)
+    one, other = (MessageStream(SplitFramer(framing.split).up, LinkCount(), lambda _: None) for _ in range(2))
+    assert other.feed(line("FetchRequest", 1), [there]) == [line("FetchRequest", 1)]
+    one.feed(line("VoteRequest", 2), [here])
+    assert other.feed(line("FetchRequest", 3), [there]) == []
+    one.feed(line("VoteResponse", 4), [here])
+    assert other.feed(line("FetchRequest", 5), [there]) == [line("FetchRequest", 5)]
+
+
 def test_skip_lets_matching_messages_pass_first_and_a_bad_action_is_refused(server, framed):  # noqa: F811
     fault(server, "drop", "fetch", skip=1)
     framed.sendall(line("FetchRequest", 1) + line("FetchRequest", 2) + line("FetchRequest", 3))

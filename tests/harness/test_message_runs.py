@@ -81,6 +81,20 @@ def test_a_target_that_frames_nothing_refuses_message_faults_in_one_line(monkeyp
         RunConfig(target="nats", nemesis=["message-drop"], nemesis_strategy="random").validate()
 
 
+def test_a_schedule_s_message_fault_of_a_kind_or_moment_the_target_cannot_show_is_refused_in_one_line(tmp_path):
+    """A run description's schedule naming a kind of message the reference
+    quorum never sends (or a moment it cannot show) is refused before the run."""
+    run_dir = tmp_path / "given"
+    run_dir.mkdir()
+    ops = [{"at_s": 1.0, "f": "message-drop", "args": {"message": "read-index", "target": "any"}}]
+    config = {"nemesis_strategy": "random", "nemesis": ["kill"], "time_limit_s": 5}
+    (run_dir / "run.json").write_text(json.dumps({"config": config, "schedule": ops}))
+    done = splitbrain("replay", str(run_dir), "--results", str(tmp_path / "again"))
+    said = "schedule: operation 1 (message-drop): message 'read-index' is none of the target's: any, "
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "again").exists()
+
+
 def test_a_vote_request_dropped_in_an_election_is_named_and_the_cluster_still_elects(tmp_path):
     """The leader killed, the next vote request anywhere is dropped: its row
     names it, its sender and receiver, and the epoch it asked for; the

@@ -11,7 +11,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from history.messages import ANY, IN_ELECTION, KINDS
+from history.messages import ANY, IN_ELECTION, KINDS, MOMENTS
 from history.observation import Observation
 from nemesis.faults import messages
 from nemesis.faults.family import Choice
@@ -61,3 +61,23 @@ def test_with_the_leader_lost_a_message_fault_at_once_lands_on_an_election_s_mes
         first = Choice(("kill", "leader", "alone"), "kill", {"target": "leader"})
         more = guide.overlap(SEEN, [first], at_once=True)
         assert more is not None and more.f in messages.KINDS and more.cell[1] in IN_ELECTION, more
+
+
+def test_moments_are_offered_where_the_framing_shows_them_and_reach_the_proxy_as_a_window():
+    assert messages.moments_of(FRAMED) == ("vote-in-flight", "newly-elected")  # (kraft asks no read index)
+    assert "read-index-in-flight" in messages.moments_of(messages.framed_kinds("targets.etcd.framing"))
+    guide = Guide(random.Random(3), list(messages.KINDS), timeout_ms=300, framed=FRAMED)
+    drawn = {c.args.get("moment", "") for _ in range(20) for c in guide.choices(SEEN)}
+    assert drawn == {"", "vote-in-flight", "newly-elected"}
+    assert messages._window("vote-in-flight") == {"after": "vote-request", "before": "vote-answer"}
+    assert messages._window("") == {}
+
+
+@given(
+    key=st.sampled_from(["message", "until", "moment"]),
+    value=st.text(min_size=1, max_size=20).filter(lambda v: v not in (ANY, *KINDS, *MOMENTS)),
+)
+def test_a_schedule_s_message_fault_naming_what_the_target_cannot_show_is_refused(key, value):
+    assert messages.problem({key: value}, FRAMED).startswith(f"{key} {value!r} is none of the target's: ")
+    assert messages.problem({"message": "vote-request", "moment": "vote-in-flight", "until": ANY}, FRAMED) is None
+    assert messages.problem({"moment": "read-index-in-flight"}, FRAMED) is not None
