@@ -270,13 +270,18 @@ def _concatenates(node: ast.BinOp) -> bool:
 
 def sample(found: list[Mutant], count: int, seed: int) -> list[Mutant]:
     """`count` of the mutants, drawn by `seed`, as many of each operator as can be (round robin)."""
+    return sorted(drawn(found, seed)[:count], key=lambda m: (m.path, m.line, m.operator))
+
+
+def drawn(found: list[Mutant], seed: int) -> list[Mutant]:
+    """Every mutant, in the order `seed` draws them: one of each operator in turn, each operator's shuffled."""
     rng = random.Random(seed)
     by_operator = {op: [m for m in found if m.operator == op] for op in OPERATORS}
     for pool in by_operator.values():
         rng.shuffle(pool)
     picked: list[Mutant] = []
-    while len(picked) < count and any(by_operator.values()):
+    while any(by_operator.values()):
         for op in OPERATORS:
-            if by_operator[op] and len(picked) < count:
+            if by_operator[op]:
                 picked.append(by_operator[op].pop())
-    return sorted(picked, key=lambda m: (m.path, m.line, m.operator))
+    return picked

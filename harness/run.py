@@ -238,6 +238,7 @@ class RunConfig:
         self._check_target(target)
         self._check_capabilities(target)
         self._check_shape()
+        self._check_messages(messages.framed_kinds(target.capabilities.framing))
 
     def _check_values(self) -> None:
         """Each setting within its range, among its choices, of its type."""
@@ -330,7 +331,6 @@ class RunConfig:
         if framed and capabilities.framing and (self.net == "iptables" or self.backend == "ssh"):
             where = "local, or docker without --net iptables" if capabilities.peer_routes else "the local backend"
             raise SettingError("nemesis", f"{', '.join(framed)} need the link proxies splitbrain starts ({where})")
-        self._check_messages(messages.framed_kinds(capabilities.framing))
         if not capabilities.peer_routes:
             # Whatever the faults: a default nemesis narrowed to none that cut links would hide the refusal.
             if self.backend == "docker" and self.net != "iptables":

@@ -364,6 +364,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             lease_for,
             made_changes,
             real_schedule,
+            replayed,
             scale_of,
             searched_schedule,
             timeouts_for,
@@ -379,7 +380,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         else:
             sim = SimSettings(seed=violation["seed"], **_simulated(settings))
             nodes = settings["nodes"] + settings.get("observers", 0)
-            steps = [tuple(step) for step in violation["steps"]]
+            steps = replayed(violation)
             ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
         options = {**timeouts, **lease_for(settings, timeouts, defaults)}
         return RealSchedule(ops, limit_s, workload_for(violation["violation"]), options)

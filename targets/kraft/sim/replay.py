@@ -3,7 +3,10 @@ finds the real run can reach: `splitbrain simulate --write-schedules DIR`
 writes each failing schedule as a run description that `splitbrain replay`
 runs on a real cluster.
 
-Each step becomes the nemesis operation (history/faults.py's vocabulary)
+A random schedule is replayed shrunk: the steps its violation needs in
+the simulation (`shrunk`, the simulator's search drops each step the same
+kind of violation survives without), so that a real run makes only faults
+that matter to it. Each step becomes the nemesis operation (history/faults.py's vocabulary)
 that does the same to real nodes, at the same point of the schedule on a
 clock stretched by `scale`: the real node's election timeout over the
 simulator's (300 ms against 100 ms by default, so three times), so that a
@@ -114,9 +117,16 @@ def timeouts_for(settings: dict[str, Any], violation: dict[str, Any], defaults: 
     if settings.get("election_timeout_ms") is not None:
         return {}
     # The novelty search's operations, or the random schedule's steps.
-    made = [op["f"] for op in violation["ops"]] if "ops" in violation else [step[0] for step in violation["steps"]]
+    made = [op["f"] for op in violation["ops"]] if "ops" in violation else [step[0] for step in replayed(violation)]
     stretched = BOUNCE in made and not POWER_LOSS & set(made)
     return {name: defaults[name] * RESTART_STRETCH for name in TIMEOUTS} if stretched else {}
+
+
+def replayed(violation: dict[str, Any]) -> list[Step]:
+    """The steps of a random schedule's violation that a replay makes: the
+    schedule shrunk to the steps the violation needs in the simulation (each
+    one left is needed there), or all of them where it was not shrunk."""
+    return [tuple(step) for step in violation.get("shrunk") or violation["steps"]]
 
 
 def lease_for(settings: dict[str, Any], timeouts: dict[str, int], defaults: dict[str, Any]) -> dict[str, int]:

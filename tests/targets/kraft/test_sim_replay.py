@@ -128,3 +128,19 @@ def test_the_membership_step_that_broke_the_simulation_counts_as_made():
     [violation] = verdict["checkers"]["simulation-invariants"]["anomalies"]
     ops, _, workload, _ = TARGET.real_schedule(settings, violation)
     assert {"shrink", "rejoin", "wipe"} & {op["f"] for op in ops} and workload == "append"
+
+
+def test_a_random_schedule_is_replayed_as_its_shrunk_steps():
+    """The simulation's shrunk schedule (each step left needed there) is what the real run makes."""
+    from targets.kraft.target import TARGET
+
+    settings = {"nodes": 3, "observers": 0, "bugs": ["stale-read"]}
+    verdict = TARGET.simulate(settings, 30, 20, 0, False, False, lambda items: items)
+    found = verdict["checkers"]["simulation-invariants"]["anomalies"][0]
+    ops, _, _, _ = TARGET.real_schedule(settings, found)
+    shrunk, _ = real_schedule(
+        [tuple(s) for s in found["shrunk"]], 3, 3.0, first_leader(SimSettings(seed=found["seed"]))
+    )
+    assert [op["f"] for op in ops] == [op["f"] for op in shrunk]
+    faults = sum(1 for step in found["steps"] if step[0] != "run")
+    assert sum(1 for op in ops if op["f"] not in ("latency", "rename", "heal-all")) < faults
