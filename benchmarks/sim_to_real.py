@@ -166,7 +166,7 @@ def mutant_case(mutant, work: Path, schedules: int, trials: int) -> dict | None:
         trials_made = [replayed_in(copy, run_dir, work / "real") for _ in range(trials)]
     finally:
         shutil.rmtree(copy)
-    shrunk, drawn = violation.get("shrunk") or violation["steps"], violation["steps"]
+    shrunk, drawn = violation["shrunk" if "shrunk" in violation else "steps"], violation["steps"]
     return {
         "mutant": mutant.name,
         "change": mutant.describe(),

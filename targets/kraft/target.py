@@ -361,6 +361,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
         from .sim.replay import (
             first_leader,
+            lasting,
             lease_for,
             made_changes,
             real_schedule,
@@ -382,6 +383,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             nodes = settings["nodes"] + settings.get("observers", 0)
             steps = replayed(violation)
             ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
+            limit_s = lasting(ops, limit_s, violation, scale)
         options = {**timeouts, **lease_for(settings, timeouts, defaults)}
         return RealSchedule(ops, limit_s, workload_for(violation["violation"]), options)
 

@@ -42,6 +42,7 @@ What does not carry over, and why:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from history.faults import BOUNCE, CLOCK, KILL, LATENCY, LOSE_UNFSYNCED, MESSAGE_LOSS, PARTITION, PAUSE, WIPE
@@ -125,8 +126,23 @@ def timeouts_for(settings: dict[str, Any], violation: dict[str, Any], defaults: 
 def replayed(violation: dict[str, Any]) -> list[Step]:
     """The steps of a random schedule's violation that a replay makes: the
     schedule shrunk to the steps the violation needs in the simulation (each
-    one left is needed there), or all of them where it was not shrunk."""
-    return [tuple(step) for step in violation.get("shrunk") or violation["steps"]]
+    one left is needed there; none, for a bug that needs no fault), or all
+    of them where it was not shrunk."""
+    return [tuple(step) for step in violation["shrunk" if "shrunk" in violation else "steps"]]
+
+
+def lasting(ops: list[dict[str, Any]], limit_s: float, violation: dict[str, Any], scale: float) -> float:
+    """The time limit a replay needs: its schedule's, or, where the
+    simulation broke later (`t=...ms` in its violation: a liveness one
+    waits out its span with no fault left, a schedule shrunk to none ends at
+    once), that moment stretched by `scale` and TAIL_S more; the last
+    `heal-all` moved there."""
+    broke = re.match(r"t=(\d+)ms: ", violation["violation"])
+    needed = float(math.ceil(int(broke.group(1)) * scale / 1000 + TAIL_S)) if broke else 0.0
+    if needed <= limit_s:
+        return limit_s
+    ops[-1]["at_s"] = needed
+    return needed
 
 
 def lease_for(settings: dict[str, Any], timeouts: dict[str, int], defaults: dict[str, Any]) -> dict[str, int]:

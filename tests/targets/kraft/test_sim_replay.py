@@ -144,3 +144,15 @@ def test_a_random_schedule_is_replayed_as_its_shrunk_steps():
     assert [op["f"] for op in ops] == [op["f"] for op in shrunk]
     faults = sum(1 for step in found["steps"] if step[0] != "run")
     assert sum(1 for op in ops if op["f"] not in ("latency", "rename", "heal-all")) < faults
+
+
+def test_a_schedule_shrunk_to_no_step_runs_as_long_as_the_simulation_took_to_break():
+    """A bug that needs no fault: its replay is load alone, until the moment it broke (stretched) and a tail."""
+    from targets.kraft.sim.replay import lasting, replayed
+
+    violation = {"seed": 0, "violation": "t=3335ms: liveness: no leader for 2000 ms", "steps": [("crash", 1, 0)]}
+    assert replayed({**violation, "shrunk": []}) == [] and replayed(violation) == [("crash", 1, 0)]
+    ops, limit_s = real_schedule([], 3, 3.0)
+    assert lasting(ops, limit_s, violation, 3.0) == 13.0 and ops[-1] == {"at_s": 13.0, "f": "heal-all", "args": {}}
+    ops, limit_s = real_schedule([("run", 0, 9000)], 3, 3.0)
+    assert lasting(ops, limit_s, violation, 3.0) == limit_s == 29.0  # (its schedule runs longer already)
