@@ -69,9 +69,13 @@ def one_run(run_dir: Path, tally: dict) -> None:
         )
     tally["seconds"] += (history["time_ns"].max() - history["time_ns"].min()) / 1e9
     made = history[(history["process"] == -1) & (history["type"] == "ok") & history["f"].isin(ON_MESSAGES)]
-    for f, node in made[["f", "node"]].itertuples(index=False):
+    for f, node, value in made[["f", "node", "value"]].itertuples(index=False):
         tally["message_faults"] += 1
-        tally["messages"].update(f"{f} {message.get('type', message['kind'])}" for message in json.loads(node or "[]"))
+        acted = json.loads(node or "[]")
+        tally["messages"].update(f"{f} {message.get('type', message['kind'])}" for message in acted)
+        moment = json.loads(value or "{}").get("moment") or "any time"
+        tally["moments"][moment] += len(acted)
+        tally["moment_faults"][moment] += 1
     covered = verdict.get("coverage") or {}
     tally["cells"].update((c["fault"], c["role"], c["with"]) for c in covered.get("cells", []))
     tally["states"].update((covered.get("states") or {}).keys())
@@ -84,7 +88,8 @@ def main() -> int:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/campaigns/etcd-20418")
     tallies: dict[str, dict] = defaultdict(
         lambda: {"verdicts": Counter(), "reads": Counter(), "pauses": 0, "reads_in_pauses": 0, "seconds": 0.0,
-                 "message_faults": 0, "messages": Counter(), "cells": set(), "states": set(), "anomalies": []}
+                 "message_faults": 0, "messages": Counter(), "moments": Counter(), "moment_faults": Counter(),
+                 "cells": set(), "states": set(), "anomalies": []}
     )  # fmt: skip
     for run_dir in sorted(p for p in folder.iterdir() if (p / "verdict.json").exists()):
         option_set = json.loads((run_dir / "run.json").read_text())["config"].get("option_set") or "?"
@@ -96,6 +101,10 @@ def main() -> int:
         print(f"  leader pauses past 500 ms: {t['pauses']}, follower reads invoked during them: {t['reads_in_pauses']}")
         acted = ", ".join(f"{what} {n}" for what, n in t["messages"].most_common())
         print(f"  message faults made: {t['message_faults']}, acting on: {acted or 'none'}")
+        moments = ", ".join(
+            f"{m} {t['moment_faults'][m]} faults, {t['moments'][m]} messages" for m in t["moment_faults"]
+        )
+        print(f"  by moment: {moments or 'none'}")
         print(f"  coverage cells: {len(t['cells'])}, abstract states: {len(t['states'])}")
         print(f"  anomalies: {len(t['anomalies'])}")
         for line in t["anomalies"][:20]:
