@@ -12,8 +12,9 @@ How a mutant is judged, by rules stated here and nowhere decided by hand:
   the run errored), and the simulation did not catch it. Set apart too:
   it is broken in a way no checker is for.
 - caught by the simulation: `simulate` found an invariant broken (safety,
-  or liveness at the end of a schedule), the simulation itself raised (the
-  mutant crashed the core), or it `hung`: one of its simulations ran
+  liveness at the end of a schedule, or a node halted: its core raised, as
+  the real node halts on it), the simulation itself raised (`crashed`: a
+  mutant that breaks it outside a node's core), or it `hung`: one of its simulations ran
   HUNG_TIMES as long as the original's two (`original_simulation_s` in the
   report), and at least HUNG_MIN_S, as a core that never stops producing
   work does (a node that spins).

@@ -22,10 +22,11 @@ through the leader, and `auto_join` replicas add themselves.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -36,7 +37,7 @@ from ..core import RaftConfig, RaftCore, Ready
 from ..messages import Entry, Message
 from ..quorum_state import ElectionState
 from ..voters import VoterSet
-from .invariants import SafetyMonitor
+from .invariants import InvariantViolation, SafetyMonitor
 from .stuck import StuckWatch
 
 
@@ -166,16 +167,31 @@ class Simulation:
         disk.generation += 1
         disk.synced = len(disk.entries)
         disk.lost = False
-        core = RaftCore(
-            self.config(node),
-            disk.election_state,
-            list(disk.entries),
-            random.Random(self.rng.random()),
-            self.node_time(node),
-        )
-        self.nodes[node] = core
-        self.monitor.restarted(node)
-        self._drain(core)
+        config = self.config(node)  # (settings that do not fit together are the user's, not a halt)
+        with self.halting(node):
+            core = RaftCore(
+                config,
+                disk.election_state,
+                list(disk.entries),
+                random.Random(self.rng.random()),
+                self.node_time(node),
+            )
+            self.nodes[node] = core
+            self.monitor.restarted(node)
+            self._drain(core)
+
+    @contextlib.contextmanager
+    def halting(self, node: str) -> Iterator[None]:
+        """A node's core that raises (one of its own rules broken: a bug)
+        halts the node, as the real node's shell halts it (targets/kraft/
+        server.py), which a real run's `node-crashes` counts: here a violation
+        of the schedule, with its seed and steps, not the simulation's crash."""
+        try:
+            yield
+        except InvariantViolation:
+            raise
+        except Exception as error:  # noqa: BLE001 - any defect of the core is fatal
+            self.monitor.fail(f"{node} halted: {type(error).__name__}: {error}")
 
     def crash(self, node: str, lose_unsynced: bool = False) -> None:
         if self.nodes[node] is not None:
@@ -211,8 +227,9 @@ class Simulation:
         commands, self.held_commands[node] = self.held_commands[node], []
         for request_id, command in commands:
             if core is not None:
-                core.submit(request_id, command, self.node_time(node))
-                self._drain(core)
+                with self.halting(node):
+                    core.submit(request_id, command, self.node_time(node))
+                    self._drain(core)
         held, self.held[node] = self.held[node], []
         for msg in held:
             self._deliver(msg)
@@ -344,8 +361,9 @@ class Simulation:
             # A stopped process still has the request in its socket buffer.
             self.held_commands[node].append((request_id, command))
             return request_id
-        core.submit(request_id, command, self.node_time(node))
-        self._drain(core)
+        with self.halting(node):
+            core.submit(request_id, command, self.node_time(node))
+            self._drain(core)
         return request_id
 
     # ------------------------------------------------------------------ time
@@ -365,11 +383,12 @@ class Simulation:
             flush = self.settings.flush_interval_ms
             for node, core in self.nodes.items():
                 if core is not None and node not in self.paused:
-                    if flush and self.now_ms % flush < self.settings.tick_ms:
-                        self.disks[node].synced = len(self.disks[node].entries)
-                        core.synced(self.disks[node].synced, self.node_time(node))
-                    core.tick(self.node_time(node))
-                    self._drain(core)
+                    with self.halting(node):
+                        if flush and self.now_ms % flush < self.settings.tick_ms:
+                            self.disks[node].synced = len(self.disks[node].entries)
+                            core.synced(self.disks[node].synced, self.node_time(node))
+                        core.tick(self.node_time(node))
+                        self._drain(core)
             if self.settings.check_invariants:
                 self.stuck.tick(self)
 
@@ -380,8 +399,9 @@ class Simulation:
         if msg.dst in self.paused:
             self.held[msg.dst].append(msg)
             return
-        core.step(msg, self.node_time(msg.dst))
-        self._drain(core)
+        with self.halting(msg.dst):
+            core.step(msg, self.node_time(msg.dst))
+            self._drain(core)
 
     def _drain(self, core: RaftCore) -> None:
         while core.has_ready():

@@ -93,3 +93,25 @@ def test_a_random_schedule_s_violation_comes_with_a_shrunk_schedule_that_still_b
             run_schedule(settings, [tuple(s) for k, s in enumerate(found["shrunk"]) if k != index])
         except InvariantViolation as other:
             assert kind(str(other)) != kind(found["violation"])
+
+
+def test_a_core_that_raises_halts_its_node_a_violation_with_its_schedule_not_a_crash(monkeypatch):
+    """A defect of the core (here: n2 raises on its first tick after 3 s)
+    is what the real node's shell halts on and `node-crashes` counts: the
+    simulation reports it as a violation of the schedule, with its seed and
+    its shrunk steps, instead of raising out of `simulate`."""
+    from targets.kraft.core import RaftCore
+
+    tick = RaftCore.tick
+
+    def broken(self, now_ms):
+        if self.node_id == "n2" and now_ms > 3000:
+            raise RuntimeError("a rule of its own broken")
+        return tick(self, now_ms)
+
+    monkeypatch.setattr(RaftCore, "tick", broken)
+    verdict = TARGET.simulate({"nodes": 3}, 2, 20, 0, False, True, lambda items: items)
+    found = verdict["checkers"]["simulation-invariants"]["anomalies"]
+    assert [a["seed"] for a in found] == [0, 1] and verdict["valid"] is False
+    assert all(a["violation"].endswith(": n2 halted: RuntimeError: a rule of its own broken") for a in found), found
+    assert all(a["shrunk"] == [] for a in found)  # (no fault needed)
