@@ -220,9 +220,14 @@ def made_changes(settings: SimSettings, steps: list[Step]) -> set[int]:
 
 
 def first_leader(settings: SimSettings) -> str | None:
-    """The node that leads in the simulation when its steps begin (its load has run for a while)."""
+    """The node that leads in the simulation when its steps begin (its load
+    has run for a while); None where none does, or where the simulation broke
+    before them (a node that halts at once: the real run starts as it starts)."""
     sim = Simulation(settings)
-    LoadedRun(sim).run(LOAD_BEFORE_STEPS_MS)
+    try:
+        LoadedRun(sim).run(LOAD_BEFORE_STEPS_MS)
+    except InvariantViolation:
+        return None
     return sim.leader()
 
 

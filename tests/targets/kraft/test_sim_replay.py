@@ -156,3 +156,19 @@ def test_a_schedule_shrunk_to_no_step_runs_as_long_as_the_simulation_took_to_bre
     assert lasting(ops, limit_s, violation, 3.0) == 13.0 and ops[-1] == {"at_s": 13.0, "f": "heal-all", "args": {}}
     ops, limit_s = real_schedule([("run", 0, 9000)], 3, 3.0)
     assert lasting(ops, limit_s, violation, 3.0) == limit_s == 29.0  # (its schedule runs longer already)
+
+
+def test_a_simulation_that_breaks_before_its_steps_has_no_first_leader_to_put_on_the_real_one(monkeypatch):
+    """A node whose core raises at once halts before any step: the schedule is written all the same, with no `rename`."""
+    from targets.kraft.core import RaftCore
+    from targets.kraft.target import TARGET
+
+    def broken(self, now_ms):
+        raise RuntimeError("at once")
+
+    monkeypatch.setattr(RaftCore, "tick", broken)
+    assert first_leader(SimSettings(seed=0)) is None
+    verdict = TARGET.simulate({"nodes": 3}, 1, 20, 0, False, False, lambda items: items)
+    [found] = verdict["checkers"]["simulation-invariants"]["anomalies"]
+    ops, _, _, _ = TARGET.real_schedule({"nodes": 3, "observers": 0}, found)
+    assert "halted: RuntimeError: at once" in found["violation"] and "rename" not in [op["f"] for op in ops]
