@@ -223,8 +223,8 @@ def first_leader(settings: SimSettings) -> str | None:
     """The node that leads in the simulation when its steps begin (its load
     has run for a while); None where none does, or where the simulation broke
     before them (a node that halts at once: the real run starts as it starts)."""
-    sim = Simulation(settings)
     try:
+        sim = Simulation(settings)  # (which starts the nodes)
         LoadedRun(sim).run(LOAD_BEFORE_STEPS_MS)
     except InvariantViolation:
         return None

@@ -168,6 +168,15 @@ def test_a_simulation_that_breaks_before_its_steps_has_no_first_leader_to_put_on
 
     monkeypatch.setattr(RaftCore, "tick", broken)
     assert first_leader(SimSettings(seed=0)) is None
+    started = RaftCore.__init__
+
+    def unborn(self, *args):
+        started(self, *args)
+        raise RuntimeError("as it starts")
+
+    with monkeypatch.context() as patched:  # (a core that raises as the simulation starts it)
+        patched.setattr(RaftCore, "__init__", unborn)
+        assert first_leader(SimSettings(seed=0)) is None
     verdict = TARGET.simulate({"nodes": 3}, 1, 20, 0, False, False, lambda items: items)
     [found] = verdict["checkers"]["simulation-invariants"]["anomalies"]
     ops, _, _, _ = TARGET.real_schedule({"nodes": 3, "observers": 0}, found)
