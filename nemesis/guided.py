@@ -98,13 +98,24 @@ class Guide:
         self.topologies = topologies
         self.tried: Counter[Any] = Counter(tried or {})
 
-    def choices(self, seen: Observation, node_faults_only: bool = False) -> list[Choice]:
+    def choices(self, seen: Observation, node_faults_only: bool = False, leader_lost: bool = False) -> list[Choice]:
         """Every fault that could be aimed now, with the cell it would reach,
         as each kind's family aims it. Faults are aimed by role (the executor
-        finds who holds it when the fault is made), so a replay aims them the same way."""
+        finds who holds it when the fault is made), so a replay aims them the
+        same way. An election is open where the nodes show a candidate or no
+        leader, or opening where a fault made with these loses the leader (`leader_lost`)."""
         roles = [role for role in ROLES if seen.nodes_in(role)]
+        electing = leader_lost or "candidate" in roles or "leader" not in roles
         aiming = Aiming(
-            self.rng, seen, seen.context(), roles, self.timeout_ms, self.framed, self.topologies, node_faults_only
+            self.rng,
+            seen,
+            seen.context(),
+            roles,
+            self.timeout_ms,
+            self.framed,
+            self.topologies,
+            node_faults_only,
+            electing,
         )
         # A quorum survives damaged files on a minority of its voters: no more while that many are not repaired.
         kinds = [k for k in self.kinds if not BY_NAME[k].damages or len(seen.damaged) < (self.voters - 1) // 2]
@@ -154,7 +165,7 @@ class Guide:
         first = family_of(made[0].f).opens or made[0].cell[1]
         options = [
             c
-            for c in self.choices(replace(seen, in_force=in_force), node_faults_only=True)
+            for c in self.choices(replace(seen, in_force=in_force), node_faults_only=True, leader_lost=at_once)
             if (self.tried[c.cell] == 0 or (at_once and (first, *c.cell[:2]) in risks))
             and c.f not in {m.f for m in made}
         ]

@@ -57,7 +57,9 @@ class Aiming:
     """What the guided nemesis knows when it aims: its generator, what the
     nodes say now (`seen`, its coverage `context` and the `roles` held), the
     election timeout, the message kinds it aims at, the topologies allowed,
-    and whether only faults that cut no link may join those in force."""
+    whether only faults that cut no link may join those in force, and
+    whether an election is open or opening (`electing`: a candidate seen, no
+    leader seen, or a second fault made as a leader is lost)."""
 
     rng: random.Random
     seen: Observation
@@ -67,6 +69,7 @@ class Aiming:
     framed: tuple[str, ...] = ()
     topologies: list[str] | None = None
     node_faults_only: bool = False
+    electing: bool = False
 
 
 def seed(rng: random.Random) -> int:

@@ -21,7 +21,8 @@ A message fault may wait for a moment the messages show
 (history/messages.py's `MOMENTS`: a vote in flight, a leader newly
 elected, a read index in flight): it acts only on messages that pass
 while the moment lasts. The search and the draw choose moments among those
-the target's framing can show, never for one bug's recipe.
+the target's framing can show, an election's only while the nodes show one
+open or a leader was just lost, never for one bug's recipe.
 
 A single-message fault waits for its message up to `within_ms`; it is over once it acted
 (instant in the catalogue), and its row names what it acted on: each
@@ -69,9 +70,16 @@ def framed_kinds(framing: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(importlib.import_module(framing).KINDS.values()))
 
 
-def moments_of(framed: tuple[str, ...]) -> tuple[str, ...]:
-    """The moments a target's messages can show: those one of whose opening kinds its framing names."""
-    return tuple(name for name, (opens, _) in MOMENTS.items() if set(opens) & set(framed))
+def moments_of(framed: tuple[str, ...], electing: bool = True) -> tuple[str, ...]:
+    """The moments a target's messages can show: those one of whose opening
+    kinds its framing names; those an election opens (IN_ELECTION's kinds
+    open them) only while one is open or opening (`electing`): elsewhere a
+    fault waiting for a vote in a steady cluster waits in vain."""
+    return tuple(
+        name
+        for name, (opens, _) in MOMENTS.items()
+        if set(opens) & set(framed) and (electing or not set(opens) <= IN_ELECTION)
+    )
 
 
 def problem(args: dict[str, Any], framed: tuple[str, ...]) -> str | None:
@@ -92,21 +100,29 @@ def draw(kind: str, rng: random.Random, timeout_ms: int, messages: tuple[str, ..
     role's), of which kind (among the target's, `messages`, or
     any), how long it waits for them, how many (COUNTS), and for a hold
     how long it holds each,
-    on a log scale from a tenth of an election timeout to twice it."""
+    on a log scale from a tenth of an election timeout to twice it. The
+    random schedule knows nothing of the cluster's state: it waits for no
+    election's moment."""
     if kind == LOSS:
         return {"per_mille": rng.choice(LOSS_PER_MILLE), "message": ANY}
     target, seed, message = rng.choice(AIMS), rng.randrange(2**31), rng.choice((ANY, *messages))
     count = rng.choice(COUNTS)
-    return {**aimed(kind, message, rng, timeout_ms, messages), "target": target, "seed": seed, "count": count}
+    aiming = aimed(kind, message, rng, timeout_ms, messages, electing=False)
+    return {**aiming, "target": target, "seed": seed, "count": count}
 
 
-def aimed(kind: str, message: str, rng: random.Random, timeout_ms: int, framed: tuple[str, ...]) -> dict[str, Any]:
+def aimed(
+    kind: str, message: str, rng: random.Random, timeout_ms: int, framed: tuple[str, ...], electing: bool
+) -> dict[str, Any]:
     """A search's message fault: the next message of kind `message` anywhere
     (the search names the kind, not the node), at any time or in a moment
-    drawn among those the framing shows, held, where it is, as the random
-    draw holds it."""
+    the framing can show now (moments_of), even odds between any time and
+    one of the moments, but not one its own kind opens (that would leave
+    it a second such message only: in three nodes, one lost, a vote asked
+    has no second); held, where it is, as the random draw holds it."""
     args: dict[str, Any] = {"target": "any", "message": message, "within_ms": 3 * timeout_ms, "count": 1}
-    moment = rng.choice(("", *moments_of(framed)))
+    moments = tuple(moment for moment in moments_of(framed, electing) if message not in MOMENTS[moment][0])
+    moment = rng.choice(moments) if moments and rng.random() < 0.5 else ""
     if moment:
         args["moment"] = moment
     if kind == "message-hold":
@@ -203,12 +219,18 @@ def _links(nemesis: Any, args: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def choices(kind: str, aiming: Aiming) -> list[Choice]:
-    """One per kind of message aimed at (a message fault cuts no link: it may join any fault in force)."""
+    """One per kind of message aimed at (a message fault cuts no link: it
+    may join any fault in force); an election's kinds (a vote asked or
+    given, a new leader's notice) only while one is open or opening: in a
+    steady cluster none passes, and a fault waiting for one acts on nothing."""
     return [
         Choice(
-            (kind, message, aiming.context), kind, aimed(kind, message, aiming.rng, aiming.timeout_ms, aiming.framed)
+            (kind, message, aiming.context),
+            kind,
+            aimed(kind, message, aiming.rng, aiming.timeout_ms, aiming.framed, aiming.electing),
         )
         for message in aiming.framed
+        if aiming.electing or message not in IN_ELECTION
     ]
 
 

@@ -1,8 +1,9 @@
 """Message faults as the strategies choose them (nemesis/faults/messages.py): the
 random draw aims at the kinds the target's framing names, sized by its
 election timeout; the guided nemesis offers one cell per fault and kind of
-message (never a voter change's own or an unplaced one), and right after a
-leader is lost it aims one at what an election puts in flight."""
+message (never a voter change's own or an unplaced one; an election's only
+while one is open), and right after a leader is lost it aims one at what an
+election puts in flight."""
 
 from __future__ import annotations
 
@@ -48,9 +49,12 @@ SEEN = Observation({"n1": "leader", "n2": "follower", "n3": "follower"})
 
 def test_the_guide_offers_a_cell_per_fault_and_aimed_kind_and_none_without_framing():
     guide = Guide(random.Random(1), ["kill", *messages.KINDS], timeout_ms=300, framed=FRAMED)
-    offered = {c.cell[:2] for c in guide.choices(SEEN) if c.f in messages.KINDS}
+    electing = Observation({"n1": "candidate", "n2": "follower", "n3": "follower"})
+    offered = {c.cell[:2] for c in guide.choices(electing) if c.f in messages.KINDS}
     aimed = [kind for kind in FRAMED if kind not in ("membership", "other")]
     assert offered == {(f, kind) for f in messages.KINDS for kind in aimed}
+    steady = {c.cell[:2] for c in guide.choices(SEEN) if c.f in messages.KINDS}
+    assert steady == {(f, kind) for f in messages.KINDS for kind in aimed if kind not in IN_ELECTION}
     assert all(c.args["target"] == "any" for c in guide.choices(SEEN) if c.f in messages.KINDS)
     assert not [c for c in Guide(random.Random(1), list(messages.KINDS)).choices(SEEN)]
 
@@ -65,10 +69,30 @@ def test_with_the_leader_lost_a_message_fault_at_once_lands_on_an_election_s_mes
 
 def test_moments_are_offered_where_the_framing_shows_them_and_reach_the_proxy_as_a_window():
     assert messages.moments_of(FRAMED) == ("vote-in-flight", "newly-elected")  # (kraft asks no read index)
-    assert "read-index-in-flight" in messages.moments_of(messages.framed_kinds("targets.etcd.framing"))
+    etcd = messages.framed_kinds("targets.etcd.framing")
+    assert "read-index-in-flight" in messages.moments_of(etcd)
+    assert messages.moments_of(etcd, electing=False) == ("read-index-in-flight",)
     guide = Guide(random.Random(3), list(messages.KINDS), timeout_ms=300, framed=FRAMED)
-    drawn = {c.args.get("moment", "") for _ in range(20) for c in guide.choices(SEEN)}
-    assert drawn == {"", "vote-in-flight", "newly-elected"}
+    electing = Observation({"n1": "candidate", "n2": "follower", "n3": "follower"})
+    drawn = [c.args.get("moment", "") for _ in range(20) for c in guide.choices(electing)]
+    assert set(drawn) == {"", "vote-in-flight", "newly-elected"}
+    assert 0.35 < drawn.count("") / len(drawn) < 0.65  # (any time, as likely as the moments together)
+    assert messages._window("vote-in-flight") == {"after": "vote-request", "before": "vote-answer"}
+    assert messages._window("") == {}
+
+
+def test_a_steady_cluster_is_aimed_at_no_election_s_moment_and_a_lost_leader_s_is():
+    """Run 81's CI: on a cluster with its leader in place, faults waiting for a
+    vote in flight (or for a vote itself) waited out their time and acted on nothing."""
+    guide = Guide(random.Random(3), ["kill", *messages.KINDS], timeout_ms=300, framed=FRAMED)
+    assert not {c.args.get("moment", "") for _ in range(20) for c in guide.choices(SEEN)} - {""}
+    first = Choice(("kill", "leader", "alone"), "kill", {"target": "leader"})
+    at_once = [guide.overlap(SEEN, [first], at_once=True) for _ in range(40)]
+    assert {more.args.get("moment", "") for more in at_once if more} == {"", "vote-in-flight", "newly-elected"}
+    asked = [messages.aimed("message-drop", "vote-request", random.Random(i), 300, FRAMED, True) for i in range(40)]
+    assert {args.get("moment", "") for args in asked} == {"", "newly-elected"}  # (no moment its own kind opens)
+    leaderless = Observation({"n2": "follower", "n3": "follower"})
+    assert {c.args.get("moment", "") for _ in range(20) for c in guide.choices(leaderless)} - {""}
     assert messages._window("vote-in-flight") == {"after": "vote-request", "before": "vote-answer"}
     assert messages._window("") == {}
 
