@@ -103,7 +103,9 @@ class Guide:
         as each kind's family aims it. Faults are aimed by role (the executor
         finds who holds it when the fault is made), so a replay aims them the
         same way. An election is open where the nodes show a candidate or no
-        leader, or opening where a fault made with these loses the leader (`leader_lost`)."""
+        leader, or opening where a first fault has just lost the leader
+        (`leader_lost`: `overlap` at once passes it for every first fault,
+        and the at-once tables keep a message fault only after a leader's loss)."""
         roles = [role for role in ROLES if seen.nodes_in(role)]
         electing = leader_lost or "candidate" in roles or "leader" not in roles
         aiming = Aiming(
