@@ -176,6 +176,9 @@ class NodeServer:
         ticker = asyncio.create_task(self._tick_forever())
         flusher = asyncio.create_task(self._flush_forever()) if self.config.flush_interval_ms else None
         checkpointer = asyncio.create_task(self._checkpoint_forever())
+        for task in (ticker, flusher, checkpointer, *(link.task for link in self.links.values())):
+            if task is not None:
+                task.add_done_callback(self._ended)
         log.info("node %s generation %d serving", self.config.node_id, self.generation)
         try:
             await self.stopping.wait()
@@ -275,8 +278,20 @@ class NodeServer:
         except OSError as error:  # the data directory's, or the event log's
             self._halt(_written(error, self.data.log_path))
         except Exception as error:  # noqa: BLE001 - any defect of the core is fatal
-            log.exception("internal error")
-            self._halt(f"internal error: {type(error).__name__}: {error}")
+            self._internal_error(error)
+
+    def _ended(self, task: asyncio.Task) -> None:
+        """A task of the node's own (its timers, its links) that ends on an
+        exception is a defect as much as one out of the core: without it the
+        node would go on without its ticks, checkpoints or a peer's link,
+        silently. It halts instead, as a Go server panics."""
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
+            self._internal_error(error)
+
+    def _internal_error(self, error: BaseException) -> None:
+        log.error("internal error", exc_info=error)
+        self._halt(f"internal error: {type(error).__name__}: {error}")
 
     def _halt(self, reason: str) -> None:
         """A write to the data directory failed (a full disk, among others),

@@ -79,3 +79,25 @@ def test_a_status_says_only_what_is_durable(tmp_path):
 
     [answer] = asyncio.run(poll_mid_election())
     assert answer["error"] == "halted" and "epoch" not in answer
+
+
+def test_a_task_of_the_node_that_dies_halts_it(tmp_path, monkeypatch):
+    """A checkpoint that raised anything but OSError ended its task, and the
+    node served on with no recovery point moving up, saying nothing: a
+    defect of the node's own that no checker could see. The node halts on
+    it, naming the error, as on a defect of its core."""
+
+    def broken(_snapshot) -> None:
+        raise ValueError("negative count")
+
+    async def serve_until_halted() -> NodeServer:
+        server = NodeServer(options(tmp_path))
+        server.data.checkpoint = broken
+        await asyncio.wait_for(server.serve(), 10)
+        return server
+
+    monkeypatch.setattr("targets.kraft.server.CHECKPOINT_S", 0.1)
+    server = asyncio.run(serve_until_halted())
+    assert server.halted == "internal error: ValueError: negative count"
+    rows = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [row["reason"] for row in rows if row["event"] == "halted"] == [server.halted]
