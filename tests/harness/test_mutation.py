@@ -251,7 +251,7 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
             or outcome["simulation"].startswith("crashed")
             or not outcome["simulated"]
         )
-        assert outcome["change"] in done.stdout
+        assert outcome["change"][:160] in done.stdout  # (a line shows a change's first 160 characters)
         if outcome["caught_by_simulation"] and outcome["simulation"] == "caught":
             assert outcome["reached"], outcome  # what the simulation told apart ran its change
     assert Path(tmp_path / "mutation").is_dir()
@@ -347,9 +347,8 @@ def advance(self, offset, epoch):
 def test_the_standard_kinds_swap_arguments_turn_arithmetic_bump_constants_and_delete_statements():
     found = by_operator(STANDARD)
     assert found["swap-arguments"] == [
-        "x.py:4:swap-arguments: offset + 1, self.hwm -> self.hwm, offset + 1",
         "x.py:7:swap-arguments: epoch, offset -> offset, epoch",
-    ]  # never a log call's
+    ]  # never a log call's, nor max's (either order gives the same: an equivalent mutant)
     assert found["arithmetic"] == ["x.py:4:arithmetic: + -> -", "x.py:5:arithmetic: self.count -= 1 -> self.count += 1"]
     assert found["constant"] == ["x.py:4:constant: 1 -> 2", "x.py:5:constant: 1 -> 2", "x.py:6:constant: True -> False"]
     assert [change.split(": ", 1)[1] for change in found["delete-statement"]] == [
