@@ -18,6 +18,8 @@ from .outcome import EXIT_INVALID, EXIT_VALID
 
 NAME = "mutate"
 HELP = "mutants of the target's code, each simulated, then run for real per strategy: the share caught"
+# A mutant's line shows this much of its change (a dropped guard can run to many lines).
+CHANGE_SHOWN = 160
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,4 +139,4 @@ def one(outcome: dict) -> str:
         verdict = "SURVIVED (its change never ran)"
     else:
         verdict = "SURVIVED"
-    return f"{verdict:<32} {outcome['change'][:160]}"
+    return f"{verdict:<32} {outcome['change'][:CHANGE_SHOWN]}"

@@ -38,7 +38,7 @@ import logging
 import random
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -172,13 +172,10 @@ class NodeServer:
         raft_server = await asyncio.start_server(self._serve_peer, *self.options.raft_listen)
         client_server = await asyncio.start_server(self._serve_client, *self.options.client_listen)
         for link in self.links.values():
-            link.task = asyncio.create_task(link.run())
-        ticker = asyncio.create_task(self._tick_forever())
-        flusher = asyncio.create_task(self._flush_forever()) if self.config.flush_interval_ms else None
-        checkpointer = asyncio.create_task(self._checkpoint_forever())
-        for task in (ticker, flusher, checkpointer, *(link.task for link in self.links.values())):
-            if task is not None:
-                task.add_done_callback(self._ended)
+            link.task = self._start(link.run())
+        ticker = self._start(self._tick_forever())
+        flusher = self._start(self._flush_forever()) if self.config.flush_interval_ms else None
+        checkpointer = self._start(self._checkpoint_forever())
         log.info("node %s generation %d serving", self.config.node_id, self.generation)
         try:
             await self.stopping.wait()
@@ -279,6 +276,12 @@ class NodeServer:
             self._halt(_written(error, self.data.log_path))
         except Exception as error:  # noqa: BLE001 - any defect of the core is fatal
             self._internal_error(error)
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task:
+        """A task of the node's own, which halts the node if it ends on an exception (`_ended`)."""
+        task = asyncio.create_task(work)
+        task.add_done_callback(self._ended)
+        return task
 
     def _ended(self, task: asyncio.Task) -> None:
         """A task of the node's own (its timers, its links) that ends on an

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness import reach
-from harness.cli.mutate import by_file_and_operator, score_line
+from harness.cli.mutate import CHANGE_SHOWN, by_file_and_operator, score_line
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
 from results.recording import find_run_dirs
@@ -251,7 +251,7 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
             or outcome["simulation"].startswith("crashed")
             or not outcome["simulated"]
         )
-        assert outcome["change"][:160] in done.stdout  # (a line shows a change's first 160 characters)
+        assert outcome["change"][:CHANGE_SHOWN] in done.stdout
         if outcome["caught_by_simulation"] and outcome["simulation"] == "caught":
             assert outcome["reached"], outcome  # what the simulation told apart ran its change
     assert Path(tmp_path / "mutation").is_dir()
