@@ -24,7 +24,7 @@ import targets
 from harness import faketime
 from harness.lazyfs import CONTROL
 from harness.ownership import Ownership, unmount
-from history.errors import ClusterError, SettingError
+from history.errors import ClusterError, NoAgreedLeader, SettingError
 from targets.interface import Address, NodeSpec, Target
 from targets.options import settings
 
@@ -340,4 +340,4 @@ class ClusterBase:
             f"{node}: {'no answer' if view is None else view.get('leader') or 'no leader'}"
             for node, view in views.items()
         )
-        raise ClusterError(f"no agreed leader within {timeout_s} s (the leader each names: {said or 'none running'})")
+        raise NoAgreedLeader(f"no agreed leader within {timeout_s} s (the leader each names: {said or 'none running'})")

@@ -8,9 +8,11 @@ How a mutant is judged, by rules stated here and nowhere decided by hand:
   schedule, with voter changes and without, did exactly what the
   original's did (the same events: the digest `simulate` reports). Set
   apart from the score.
-- `stillborn`: no real run of it completed (the cluster never came up or
-  the run errored), and the simulation did not catch it. Set apart too:
-  it is broken in a way no checker is for.
+- `stillborn`: no real run of it completed (a node exited as the cluster
+  came up, or the run errored), and the simulation did not catch it. Set
+  apart too: it is broken in a way no checker is for. A cluster whose
+  nodes run and agree on no leader is not stillborn: the run judges it
+  (`progress`'s `no-leader`), so such a mutant is caught.
 - caught by the simulation: `simulate` found an invariant broken (safety,
   liveness at the end of a schedule, or a node halted: its core raised, as
   the real node halts on it), the simulation itself raised (`crashed`: a

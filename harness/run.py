@@ -26,6 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 import targets
+from checkers.progress import NO_LEADER
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
@@ -33,7 +34,7 @@ from harness.interrupts import cancelled_on_termination, ended, shielded
 from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
-from history.errors import ClusterError, HistoryError, SettingError, TargetError, UsageError
+from history.errors import ClusterError, HistoryError, NoAgreedLeader, SettingError, TargetError, UsageError
 from history.faults import (
     BY_NAME,
     BY_PROXY,
@@ -559,16 +560,23 @@ class Run:
         (never the leader) killed, then the observers started: KIP-1186's
         scenario when the observers auto-join. False where the cluster never
         came up because a node halted on an error of its own (its log says
-        so): a finding, checked with no load, where any other failure to
-        come up raises."""
+        so), or its running nodes agreed on no leader (a `no-leader` event):
+        findings, checked with no load, where any other failure to come up
+        (a node that exited) raises."""
         for node in cluster.voters:
             cluster.start(node)
         try:
             leader = cluster.wait_for_leader(QUIESCE_TIMEOUT_S)
-        except ClusterError:
-            if not self.halted_on_its_own(cluster):
+        except ClusterError as error:
+            if self.halted_on_its_own(cluster):
+                print("splitbrain: a node halted on an error of its own before the cluster came up", file=sys.stderr)
+                return False
+            if not isinstance(error, NoAgreedLeader):
                 raise
-            print("splitbrain: a node halted on an error of its own before the cluster came up", file=sys.stderr)
+            self.events.append(
+                {"time_ns": self.recorder.now_ns(), "event": NO_LEADER, "reason": str(error), "source": "harness"}
+            )
+            print(f"splitbrain: the cluster came up with {error}: judged, with no load", file=sys.stderr)
             return False
         # What the workload writes to, made once before load (a stream, a bucket), where the target needs it.
         self.target.prepare_workload(

@@ -26,6 +26,8 @@ the history schema, since every layer raises these.
     │   │                       a node that exited as it started, no agreed leader,
     │   │                       copies that did not converge or could not be read,
     │   │                       no free port, no link proxy, no node image
+    │   ├── NoAgreedLeader      every node running, and no leader they agree on
+    │   │                       (a run that starts so judges it: checkers/progress.py)
     │   └── SshError            an SSH host (harness/ssh_cluster.py)
     ├── TargetError             a target's client met an answer it must turn into
     │   │                       a completion (never past the target's own module)
@@ -77,6 +79,12 @@ class HistoryError(UsageError):
 
 class ClusterError(SplitbrainError):
     """A backend could not make, reach or heal its nodes."""
+
+
+class NoAgreedLeader(ClusterError):
+    """The running nodes agreed on no leader in the time given: an error
+    where a cluster is made to be used, the system's own unavailability
+    where a run starts (it judges it, checkers/progress.py)."""
 
 
 class TargetError(SplitbrainError):

@@ -1,6 +1,9 @@
 """`progress` from histories made by hand: a run whose clients were never
 answered ok while no fault was in force fails it; one ok answer in a quiet
-window, or too few quiet calls, or calls unanswered only under a fault, do not."""
+window, or too few quiet calls, or calls unanswered only under a fault, do
+not. A run whose cluster agreed on no leader as it started (the harness's
+`no-leader` event) fails it with no call at all; the same event from a
+node, not the harness, does not."""
 
 from __future__ import annotations
 
@@ -9,8 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.availability import client_figures
-from checkers.progress import MIN_QUIET_CALLS, progress
-from history.schema import HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+from checkers.progress import MIN_QUIET_CALLS, NO_LEADER, progress
+from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+
+NO_EVENTS = frame([], EVENTS_COLUMNS)
 
 
 def history(outcomes: list[str], fault_from: int | None = None) -> pd.DataFrame:
@@ -31,8 +36,8 @@ def history(outcomes: list[str], fault_from: int | None = None) -> pd.DataFrame:
     return frame([{**row, "index": i} for i, row in enumerate(rows)], HISTORY_COLUMNS)
 
 
-def judged(table: pd.DataFrame) -> dict:
-    return progress(client_figures(table))
+def judged(table: pd.DataFrame, events: pd.DataFrame = NO_EVENTS) -> dict:
+    return progress(client_figures(table), events)
 
 
 def test_a_cluster_that_acknowledged_nothing_while_nothing_was_wrong_fails():
@@ -59,3 +64,14 @@ def test_false_exactly_where_enough_quiet_calls_were_all_unacknowledged(outcomes
     found = judged(history(outcomes))
     assert found["valid"] is (len(outcomes) < MIN_QUIET_CALLS or "ok" in outcomes)
     assert found["stats"]["quiet_acknowledged"] == outcomes.count("ok")
+
+
+def test_a_cluster_that_agreed_on_no_leader_as_it_started_fails_with_no_call():
+    said = "no agreed leader within 20.0 s (the leader each names: n1: no leader, n2: no leader, n3: n2)"
+    start = {"time_ns": 7, "event": NO_LEADER, "reason": said, "source": "harness"}
+    found = judged(history([]), frame([start], EVENTS_COLUMNS))
+    assert found["valid"] is False
+    [anomaly] = found["anomalies"]
+    assert anomaly["kind"] == "no-leader" and said in anomaly["summary"] and anomaly["time_ns"] == 7
+    # A node's own event of that name is not the harness's finding.
+    assert judged(history([]), frame([{**start, "source": "n1"}], EVENTS_COLUMNS))["valid"] is True
