@@ -261,7 +261,7 @@ def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: in
     return False
 
 
-def _made(history: pd.DataFrame, windows: pd.DataFrame) -> list[tuple[str, int, int, object]]:
+def fault_spans(history: pd.DataFrame, windows: pd.DataFrame) -> list[tuple[str, int, int, object]]:
     """Every confirmed fault as (f, start_ns, end_ns, its `node` column):
     the lasting ones with their windows (`windows`: from `fault_windows(...,
     from_invoke=True)`), then the instant ones from when each was asked for
@@ -281,7 +281,7 @@ def _node_faults(history: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {"start_ns": start, "end_ns": end, "nodes": {n for n in named_nodes(node) if isinstance(n, str)}}
-            for f, start, end, node in _made(history, windows)
+            for f, start, end, node in fault_spans(history, windows)
             if f not in LEAVE_NODES_UP
         ],
         columns=["start_ns", "end_ns", "nodes"],
@@ -307,7 +307,7 @@ class Touch:
 def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[Touch]:
     """Every fault the nemesis made, as a `Touch` (`windows`: from `fault_windows(..., from_invoke=True)`)."""
     found = []
-    for f, start, end, named in _made(history, windows):
+    for f, start, end, named in fault_spans(history, windows):
         items = named_nodes(named)
         names = {item for item in items if isinstance(item, str)} & set(nodes)
         links = frozenset(tuple(item) for item in items if isinstance(item, list) and len(item) == 2)

@@ -14,7 +14,18 @@ all: the run records that (a `no-leader` event of the harness, saying what
 each node named) and this checker fails it too. The same cluster a moment
 into its load would have failed `no-progress`; judging it, not reporting
 an error, is what lets a mutant or a replayed schedule that keeps the first
-election from ever finishing count as caught."""
+election from ever finishing count as caught.
+
+Where the target declares `steady_leaders` (targets/interface.py), a leader
+that stops leading on its own fails it as well: no fault made or in force
+from just before its election to its step-down, a majority of the nodes
+(itself among them) answering polls, and no node standing for a later
+epoch. Check-quorum resigns a leader that a majority stopped fetching
+from, which with every node up and every link whole does not happen; a
+leader that resigns anyway leaves the cluster electing again and again,
+and acknowledging now and then between elections, which `no-progress`
+passes. It is the real run's sight of what the simulator judges as a
+liveness loss (no working leader at the end of a schedule)."""
 
 from __future__ import annotations
 
@@ -23,8 +34,9 @@ from typing import Any
 
 import pandas as pd
 
-from history.schema import holds
+from history.schema import NEMESIS_PROCESS, columns, holds
 
+from .availability import ALIVE_WINDOW_NS, RECOVERY_NS, fault_spans, fault_windows
 from .cases import Anomaly, case
 from .checker import Result, Rule, Tables
 from .result import result
@@ -37,15 +49,23 @@ QUIET = "quiet"
 NO_LEADER = "no-leader"
 
 
-def progress(clients: Mapping[str, Mapping[str, Any]], events: pd.DataFrame) -> Result:
+def progress(
+    clients: Mapping[str, Mapping[str, Any]], events: pd.DataFrame, history: pd.DataFrame | None = None
+) -> Result:
     """From the client figures by window (`ClientTally.figures`) and the
     node events: false where at least MIN_QUIET_CALLS operations were called
     with no fault in force and none was acknowledged, or where the cluster
-    agreed on no leader as the run started."""
+    agreed on no leader as the run started; and, given the `history` (its
+    nemesis rows and its span), where a leader stepped down on its own."""
     quiet = clients.get(QUIET) or {"operations": 0, "acknowledged": 0}
     calls, acknowledged = int(quiet["operations"]), int(quiet["acknowledged"])
     found = no_leader(_no_leader_events(events)) + no_progress(calls, acknowledged)
-    return result(found, {"quiet_calls": calls, "quiet_acknowledged": acknowledged})
+    stats = {"quiet_calls": calls, "quiet_acknowledged": acknowledged}
+    if history is not None:
+        calm = unprovoked_step_downs(_step_downs(events), _disturbed(history), _heard(events), history)
+        found += calm
+        stats["unprovoked_step_downs"] = len(calm)
+    return result(found, stats)
 
 
 def _no_leader_events(events: pd.DataFrame) -> list[tuple[int, str]]:
@@ -74,12 +94,87 @@ def no_progress(calls: int, acknowledged: int) -> list[Anomaly]:
     ]
 
 
+def _step_downs(events: pd.DataFrame) -> list[tuple[int, str, int, int]]:
+    """Each leadership the nodes logged that ended, as (when it ended, the
+    node, its epoch, when it began), with no node having stood for a later
+    epoch by then (a leader unseated by a later epoch is availability's
+    `disruptive_elections`, not this). A transition that names no epoch
+    stays in the node's last known one."""
+    logged = events[holds(events["event"], ["transition"]) & holds(events["source"], ["log"])]
+    logged = logged.sort_values("time_ns", kind="stable")
+    leading: dict[str, tuple[int, int]] = {}  # node -> (epoch, since when)
+    epochs: dict[str, int] = {}
+    begun = -1  # the latest epoch any node has stood for or won
+    ended = []
+    for time_ns, node, state, epoch in columns(logged, "time_ns", "node", "state", "epoch"):
+        epoch = int(epoch) if pd.notna(epoch) else epochs.get(node, -1)
+        epochs[node] = epoch
+        if state in ("candidate", "leader"):
+            begun = max(begun, epoch)
+        if state == "leader":
+            leading[node] = (epoch, int(time_ns))
+        elif node in leading:
+            led, since = leading.pop(node)
+            if max(begun, epoch) <= led:
+                ended.append((int(time_ns), str(node), led, since))
+    return ended
+
+
+def _disturbed(history: pd.DataFrame) -> list[tuple[int, int]]:
+    """When the nemesis acted: every fault from its invocation to its end,
+    and every row of its own (a voter change, a heal)."""
+    spans = [
+        (int(start), int(end)) for _, start, end, _ in fault_spans(history, fault_windows(history, from_invoke=True))
+    ]
+    own = history.loc[history["process"] == NEMESIS_PROCESS, "time_ns"].tolist()
+    return spans + [(int(t), int(t)) for t in own]
+
+
+def _heard(events: pd.DataFrame) -> pd.DataFrame:
+    """When each node was heard from: its status polls and its own log's events."""
+    return events.loc[holds(events["source"], ["poll", "log"]), ["time_ns", "node"]]
+
+
+@case(NAME, "unprovoked-step-down")
+def unprovoked_step_downs(
+    ended: list[tuple[int, str, int, int]],
+    disturbed: list[tuple[int, int]],
+    heard: pd.DataFrame,
+    history: pd.DataFrame,
+) -> list[Anomaly]:
+    """A leader stopped leading on its own: no fault was made or in force
+    from just before its election to then, a majority of the nodes (itself
+    among them) were heard from, and no node had stood for a later epoch.
+
+    `ended`: the leaderships that ended (`_step_downs`), from the cluster's
+    start (a cluster that elects again and again as it comes up is judged
+    too: no fault is made before the run's first row) to the run's last
+    row; `disturbed`: when the nemesis acted; `heard`: when each node
+    answered a poll or logged an event."""
+    if not len(history):
+        return []
+    last = int(history["time_ns"].max())
+    nodes = set(heard["node"].dropna())
+    found = []
+    for time_ns, node, epoch, since in ended:
+        if time_ns > last or any(start <= time_ns and end + RECOVERY_NS >= since for start, end in disturbed):
+            continue
+        alive = set(heard.loc[heard["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns), "node"])
+        if node not in alive or len(alive) * 2 <= len(nodes):
+            continue
+        led_ms = round((time_ns - since) / 1e6, 1)
+        summary = f"{node}, leader of epoch {epoch}, stepped down after {led_ms} ms with no fault made since before its election"
+        found.append({"time_ns": time_ns, "node": node, "epoch": epoch, "summary": summary})
+    return found
+
+
 def _clients_called_or_no_leader(t: Tables) -> bool:
     return bool(t.client_fs) or bool(_no_leader_events(t.events))
 
 
 def _judged(t: Tables) -> Result:
-    return progress(t.client_figures, t.events)
+    steady = bool((t.capabilities or {}).get("steady_leaders"))
+    return progress(t.client_figures, t.events, t.history if steady else None)
 
 
 CHECKER = Rule(NAME, _clients_called_or_no_leader, _judged)

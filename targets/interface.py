@@ -70,6 +70,12 @@ class Capabilities:
       vote in their epoch (null: none), from its start on, so a vote that
       vanishes in the same epoch (a restart that forgot it) is seen. etcd's
       "became follower at term T" lines name none.
+    - `steady_leaders`: a leader steps down only when something happened to
+      it: a majority stopped fetching (check-quorum), a later epoch began,
+      or it was removed, stopped or cut off. With every node up and every
+      link whole it leads on, so one that steps down then is a liveness bug
+      (`progress`' `unprovoked-step-down`). Declared where that was
+      measured to hold on correct runs under load.
     - `framing`: how the node's peer traffic splits into messages, as the
       dotted name of a module of the target's (standard library only: the
       link proxy imports it, in the bare node image too) whose
@@ -91,6 +97,7 @@ class Capabilities:
     data_files: tuple[tuple[str, str], ...] = ()
     transitions_name_vote: bool = False
     framing: str = ""
+    steady_leaders: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads), "data_files": dict(self.data_files)}

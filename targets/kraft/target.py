@@ -116,6 +116,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         data_files=(("log", "log.bin"),),
         transitions_name_vote=True,
         framing="targets.kraft.framing",
+        steady_leaders=True,
     )
     options = (
         Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),

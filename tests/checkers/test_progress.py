@@ -3,7 +3,13 @@ answered ok while no fault was in force fails it; one ok answer in a quiet
 window, or too few quiet calls, or calls unanswered only under a fault, do
 not. A run whose cluster agreed on no leader as it started (the harness's
 `no-leader` event) fails it with no call at all; the same event from a
-node, not the harness, does not."""
+node, not the harness, does not.
+
+Where the history is given (the target declares `steady_leaders`), a
+leader that steps down with no fault made since before its election, a
+majority heard from, and no later epoch begun fails it
+(`unprovoked-step-down`); one a fault touched, or unseated by a later
+epoch, or that stepped down after the run's last row, does not."""
 
 from __future__ import annotations
 
@@ -75,3 +81,73 @@ def test_a_cluster_that_agreed_on_no_leader_as_it_started_fails_with_no_call():
     assert anomaly["kind"] == "no-leader" and said in anomaly["summary"] and anomaly["time_ns"] == 7
     # A node's own event of that name is not the harness's finding.
     assert judged(history([]), frame([{**start, "source": "n1"}], EVENTS_COLUMNS))["valid"] is True
+
+
+S = 1_000_000_000
+
+
+def transitions(*rows: tuple[float, str, str, int | None]) -> list[dict]:
+    return [
+        {"time_ns": int(t * S), "node": n, "event": "transition", "state": st_, "epoch": e, "source": "log"}
+        for t, n, st_, e in rows
+    ]
+
+
+def polls(until_s: int) -> list[dict]:
+    """Every node answers a status poll every 200 ms up to `until_s`."""
+    return [
+        {"time_ns": k * S // 5, "node": n, "event": "status", "source": "poll"}
+        for k in range(until_s * 5 + 1)
+        for n in ("n1", "n2", "n3")
+    ]
+
+
+# n1 leads epoch 1 from 2 s, resigns at 5 s; n2 then wins epoch 2.
+RESIGNED = transitions(
+    (2, "n1", "leader", 1), (5, "n1", "resigned", 1), (5.5, "n2", "candidate", 2), (5.6, "n2", "leader", 2)
+)
+
+
+def calm(rows: list[dict], table: pd.DataFrame) -> dict:
+    return progress(client_figures(table), frame(rows + polls(14), EVENTS_COLUMNS), table)
+
+
+def test_a_leader_that_resigned_with_nothing_wrong_fails():
+    found = calm(RESIGNED, history(["ok"] * 14))
+    assert found["valid"] is False and found["stats"]["unprovoked_step_downs"] == 1
+    [anomaly] = found["anomalies"]
+    assert anomaly["kind"] == "unprovoked-step-down" and (anomaly["node"], anomaly["epoch"]) == ("n1", 1)
+    assert anomaly["time_ns"] == 5 * S and "after 3000.0 ms" in anomaly["summary"]
+    # Not judged where the history is not given (a target that does not declare steady leaders).
+    assert progress(client_figures(history(["ok"] * 14)), frame(RESIGNED + polls(14), EVENTS_COLUMNS))["valid"]
+
+
+def test_a_fault_since_before_its_election_excuses_a_step_down():
+    # A partition from the fourth second on (call 3): in force as n1 resigns.
+    assert calm(RESIGNED, history(["ok"] * 14, fault_from=3))["valid"] is True
+
+
+def test_a_leader_unseated_by_a_later_epoch_is_not_this():
+    unseated = transitions((2, "n1", "leader", 1), (4.9, "n2", "candidate", 2), (5, "n1", "follower", 2))
+    assert calm(unseated, history(["ok"] * 14))["valid"] is True
+
+
+def test_a_step_down_unheard_by_a_majority_or_after_the_run_is_not_judged():
+    table = history(["ok"] * 14)
+    quiet_followers = [row for row in polls(14) if row["node"] == "n1" or row["time_ns"] < 3 * S]
+    events = frame(RESIGNED + quiet_followers, EVENTS_COLUMNS)
+    assert progress(client_figures(table), events, table)["valid"] is True
+    late = transitions((2, "n1", "leader", 1), (20, "n1", "resigned", 1))
+    assert calm(late, table)["valid"] is True
+
+
+@given(st.integers(0, 13), st.floats(1.001, 12))
+def test_false_exactly_where_no_fault_touched_the_leadership(fault_from, resigned_s):
+    """A partition from call `fault_from` to the end of the run: the
+    leadership from 1 s to `resigned_s` is judged exactly where the fault
+    began after it ended (a fault from its invocation; the fault's
+    recovery margin reaches back before the election)."""
+    rows = transitions((1, "n1", "leader", 1), (resigned_s, "n1", "resigned", 1))
+    found = calm(rows, history(["ok"] * 14, fault_from=fault_from))
+    fault_asked_s = fault_from + 1 - 2e-9
+    assert found["valid"] is (fault_asked_s <= resigned_s)
