@@ -5,13 +5,17 @@ report), an `unknown` a checker that could not decide.
 
 - etcd 3.4 (the default): 5 members cut with iptables, under
   `partition,pause,kill`, 30 s runs. etcd 3.4.23 is correct under these faults.
+- NATS JetStream (`--target nats`), the strategy's default set.
 - the reference quorum without bugs (`--target kraft`), 5 nodes, 60 s runs,
   with `--strategy guided` and its default fault set (issue "guided
   faults": no false alarm in 20 guided runs).
 
 Prints a row per run (verdict, operations, acknowledged, faults, disruptive
 elections, the longest time it stood stuck: `stuck_ms`, a majority up and
-heard and none of them leading; first anomaly), the count of runs with any
+heard and none of them leading; the leaders that stepped down with no
+fault made since before their election, as `progress` judges where a target
+declares `steady_leaders`, counted here whether it does or not: what a
+target must show before it declares it; first anomaly), the count of runs with any
 verdict but `valid`, the disruptive elections in all (Pre-Vote is on: goal
 0), the longest stuck of all runs, and what
 `splitbrain gate --policy examples/policy.toml` says of the runs.
@@ -21,6 +25,7 @@ verdict but `valid`, the disruptive elections in all (Pre-Vote is on: goal
     .venv/bin/python benchmarks/no_false_alarm.py --target kraft --strategy guided --time-limit 60
     .venv/bin/python benchmarks/no_false_alarm.py --target kraft --strategy novelty --backend local --nodes 3
     .venv/bin/python benchmarks/no_false_alarm.py --target etcd --backend local --nodes 3 --strategy guided --workloads register --seeds 1 .. 20 --time-limit 20 --nemesis message-drop,message-hold,message-duplicate,message-reorder,partition,pause,kill
+    .venv/bin/python benchmarks/no_false_alarm.py --target nats --backend local --nodes 3 --strategy guided --workloads append --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from checkers.availability import client_figures  # noqa: E402
+from checkers.progress import progress  # noqa: E402
 from history.faults import CATALOGUE  # noqa: E402
 
 # What counts as a fault in the table: each one made (etcd's member changes one by one).
@@ -86,6 +93,8 @@ def describe(run_dir: Path) -> dict:
     verdict = json.loads((run_dir / "verdict.json").read_text())
     checkers = verdict["checkers"]
     history = pd.read_parquet(run_dir / "history.parquet")
+    events = pd.read_parquet(run_dir / "events.parquet")
+    calm = progress(client_figures(history), events, history)["stats"]["unprovoked_step_downs"]
     clients, nemesis = history[history["process"] >= 0], history[history["process"] == -1]
     bad = {name: c for name, c in checkers.items() if c["valid"] is not True}
     first = next(
@@ -99,15 +108,28 @@ def describe(run_dir: Path) -> dict:
         "faults": int(((nemesis["type"] == "ok") & nemesis["f"].isin(FAULTS)).sum()),
         "disruptive": checkers["availability"]["stats"]["disruptive_elections"],
         "stuck_ms": checkers["availability"]["stats"]["stuck_ms"],
+        "calm": calm,
         "first": f"{first[0]}: {first[1]}" if first else "",
     }
+
+
+def gate(results: Path) -> str:
+    """What `splitbrain gate --policy examples/policy.toml` says of the runs, in its last line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "gate", str(results), "--policy", "examples/policy.toml"]
+        + ["--junit", str(results / "gate.xml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 11)))
     parser.add_argument("--workloads", nargs="+", default=["register", "append"])
-    parser.add_argument("--target", choices=["etcd", "kraft"], default="etcd")
+    parser.add_argument("--target", choices=["etcd", "kraft", "nats"], default="etcd")
     parser.add_argument("--strategy", choices=["random", "guided", "novelty", "novelty-priors"], default="random")
     parser.add_argument("--backend", choices=["docker", "local"], default="docker")
     parser.add_argument("--nodes", type=int, default=5)
@@ -119,11 +141,12 @@ def main() -> int:
     args = parser.parse_args()
     results = Path(tempfile.mkdtemp(prefix=f"splitbrain-{args.target}-valid-"))
     alarms = {workload: 0 for workload in args.workloads}
-    disruptive, stuck = 0, []
+    disruptive, stuck, calm = 0, [], 0
     print(
-        "| workload | seed | exit | verdict | completed ops | ok | faults | disruptive elections | stuck ms | first anomaly |"
+        "| workload | seed | exit | verdict | completed ops | ok | faults | disruptive elections | stuck ms "
+        "| unprovoked step-downs | first anomaly |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     started = time.monotonic()
     for workload in args.workloads:
         for seed in args.seeds:
@@ -131,34 +154,20 @@ def main() -> int:
             row = describe(run_dir)
             alarms[workload] += not row["valid"]
             disruptive += row["disruptive"]
+            calm += row["calm"]
             stuck += [] if row["stuck_ms"] is None else [row["stuck_ms"]]
             print(
                 f"| {workload} | {seed} | {code} | {row['checkers']} | {row['operations']} | {row['ok']} | "
-                f"{row['faults']} | {row['disruptive']} | {row['stuck_ms']} | {row['first']} |",
+                f"{row['faults']} | {row['disruptive']} | {row['stuck_ms']} | {row['calm']} | {row['first']} |",
                 flush=True,
             )
     print()
     for workload, count in alarms.items():
         print(f"{workload}: {count} of {len(args.seeds)} runs not valid (goal: 0)")
     print(f"disruptive elections: {disruptive} in all (Pre-Vote on: goal 0)")
+    print(f"unprovoked step-downs: {calm} in all (goal 0 before a target declares steady_leaders)")
     print(f"stuck: at most {max(stuck, default=0)} ms in a run (a majority up and heard, none of them leading)")
-    gate = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli",
-            "gate",
-            str(results),
-            "--policy",
-            "examples/policy.toml",
-            "--junit",
-            str(results / "gate.xml"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    print(gate.stdout.strip().splitlines()[-1] if gate.stdout.strip() else gate.stderr.strip())
+    print(gate(results))
     print(f"{time.monotonic() - started:.0f} s in all; runs in {results}")
     return 0 if not any(alarms.values()) else 1
 

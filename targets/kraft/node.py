@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .core import BUGS, RaftConfig
-from .server import NodeOptions, NodeServer
+from .server import NodeOptions, NodeServer, halt_as_built
 from .storage import StorageError
 
 
@@ -123,15 +123,17 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
-        server = NodeServer(options_from(args))
+        options = options_from(args)
     except ValueError as error:  # settings that do not fit together, as RaftConfig names them
         print(f"kraft-node: {error}", file=sys.stderr)
         return 2
-    except StorageError as error:
+    try:
+        server = NodeServer(options)
+    except (StorageError, OSError) as error:
         print(f"kraft-node: {error}", file=sys.stderr)
         return 2
-    except OSError as error:
-        print(f"kraft-node: {error}", file=sys.stderr)
+    except Exception as error:  # its own code broke: a halt, as one while it serves is
+        print(f"kraft-node: halted: {halt_as_built(options, error)}", file=sys.stderr)
         return 2
     try:
         asyncio.run(server.serve())

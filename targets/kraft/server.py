@@ -121,6 +121,20 @@ class PeerLink:
             await asyncio.sleep(RECONNECT_BACKOFF_S)
 
 
+def halt_as_built(options: NodeOptions, error: Exception) -> str:
+    """The node's own code broke as it was built, before it could serve
+    (its core, or its log read back): the event log says so, as it does a
+    halt while serving (`NodeServer._halt`), so that a run judges the stop
+    (node-crashes) rather than taking it for a node that could not be
+    started. Returns why it halted."""
+    reason = f"internal error: {type(error).__name__}: {error}"
+    log.error("halting as it was built", exc_info=error)
+    record = {"ts_ns": true_time_ns(), "node": options.config.node_id, "event": "halted", "reason": reason}
+    with contextlib.suppress(OSError), open(options.event_log, "a", encoding="utf-8") as events:
+        events.write(json.dumps(record) + "\n")
+    return reason
+
+
 class NodeServer:
     def __init__(self, options: NodeOptions) -> None:
         self.options = options

@@ -145,14 +145,12 @@ def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
     assert len({m.operator for m in picked}) == 8  # the core has no persistence call of its own: nine operators
 
 
-def one(line: str, operator: str):
-    """The mutant of the reference quorum's core by `operator` on the line that begins so."""
-    source = (ROOT / "targets/kraft/core.py").read_text()
+def one(line: str, operator: str, path: str = "targets/kraft/core.py"):
+    """The mutant of the reference quorum's `path` (its core) by `operator` on the line that begins so."""
+    source = (ROOT / path).read_text()
     lines = source.splitlines()
     [mutant] = [
-        m
-        for m in mutants("targets/kraft/core.py", source)
-        if m.operator == operator and lines[m.line - 1].strip().startswith(line)
+        m for m in mutants(path, source) if m.operator == operator and lines[m.line - 1].strip().startswith(line)
     ]
     return mutant
 
@@ -287,6 +285,23 @@ def test_a_node_whose_core_breaks_mid_run_halts_and_the_run_says_so(tmp_path):
     crashes = json.loads((run_dir / "verdict.json").read_text())["checkers"]["node-crashes"]
     assert crashes["valid"] is False
     assert any("internal error: TypeError" in a["summary"] for a in crashes["anomalies"]), crashes
+
+
+@pytest.mark.slow
+def test_a_node_whose_code_breaks_as_it_is_built_halts_and_the_run_says_so(tmp_path):
+    """A mutant whose node raises as it is built, before it serves (its
+    log's voter set read back with a statement gone): each node's event log
+    says it halted on an internal error, and the run is judged
+    (`node-crashes`, exit 1) with no load, as the simulation counts the
+    same raise a halt; before, the node's exit stopped the run with a
+    backend error (exit 2)."""
+    mutant = one(
+        "offset = self.voter_offsets[-1] if self.voter_offsets else None", "delete-statement", "targets/kraft/log.py"
+    )
+    run_dir = failing_run(mutant, tmp_path)
+    crashes = json.loads((run_dir / "verdict.json").read_text())["checkers"]["node-crashes"]
+    assert crashes["valid"] is False
+    assert any("internal error: NameError" in a["summary"] for a in crashes["anomalies"]), crashes
 
 
 @pytest.mark.slow
