@@ -12,15 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import targets
 from checkers.verdict import check_tables
 from targets.kraft.sim.invariants import InvariantViolation
 from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 from tests.targets.kraft.schedules import membership_schedules, schedules
 
-from .sim_histories import tables
+from .sim_histories import KRAFT, tables
 
-KRAFT = targets.get("kraft").capabilities.as_json()
 SAFETY = ("election-safety", "single-leader-per-epoch", "committed-data-loss", "linearizable")
 JOINING = {"nodes": 3, "observers": 1, "auto_join": True}
 

@@ -14,15 +14,13 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import targets
 from checkers.registry import CHECKERS
 from checkers.verdict import as_judged_so_far, check_prefix, check_tables
 from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
 
-from .sim_histories import tables
+from .sim_histories import KRAFT, tables
 from .test_on_simulated_histories import JOINING, lagging_loss, voter_changes
 
-KRAFT = targets.get("kraft").capabilities.as_json()
 # The bug, the cluster it needs, the faults that show it.
 CASES = (
     ((), {"nodes": 3}, lambda rng: random_steps(rng, 16)),

@@ -20,7 +20,6 @@ import pyarrow.parquet as pq
 import pyspark
 import pytest
 
-import targets
 from checkers.models import cas_register
 from checkers.verdict import check_tables
 from harness.ports import free_port
@@ -30,7 +29,7 @@ from results.checking import check_run
 from results.importer import import_file
 from results.spark_pipeline import SAFETY, analyze
 from targets.kraft.sim.simulation import SimSettings, random_steps, run_schedule
-from tests.checkers.sim_histories import tables
+from tests.checkers.sim_histories import KRAFT, tables
 from tests.checkers.test_checkers import KEYED, keyed_final
 from tests.checkers.test_mutex import guarded, session
 from tests.checkers.test_mutex import history as lock_history
@@ -46,7 +45,6 @@ def voter_changes(rng):
     return random_steps(rng, 16, membership=True)
 
 
-KRAFT = targets.get("kraft").capabilities.as_json()
 THREE, FIVE, JOINING = {"nodes": 3}, {"nodes": 5}, {"nodes": 3, "observers": 1, "auto_join": True}
 # (name, planted bug, cluster, schedule, the checker that must catch it)
 CASES = [
