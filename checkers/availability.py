@@ -25,6 +25,7 @@ fixed, and `stuck_ms` is None.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,10 +210,50 @@ def disruptive_elections(
     polls = events.loc[events["event"] == "status", ["node", "time_ns"]]
     nodes = sorted(events["node"].dropna().unique())
     partitions = windows[windows["f"] == PARTITION]
+    found = []
+    for ended in leaderships_ended(transitions):
+        if ended.later <= ended.epoch:
+            continue
+        time_ns, node, since_ns = ended.time_ns, ended.node, ended.since_ns
+        alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
+        if (
+            len(alive)
+            and not _touched(node_faults, node, since_ns, time_ns)
+            and not _cut_off(partitions, node, nodes, since_ns, time_ns)
+        ):
+            found.append(
+                {
+                    "time_ns": time_ns,
+                    "leader": node,
+                    "leader_epoch": ended.epoch,
+                    "epoch": ended.later,
+                    "candidate": ended.candidate,
+                }
+            )
+    return found
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A leadership that ended: when, whose, of which epoch, since when it
+    led; the latest epoch begun by then (some node stood for or won it, or
+    the node itself moved to it: its own where none later) and the node
+    that first stood for that one (None where no candidacy was logged)."""
+
+    time_ns: int
+    node: str
+    epoch: int
+    since_ns: int
+    later: int
+    candidate: str | None
+
+
+def leaderships_ended(transitions: pd.DataFrame) -> Iterator[Ended]:
+    """Each leadership the logged transitions (`logged_transitions`) show
+    ending, in time order: a leader's next transition to any other state."""
     state: dict[str, tuple[str, int, int]] = {}  # node -> (state, epoch, since when in that state)
     stood: dict[int, str] = {}  # epoch -> the first node that stood for it
     begun = -1  # the latest epoch some node has stood for or won
-    found = []
     for time_ns, node, now, epoch_now in columns(transitions, "time_ns", "node", "state", "epoch"):
         # A transition that names no epoch (a target may log none with a step-down) stays in the node's last known one.
         epoch_now = int(epoch_now) if pd.notna(epoch_now) else state.get(node, (None, -1, time_ns))[1]
@@ -220,25 +261,16 @@ def disruptive_elections(
             stood.setdefault(epoch_now, node)
             begun = max(begun, epoch_now)
         was, epoch, since_ns = state.get(node, (None, -1, time_ns))
-        later = max(epoch_now, begun)
-        if was == "leader" and now != "leader" and later > epoch:
-            alive = polls[(polls["node"] == node) & polls["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns)]
-            if (
-                len(alive)
-                and not _touched(node_faults, node, since_ns, time_ns)
-                and not _cut_off(partitions, node, nodes, since_ns, time_ns)
-            ):
-                found.append(
-                    {
-                        "time_ns": time_ns,
-                        "leader": node,
-                        "leader_epoch": epoch,
-                        "epoch": later,
-                        "candidate": stood.get(later),
-                    }
-                )
+        if was == "leader" and now != "leader":
+            later = max(epoch_now, begun)
+            yield Ended(int(time_ns), str(node), epoch, int(since_ns), later, stood.get(later))
         state[node] = (now, epoch_now, since_ns if was == now else time_ns)
-    return found
+
+
+def logged_transitions(events: pd.DataFrame) -> pd.DataFrame:
+    """The state transitions the nodes' own logs hold, in time order."""
+    logged = (events["event"] == "transition") & (events["source"] == "log")
+    return events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values("time_ns", kind="stable")
 
 
 def _cut_off(partitions: pd.DataFrame, node: str, nodes: list[str], since_ns: int, until_ns: int) -> bool:
@@ -372,10 +404,7 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
     pieces), else they are worked out here."""
     span_ns = int(history["time_ns"].max() - history["time_ns"].min()) if len(history) else 0
     windows = fault_windows(history)
-    logged = (events["event"] == "transition") & (events["source"] == "log")
-    transitions = events.loc[logged, ["time_ns", "node", "state", "epoch", "leader"]].sort_values(
-        "time_ns", kind="stable"
-    )
+    transitions = logged_transitions(events)
     being_made = fault_windows(history, from_invoke=True)
     disruptive = disruptive_elections(events, transitions, being_made, _node_faults(history, being_made))
     nodes = sorted(transitions["node"].dropna().unique())

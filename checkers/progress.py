@@ -34,9 +34,16 @@ from typing import Any
 
 import pandas as pd
 
-from history.schema import NEMESIS_PROCESS, columns, holds
+from history.schema import NEMESIS_PROCESS, holds
 
-from .availability import ALIVE_WINDOW_NS, RECOVERY_NS, fault_spans, fault_windows
+from .availability import (
+    ALIVE_WINDOW_NS,
+    RECOVERY_NS,
+    fault_spans,
+    fault_windows,
+    leaderships_ended,
+    logged_transitions,
+)
 from .cases import Anomaly, case
 from .checker import Result, Rule, Tables
 from .result import result
@@ -98,26 +105,9 @@ def _step_downs(events: pd.DataFrame) -> list[tuple[int, str, int, int]]:
     """Each leadership the nodes logged that ended, as (when it ended, the
     node, its epoch, when it began), with no node having stood for a later
     epoch by then (a leader unseated by a later epoch is availability's
-    `disruptive_elections`, not this). A transition that names no epoch
-    stays in the node's last known one."""
-    logged = events[holds(events["event"], ["transition"]) & holds(events["source"], ["log"])]
-    logged = logged.sort_values("time_ns", kind="stable")
-    leading: dict[str, tuple[int, int]] = {}  # node -> (epoch, since when)
-    epochs: dict[str, int] = {}
-    begun = -1  # the latest epoch any node has stood for or won
-    ended = []
-    for time_ns, node, state, epoch in columns(logged, "time_ns", "node", "state", "epoch"):
-        epoch = int(epoch) if pd.notna(epoch) else epochs.get(node, -1)
-        epochs[node] = epoch
-        if state in ("candidate", "leader"):
-            begun = max(begun, epoch)
-        if state == "leader":
-            leading[node] = (epoch, int(time_ns))
-        elif node in leading:
-            led, since = leading.pop(node)
-            if max(begun, epoch) <= led:
-                ended.append((int(time_ns), str(node), led, since))
-    return ended
+    `disruptive_elections`, not this)."""
+    ended = leaderships_ended(logged_transitions(events))
+    return [(e.time_ns, e.node, e.epoch, e.since_ns) for e in ended if e.later <= e.epoch]
 
 
 def _disturbed(history: pd.DataFrame) -> list[tuple[int, int]]:
