@@ -25,7 +25,15 @@ from, which with every node up and every link whole does not happen; a
 leader that resigns anyway leaves the cluster electing again and again,
 and acknowledging now and then between elections, which `no-progress`
 passes. It is the real run's sight of what the simulator judges as a
-liveness loss (no working leader at the end of a schedule)."""
+liveness loss (no working leader at the end of a schedule).
+
+Where the target declares `recovers`, a cluster that, once every fault
+was healed and with every node running and answering, did not agree on a
+leader or bring its copies together in the time the target gives it
+fails it too (the harness's `unsettled` event): a replica that can never
+catch up, or elections that never end, is lost liveness whatever the
+history before it holds. Jepsen's final reads after healing fail the same
+way; undeclared, the run is `unknown` (its final copies unread)."""
 
 from __future__ import annotations
 
@@ -52,21 +60,28 @@ NAME = "progress"
 # Fewer quiet calls than this say nothing: a run may have only a moment without faults.
 MIN_QUIET_CALLS = 10
 QUIET = "quiet"
-# The harness's event for a cluster that agreed on no leader as the run started (harness/run.py).
-NO_LEADER = "no-leader"
+# The harness's events (harness/run.py) for a cluster that agreed on no leader as the run started,
+# and for one that did not settle once healed, every node answering.
+NO_LEADER, UNSETTLED = "no-leader", "unsettled"
 
 
 def progress(
-    clients: Mapping[str, Mapping[str, Any]], events: pd.DataFrame, history: pd.DataFrame | None = None
+    clients: Mapping[str, Mapping[str, Any]],
+    events: pd.DataFrame,
+    history: pd.DataFrame | None = None,
+    recovers: bool = False,
 ) -> Result:
     """From the client figures by window (`ClientTally.figures`) and the
     node events: false where at least MIN_QUIET_CALLS operations were called
     with no fault in force and none was acknowledged, or where the cluster
-    agreed on no leader as the run started; and, given the `history` (its
-    nemesis rows and its span), where a leader stepped down on its own."""
+    agreed on no leader as the run started; given the `history` (its
+    nemesis rows and its span), where a leader stepped down on its own;
+    and with `recovers`, where the healed cluster did not settle."""
     quiet = clients.get(QUIET) or {"operations": 0, "acknowledged": 0}
     calls, acknowledged = int(quiet["operations"]), int(quiet["acknowledged"])
-    found = no_leader(_no_leader_events(events)) + no_progress(calls, acknowledged)
+    found = no_leader(_harness_events(events, NO_LEADER)) + no_progress(calls, acknowledged)
+    if recovers:
+        found += no_recovery(_harness_events(events, UNSETTLED))
     stats = {"quiet_calls": calls, "quiet_acknowledged": acknowledged}
     if history is not None:
         calm = unprovoked_step_downs(_step_downs(events), _disturbed(history), _heard(events), history)
@@ -75,8 +90,9 @@ def progress(
     return result(found, stats)
 
 
-def _no_leader_events(events: pd.DataFrame) -> list[tuple[int, str]]:
-    rows = events[holds(events["event"], [NO_LEADER]) & holds(events["source"], ["harness"])]
+def _harness_events(events: pd.DataFrame, name: str) -> list[tuple[int, str]]:
+    """The harness's own events of a name, each (when, why)."""
+    rows = events[holds(events["event"], [name]) & holds(events["source"], ["harness"])]
     return [(int(t), str(why)) for t, why in rows[["time_ns", "reason"]].itertuples(index=False)]
 
 
@@ -85,6 +101,17 @@ def no_leader(starts: list[tuple[int, str]]) -> list[Anomaly]:
     """The cluster agreed on no leader in the time a run waits for one as
     it starts, with every node running: no operation could be made."""
     return [{"time_ns": t, "summary": f"the cluster agreed on no leader as it started: {why}"} for t, why in starts]
+
+
+@case(NAME, "no-recovery")
+def no_recovery(unsettled: list[tuple[int, str]]) -> list[Anomaly]:
+    """Once every fault was healed, with every node running and answering,
+    the cluster did not agree on a leader, or its copies did not meet, in
+    the time the target gives it to settle."""
+    return [
+        {"time_ns": t, "summary": f"the healed cluster did not recover, every node answering: {why}"}
+        for t, why in unsettled
+    ]
 
 
 @case(NAME, "no-progress")
@@ -158,13 +185,14 @@ def unprovoked_step_downs(
     return found
 
 
-def _clients_called_or_no_leader(t: Tables) -> bool:
-    return bool(t.client_fs) or bool(_no_leader_events(t.events))
+def _clients_called_or_cluster_judged(t: Tables) -> bool:
+    return bool(t.client_fs) or any(_harness_events(t.events, name) for name in (NO_LEADER, UNSETTLED))
 
 
 def _judged(t: Tables) -> Result:
-    steady = bool((t.capabilities or {}).get("steady_leaders"))
-    return progress(t.client_figures, t.events, t.history if steady else None)
+    declared = t.capabilities or {}
+    history = t.history if declared.get("steady_leaders") else None
+    return progress(t.client_figures, t.events, history, recovers=bool(declared.get("recovers")))
 
 
-CHECKER = Rule(NAME, _clients_called_or_no_leader, _judged)
+CHECKER = Rule(NAME, _clients_called_or_cluster_judged, _judged)

@@ -26,7 +26,7 @@ import pandas as pd
 from tqdm import tqdm
 
 import targets
-from checkers.progress import NO_LEADER
+from checkers.progress import NO_LEADER, UNSETTLED
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
@@ -34,7 +34,15 @@ from harness.interrupts import cancelled_on_termination, ended, shielded
 from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
-from history.errors import ClusterError, HistoryError, NoAgreedLeader, SettingError, TargetError, UsageError
+from history.errors import (
+    ClusterError,
+    HistoryError,
+    NoAgreedLeader,
+    SettingError,
+    TargetError,
+    Unsettled,
+    UsageError,
+)
 from history.faults import (
     BY_NAME,
     BY_PROXY,
@@ -611,6 +619,9 @@ class Run:
             except ClusterError as error:
                 if last or not self.nemesis.start_stopped():
                     print(f"splitbrain: cluster did not settle after healing: {error}", file=sys.stderr)
+                    self.note_unsettled(cluster, error)
+                    if isinstance(error, Unsettled) and error.met_below:  # each copy whole to where they met
+                        final = self.final_logs(cluster)
                     break
         cluster.collect(self.dir / "nodes")
         memory = self.strategy.memory
@@ -623,11 +634,29 @@ class Run:
         events = pd.concat([table for table in tables if len(table)] or tables[:1], ignore_index=True)
         events.sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
+    def note_unsettled(self, cluster, error: ClusterError) -> None:
+        """A healed cluster that did not settle while every node still
+        answers: the run's own event, which `progress` judges where the
+        target declares `recovers`. Where a node is silent (it halted, or
+        its fault left it stopped) the run stays as it is: unknown."""
+        if all(cluster.status(node) is not None for node in cluster.ids):
+            self.events.append(
+                {"time_ns": self.recorder.now_ns(), "event": UNSETTLED, "reason": str(error), "source": "harness"}
+            )
+
     def _settled(self, cluster, settle_s: float) -> pd.DataFrame:
         """The final logs, once the cluster agrees on a leader and its high watermarks meet."""
         cluster.wait_for_leader(settle_s)
-        wait_converged(cluster, settle_s, self.target.settled_apart_s)
+        wait_converged(cluster, settle_s, self.target.settled_apart_s, self.committed_before())
         return self.final_logs(cluster)
+
+    def committed_before(self) -> int:
+        """The highest high watermark a node answered a poll with, where the
+        target declares `recovers` (a healed cluster comes back to it); else 0."""
+        if not self.target.capabilities.recovers:
+            return 0
+        polled = (row.get("hwm") for row in self.events if row.get("source") == "poll")
+        return max((int(hwm) for hwm in polled if hwm is not None), default=0)
 
     # ------------------------------------------------------------------ load
 
@@ -882,12 +911,15 @@ class Run:
         return pd.concat(tables, ignore_index=True) if tables else frame([], FINAL_COLUMNS)
 
 
-def wait_converged(cluster, settle_s: float, apart_s: float | None) -> None:
-    """Until the nodes' high watermarks meet; or, with `apart_s` (the
-    target's `settled_apart_s`), until every node has answered with the same
-    high watermark as before for that long while they stay apart: the
-    cluster has settled apart, and what each node holds is what it keeps,
-    for the checkers to judge. Raises where they have not by `settle_s`."""
+def wait_converged(cluster, settle_s: float, apart_s: float | None, floor: int = 0) -> None:
+    """Until the nodes' high watermarks meet, at `floor` or above (the
+    highest a node reported before the heal, where the target declares
+    `recovers`: a healed cluster comes back to what it had committed); or,
+    with `apart_s` (the target's `settled_apart_s`), until every node has
+    answered with the same high watermark as before for that long while
+    they stay apart: the cluster has settled apart, and what each node
+    holds is what it keeps, for the checkers to judge. Raises `Unsettled`
+    where they have not by `settle_s`."""
     deadline = time.monotonic() + settle_s
     statuses: list[dict | None] = [None] * len(cluster.ids)
     last, since = None, time.monotonic()
@@ -897,7 +929,7 @@ def wait_converged(cluster, settle_s: float, apart_s: float | None) -> None:
         hwms = [s["hwm"] for s in statuses if s is not None]
         if len(hwms) < len(statuses):  # a node silent: nothing has settled
             last = None
-        elif len(set(hwms)) == 1:
+        elif len(set(hwms)) == 1 and hwms[0] >= floor:
             return
         elif hwms != last:
             last, since = hwms, now
@@ -909,9 +941,14 @@ def wait_converged(cluster, settle_s: float, apart_s: float | None) -> None:
             )
             return
         time.sleep(0.1)
-    raise ClusterError(
-        f"nodes' high watermarks did not converge in {settle_s:.0f} s ({_watermarks(cluster.ids, statuses)})"
-    )
+    watermarks = _watermarks(cluster.ids, statuses)
+    hwms = [s["hwm"] for s in statuses if s is not None]
+    if len(hwms) == len(statuses) and len(set(hwms)) == 1:
+        raise Unsettled(
+            f"nodes' high watermarks met at {hwms[0]}, below the {floor} committed before, for {settle_s:.0f} s ({watermarks})",
+            met_below=True,
+        )
+    raise Unsettled(f"nodes' high watermarks did not converge in {settle_s:.0f} s ({watermarks})")
 
 
 def _watermarks(nodes, statuses) -> str:

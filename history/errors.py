@@ -28,6 +28,8 @@ the history schema, since every layer raises these.
     │   │                       no free port, no link proxy, no node image
     │   ├── NoAgreedLeader      every node running, and no leader they agree on
     │   │                       (a run that starts so judges it: checkers/progress.py)
+    │   ├── Unsettled           a healed cluster whose copies did not meet (a run that
+    │   │                       ends so judges it where the target declares `recovers`)
     │   └── SshError            an SSH host (harness/ssh_cluster.py)
     ├── TargetError             a target's client met an answer it must turn into
     │   │                       a completion (never past the target's own module)
@@ -85,6 +87,17 @@ class NoAgreedLeader(ClusterError):
     """The running nodes agreed on no leader in the time given: an error
     where a cluster is made to be used, the system's own unavailability
     where a run starts (it judges it, checkers/progress.py)."""
+
+
+class Unsettled(ClusterError):
+    """A healed cluster whose copies did not meet in the time given;
+    `met_below`: they met, but below what the cluster had committed before
+    (a target that declares `recovers` must come back to that), so each
+    copy is whole to where they met and can be read."""
+
+    def __init__(self, message: str, met_below: bool = False) -> None:
+        super().__init__(message)
+        self.met_below = met_below
 
 
 class TargetError(SplitbrainError):

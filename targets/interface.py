@@ -76,6 +76,12 @@ class Capabilities:
       link whole it leads on, so one that steps down then is a liveness bug
       (`progress`' `unprovoked-step-down`). Declared where that was
       measured to hold on correct runs under load.
+    - `recovers`: once every fault is healed, with every node running and
+      answering, the cluster agrees on a leader and its copies meet within
+      the target's `settle_s`. One that does not has lost liveness for
+      good (a replica that never catches up, elections that never end):
+      `progress`' `no-recovery`. Undeclared, such a run is judged
+      `unknown`, its final copies unread.
     - `framing`: how the node's peer traffic splits into messages, as the
       dotted name of a module of the target's (standard library only: the
       link proxy imports it, in the bare node image too) whose
@@ -98,6 +104,7 @@ class Capabilities:
     transitions_name_vote: bool = False
     framing: str = ""
     steady_leaders: bool = False
+    recovers: bool = False
 
     def as_json(self) -> dict:
         return {**asdict(self), "workloads": list(self.workloads), "data_files": dict(self.data_files)}

@@ -117,6 +117,7 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         transitions_name_vote=True,
         framing="targets.kraft.framing",
         steady_leaders=True,
+        recovers=True,
     )
     options = (
         Option("bugs", (), "plant a bug (repeatable)", choices=tuple(sorted(BUGS)), spelling="--bug"),

@@ -9,7 +9,11 @@ Where the history is given (the target declares `steady_leaders`), a
 leader that steps down with no fault made since before its election, a
 majority heard from, and no later epoch begun fails it
 (`unprovoked-step-down`); one a fault touched, or unseated by a later
-epoch, or that stepped down after the run's last row, does not."""
+epoch, or that stepped down after the run's last row, does not.
+
+Where the target declares `recovers`, a healed cluster that did not settle
+with every node answering (the harness's `unsettled` event) fails it
+(`no-recovery`); undeclared, the same event is no finding."""
 
 from __future__ import annotations
 
@@ -18,8 +22,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checkers.availability import client_figures
-from checkers.progress import MIN_QUIET_CALLS, NO_LEADER, progress
-from history.schema import EVENTS_COLUMNS, HISTORY_COLUMNS, NEMESIS_PROCESS, frame
+from checkers.checker import Tables
+from checkers.progress import CHECKER, MIN_QUIET_CALLS, NO_LEADER, UNSETTLED, progress
+from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, NEMESIS_PROCESS, frame
 
 NO_EVENTS = frame([], EVENTS_COLUMNS)
 
@@ -81,6 +86,20 @@ def test_a_cluster_that_agreed_on_no_leader_as_it_started_fails_with_no_call():
     assert anomaly["kind"] == "no-leader" and said in anomaly["summary"] and anomaly["time_ns"] == 7
     # A node's own event of that name is not the harness's finding.
     assert judged(history([]), frame([{**start, "source": "n1"}], EVENTS_COLUMNS))["valid"] is True
+
+
+def test_a_healed_cluster_that_did_not_recover_fails_where_the_target_says_it_recovers():
+    said = "nodes' high watermarks did not converge in 20 s (n1 441, n2 0, n3 0)"
+    events = frame([{"time_ns": 9, "event": UNSETTLED, "reason": said, "source": "harness"}], EVENTS_COLUMNS)
+    table = history(["ok"] * 12)
+    found = progress(client_figures(table), events, recovers=True)
+    assert found["valid"] is False
+    [anomaly] = found["anomalies"]
+    assert anomaly["kind"] == "no-recovery" and said in anomaly["summary"] and anomaly["time_ns"] == 9
+    assert progress(client_figures(table), events)["valid"] is True  # undeclared: no finding
+    # Judged even where no client was called (the rule applies on the event alone).
+    tables = Tables(history([]), events, frame([], FINAL_COLUMNS), capabilities={"recovers": True})
+    assert CHECKER.when(tables) and CHECKER.then(tables)["valid"] is False
 
 
 S = 1_000_000_000

@@ -305,6 +305,22 @@ def test_a_node_whose_code_breaks_as_it_is_built_halts_and_the_run_says_so(tmp_p
 
 
 @pytest.mark.slow
+def test_a_cluster_that_never_recovers_once_healed_is_caught(tmp_path):
+    """A mutant whose log's truncation drops nothing where it should drop
+    records (a follower keeps a tail the leader does not hold and asks to
+    truncate it again and again): once healed, the cluster's high
+    watermarks never meet, every node answering. `progress` fails it
+    (`no-recovery`: the reference quorum declares `recovers`); before, the
+    run ended `unknown` (exit 2), its final copies unread, and the mutant
+    survived the default run."""
+    mutant = one("if dropped:", "negate-condition", "targets/kraft/log.py")
+    run_dir = failing_run(mutant, tmp_path)
+    progress = json.loads((run_dir / "verdict.json").read_text())["checkers"]["progress"]
+    assert progress["valid"] is False, progress
+    assert "no-recovery" in [a["kind"] for a in progress["anomalies"]], progress
+
+
+@pytest.mark.slow
 def test_a_leader_that_refuses_its_own_epochs_fetches_is_caught_making_no_progress(tmp_path):
     """A mutant survivor of the safety checkers (2026-11-28, seed 2): a
     leader that serves fetches of every epoch but its own. It is elected and

@@ -2,7 +2,9 @@
 high watermarks that meet; or, for a target that declares
 `settled_apart_s`, high watermarks that stay apart and unmoving that long
 (a NATS replica that no longer catches up); else one line naming each
-node's high watermark. The nodes' answers here are a list of what each
+node's high watermark. Where the target declares `recovers`, they must
+meet at or above what the cluster had committed before (`floor`): met
+below it is not settled, and says so. The nodes' answers here are a list of what each
 poll gave, the deciding logic's input."""
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 import pytest
 
 from harness.run import wait_converged
-from history.errors import ClusterError
+from history.errors import ClusterError, Unsettled
 
 
 class Answers:
@@ -52,3 +54,14 @@ def test_watermarks_that_still_move_or_a_node_that_does_not_answer_are_not_settl
         wait_converged(moving, 1.0, 0.3)
     with pytest.raises(ClusterError, match=r"n1 no answer"):
         wait_converged(Answers(n1=[None], n2=[5], n3=[5]), 1.0, 0.3)
+
+
+def test_watermarks_that_meet_below_what_was_committed_before_are_not_settled():
+    # A leader elected again whose followers never take its records: every node answers 0.
+    with pytest.raises(Unsettled, match=r"met at 0, below the 442 committed before") as raised:
+        wait_converged(Answers(n1=[0], n2=[0], n3=[0]), 1.0, None, floor=442)
+    assert raised.value.met_below
+    with pytest.raises(Unsettled) as apart:
+        wait_converged(Answers(n1=[441], n2=[0], n3=[0]), 1.0, None, floor=442)
+    assert not apart.value.met_below
+    wait_converged(Answers(n1=[0, 443], n2=[0, 443], n3=[443]), 2.0, None, floor=442)  # came back: settled
