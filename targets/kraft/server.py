@@ -87,8 +87,7 @@ class PeerLink:
     """The outbound connection to one peer. Messages sent while it is down are
     dropped, as a lossy network would: Raft retries what matters."""
 
-    def __init__(self, peer: str, address: tuple[str, int]) -> None:
-        self.peer = peer
+    def __init__(self, address: tuple[str, int]) -> None:
         self.address = address
         self.queue: asyncio.Queue[bytes] = asyncio.Queue(LINK_QUEUE_LIMIT)
         self.connected = False
@@ -158,7 +157,7 @@ class NodeServer:
             (snapshot.applied, snapshot.registers) if snapshot is not None else None,
         )
         self.durable_end = len(self.data.entries)
-        self.links = {peer: PeerLink(peer, address) for peer, address in options.peers.items()}
+        self.links = {peer: PeerLink(address) for peer, address in options.peers.items()}
         self.events = open(options.event_log, "a", encoding="utf-8")
         self.clients: dict[int, tuple[asyncio.StreamWriter, Any]] = {}
         self.request_ids = itertools.count()
