@@ -81,7 +81,8 @@ class Capabilities:
       the target's `settle_s`. One that does not has lost liveness for
       good (a replica that never catches up, elections that never end):
       `progress`' `no-recovery`. Undeclared, such a run is judged
-      `unknown`, its final copies unread.
+      `unknown`, its final copies unread. Declared where correct runs under
+      the default faults were measured to settle so.
     - `framing`: how the node's peer traffic splits into messages, as the
       dotted name of a module of the target's (standard library only: the
       link proxy imports it, in the bare node image too) whose

@@ -177,6 +177,7 @@ class Etcd(Target, MemberChanges):
         member_changes=True,
         lazy_disks=True,
         framing="targets.etcd.framing",
+        recovers=True,
     )
     append_keys = 8
     options = (
