@@ -61,6 +61,8 @@ class Nemesis:
         self.clients = clients
         self.confined: dict[int, str] = {}
         self.paused: set[str] = set()
+        # Each paused node's last answer before its pause (`leader(paused_too=True)`).
+        self.before_pause: dict[str, dict[str, Any] | None] = {}
         self.down: set[str] = set()
         # Removed members (`Capabilities.member_changes`): down until `rejoin` adds them back.
         self.removed: set[str] = set()
@@ -185,15 +187,19 @@ class Nemesis:
 
     # ------------------------------------------------------------------ choosing
 
-    def leader(self) -> str | None:
+    def leader(self, paused_too: bool = False) -> str | None:
         """The node that says it leads in the highest epoch, among those that
         can answer (asking a paused or dead node only waits out a timeout);
-        where the target's status names no epoch, the first that says it leads."""
+        where the target's status names no epoch, the first that says it leads.
+        `paused_too`: a paused node as well, by its answer before its pause,
+        where it led in a higher epoch than any that answers now: its
+        followers still follow it, so a cut aimed at the leader cuts its links
+        (as a simulated schedule's does), and holds as it resumes."""
+        answers = {node: self.cluster.status(node) for node in self.cluster.ids if node not in self.down | self.paused}
+        if paused_too:
+            answers |= {node: self.before_pause.get(node) for node in sorted(self.paused)}
         best = None
-        for node in self.cluster.ids:
-            if node in self.down | self.paused:
-                continue
-            status = self.cluster.status(node)
+        for node, status in answers.items():
             epoch = status.get("epoch") if status else None
             if status and status.get("state") == "leader" and (best is None or (epoch or -1) > best[0]):
                 best = (epoch or -1, node)

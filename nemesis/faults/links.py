@@ -37,13 +37,13 @@ def partition(nemesis: Nemesis, f: str, args: dict[str, Any]) -> list[Any]:
     rng = random.Random(args.get("seed"))
     if "links" in args:
         grudge = topologies.from_links({(nemesis.named(src), nemesis.named(dst)) for src, dst in args["links"]})
-    elif args.get("only_a_leader") and nemesis.leader() is None:
+    elif args.get("only_a_leader") and nemesis.leader(paused_too=True) is None:
         grudge = {}
     elif args.get("target") in ("follower", "candidate"):  # the guided nemesis aims by role
         chosen = nemesis.targets(args["target"], rng)
         grudge = topologies.aimed(args, list(nemesis.cluster.ids), rng, nemesis.leader(), chosen[0]) if chosen else {}
     else:
-        grudge = topologies.make(args["topology"], list(nemesis.cluster.ids), rng, nemesis.leader())
+        grudge = topologies.make(args["topology"], list(nemesis.cluster.ids), rng, nemesis.leader(paused_too=True))
     nemesis.faulty_links = True
     made = nemesis.links.cut(topologies.links(grudge))
     nemesis.cut |= set(made)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 def pause(nemesis: Nemesis, node: str) -> None:
     if node not in nemesis.down:
+        nemesis.before_pause[node] = nemesis.cluster.status(node)
         nemesis.cluster.pause(node)
         nemesis.paused.add(node)
 

@@ -11,6 +11,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
+from history.operations import NemesisOp
 from nemesis.executor import Nemesis
 
 STATES = ("leader", "follower", "candidate", "prospective", "unattached", "resigned")
@@ -43,3 +44,45 @@ def test_followers_are_never_a_node_that_says_it_leads_in_any_epoch(states, epoc
     if epochs_led:  # the leader target is a node that leads in the newest epoch any does
         [leader] = nemesis.targets("leader", random.Random(seed))
         assert statuses[leader] == {"state": "leader", "epoch": max(epochs_led)}
+
+
+class Processes(Said):
+    """What the nodes say, and processes that stop and go on (a stopped one answers nothing)."""
+
+    def __init__(self, statuses: dict[str, dict]) -> None:
+        super().__init__(statuses)
+        self.stopped: set[str] = set()
+
+    def status(self, node: str, timeout_s: float | None = None) -> dict | None:
+        return None if node in self.stopped else self.statuses[node]
+
+    def pause(self, node: str) -> None:
+        self.stopped.add(node)
+
+
+class Links:
+    def __init__(self) -> None:
+        self.down: set = set()
+
+    def cut(self, links):
+        self.down |= set(links)
+        return sorted(links)
+
+
+def test_a_paused_leader_is_still_the_leader_a_cut_aims_at_until_a_later_epoch_leads():
+    """A leader paused is still the one its followers follow: a cut aimed at
+    the leader (a replayed simulation isolates the leader it has just
+    paused) takes its links, by its answer before the pause, where before it
+    found no leader and cut nothing; asked for the leader to send a request
+    to, the nemesis still names only a node that answers. Once a later
+    epoch's leader answers, that one is the leader."""
+    statuses = {"n1": {"state": "leader", "epoch": 3}}
+    statuses |= {node: {"state": "follower", "epoch": 3} for node in ("n2", "n3")}
+    cluster, links = Processes(statuses), Links()
+    nemesis = Nemesis(cluster, links, recorder=None, rng=random.Random(0))
+    nemesis.perform(NemesisOp(0.0, "pause", {"target": "leader", "only_a_leader": True}))
+    assert nemesis.paused == {"n1"} and nemesis.leader() is None
+    nemesis.perform(NemesisOp(0.1, "partition", {"topology": "isolate-leader", "only_a_leader": True}))
+    assert links.down == {(a, b) for a in cluster.ids for b in cluster.ids if a != b and "n1" in (a, b)}
+    statuses["n2"] = {"state": "leader", "epoch": 4}
+    assert nemesis.leader(paused_too=True) == "n2"

@@ -232,7 +232,7 @@ class Simulation:
                     self._drain(core)
         held, self.held[node] = self.held[node], []
         for msg in held:
-            self._deliver(msg)
+            self._deliver(msg, buffered=True)
 
     def partition(self, *groups: set[str] | tuple[str, ...]) -> None:
         """Cut every link between different groups (both directions)."""
@@ -392,9 +392,13 @@ class Simulation:
             if self.settings.check_invariants:
                 self.stuck.tick(self)
 
-    def _deliver(self, msg: Message) -> None:
+    def _deliver(self, msg: Message, buffered: bool = False) -> None:
+        """`msg` to its node, unless its link is cut or the node is down; held
+        while the node is paused. `buffered`: it reached the paused node before
+        and waited in its socket buffer, which a cut made since cannot take
+        back (a real kernel took the bytes in while the process was stopped)."""
         core = self.nodes[msg.dst]
-        if core is None or (msg.src, msg.dst) in self.cut:
+        if core is None or (not buffered and (msg.src, msg.dst) in self.cut):
             return
         if msg.dst in self.paused:
             self.held[msg.dst].append(msg)
