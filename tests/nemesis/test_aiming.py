@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from history.operations import NemesisOp
 from nemesis.executor import Nemesis
 
+from .test_confined_clients import Links
+
 STATES = ("leader", "follower", "candidate", "prospective", "unattached", "resigned")
 
 
@@ -58,15 +60,6 @@ class Processes(Said):
 
     def pause(self, node: str) -> None:
         self.stopped.add(node)
-
-
-class Links:
-    def __init__(self) -> None:
-        self.down: set = set()
-
-    def cut(self, links):
-        self.down |= set(links)
-        return sorted(links)
 
 
 def test_a_paused_leader_is_still_the_leader_a_cut_aims_at_until_a_later_epoch_leads():
