@@ -32,8 +32,8 @@ was healed and with every node running and answering, did not agree on a
 leader or bring its copies together in the time the target gives it
 fails it too (the harness's `unsettled` event): a replica that can never
 catch up, or elections that never end, is lost liveness whatever the
-history before it holds. Jepsen's final reads after healing fail the same
-way; undeclared, the run is `unknown` (its final copies unread)."""
+history before it holds. Undeclared, the run is `unknown` (its final
+copies unread)."""
 
 from __future__ import annotations
 

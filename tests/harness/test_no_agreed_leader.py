@@ -28,6 +28,8 @@ def test_a_cluster_that_elects_no_leader_as_it_starts_is_judged_with_no_load(tmp
     assert "the cluster came up with no agreed leader within 2.0 s" in said
     [run_dir] = [path for path in tmp_path.iterdir() if path.is_dir()]
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    [anomaly] = verdict["checkers"]["progress"]["anomalies"]
+    # Nor did it once the run ended: every node answering, it still had no leader (`no-recovery`, kraft declaring `recovers`).
+    anomaly, ended = verdict["checkers"]["progress"]["anomalies"]
     assert anomaly["kind"] == "no-leader" and "n1: no leader" in anomaly["summary"]
+    assert ended["kind"] == "no-recovery"
     assert verdict["checkers"]["progress"]["stats"]["quiet_calls"] == 0  # no load was offered
