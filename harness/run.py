@@ -922,6 +922,7 @@ def wait_converged(cluster, settle_s: float, apart_s: float | None, floor: int =
     where they have not by `settle_s`."""
     deadline = time.monotonic() + settle_s
     statuses: list[dict | None] = [None] * len(cluster.ids)
+    hwms: list[int] = []
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         statuses = [cluster.status(node) for node in cluster.ids]
@@ -942,10 +943,9 @@ def wait_converged(cluster, settle_s: float, apart_s: float | None, floor: int =
             return
         time.sleep(0.1)
     watermarks = _watermarks(cluster.ids, statuses)
-    hwms = [s["hwm"] for s in statuses if s is not None]
-    if len(hwms) == len(statuses) and len(set(hwms)) == 1:
+    if len(hwms) == len(statuses) and len(set(hwms)) == 1:  # the last answers met, below `floor`
         raise Unsettled(
-            f"nodes' high watermarks met at {hwms[0]}, below the {floor} committed before, for {settle_s:.0f} s ({watermarks})",
+            f"nodes' high watermarks met at {hwms[0]}, below the {floor} committed before, after {settle_s:.0f} s ({watermarks})",
             met_below=True,
         )
     raise Unsettled(f"nodes' high watermarks did not converge in {settle_s:.0f} s ({watermarks})")

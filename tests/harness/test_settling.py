@@ -58,7 +58,7 @@ def test_watermarks_that_still_move_or_a_node_that_does_not_answer_are_not_settl
 
 def test_watermarks_that_meet_below_what_was_committed_before_are_not_settled():
     # A leader elected again whose followers never take its records: every node answers 0.
-    with pytest.raises(Unsettled, match=r"met at 0, below the 442 committed before") as raised:
+    with pytest.raises(Unsettled, match=r"met at 0, below the 442 committed before, after 1 s") as raised:
         wait_converged(Answers(n1=[0], n2=[0], n3=[0]), 1.0, None, floor=442)
     assert raised.value.met_below
     with pytest.raises(Unsettled) as apart:
