@@ -44,6 +44,7 @@ from history.errors import (
     UsageError,
 )
 from history.faults import (
+    BEFORE_START,
     BY_NAME,
     BY_PROXY,
     CLOCK,
@@ -153,7 +154,8 @@ class RunConfig:
     nemesis_strategy: str = "guided"
     coverage_file: Path | None = None
     memory_file: Path | None = None
-    # A schedule to run as it is (`replay`): ops with `at_s` from the start of load.
+    # A schedule to run as it is (`replay`): ops with `at_s` from the start of
+    # load; a lasting link fault at a negative `at_s` is made before the nodes start.
     schedule: list[dict] | None = None
 
     # ---- the output
@@ -309,11 +311,17 @@ class RunConfig:
                 isinstance(op, dict)
                 and isinstance(op.get("f"), str)
                 and isinstance(op.get("at_s"), (int, float))
-                and 0 <= op["at_s"] <= self.time_limit_s
+                and op["at_s"] <= self.time_limit_s
                 and isinstance(op.get("args", {}), dict)
             ):
                 raise SettingError(
                     "schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}"
+                )
+            if op["at_s"] < 0 and op["f"] not in BEFORE_START:
+                raise SettingError(
+                    "schedule",
+                    f"only a lasting link fault ({', '.join(BEFORE_START)}) is made before the nodes start "
+                    f"(a negative at_s), not {op['f']}",
                 )
         unguided = sorted(set(self.nemesis) - set(GUIDED_FAULTS))
         if self.nemesis_strategy != "random" and unguided:
@@ -571,6 +579,9 @@ class Run:
         so), or its running nodes agreed on no leader (a `no-leader` event):
         findings, checked with no load, where any other failure to come up
         (a node that exited) raises."""
+        if isinstance(self.strategy, Fixed):
+            for op in self.strategy.before_start():
+                self.nemesis.invoke(op)
         for node in cluster.voters:
             cluster.start(node)
         try:

@@ -53,7 +53,14 @@ class Fixed:
 
     def steps(self, interval_s: float, limit_s: float) -> Steps:
         for op in self.planned:
-            yield op.at_s, op
+            if op.at_s >= 0:  # (one before it was made as the nodes started: `before_start`)
+                yield op.at_s, op
+
+    def before_start(self) -> list[NemesisOp]:
+        """The operations made before the nodes start (a negative `at_s`):
+        links slowed or thinned as a simulated cluster's are from its first
+        moment, so that its first election runs under them too."""
+        return [op for op in self.planned if op.at_s < 0]
 
 
 @dataclass

@@ -72,11 +72,7 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     try:
         config = RunConfig.from_json(meta["config"])
         start = meta.get("load_start_s", 0.0)
-        # Offsets from the start of load again; rounding may put the last one a microsecond past the time limit.
-        schedule = [
-            {**op, "at_s": min(config.time_limit_s, round(max(0.0, op["at_s"] - start), 6))}
-            for op in meta.get("schedule", [])
-        ]
+        schedule = [{**op, "at_s": offset(op["at_s"] - start, config.time_limit_s)} for op in meta.get("schedule", [])]
     except (KeyError, TypeError, AttributeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
     config = dataclasses.replace(
@@ -84,3 +80,15 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     )
     validated(config)
     return config
+
+
+# Rounding moves an offset by at most this much (seconds).
+ROUNDING_S = 1e-3
+
+
+def offset(at_s: float, limit_s: float) -> float:
+    """An operation's offset from the start of load again, within the
+    time limit (rounding may put one a microsecond either side of the
+    span); one made before the nodes started stays before it."""
+    at_s = round(at_s, 6)
+    return at_s if at_s < -ROUNDING_S else min(limit_s, max(0.0, at_s))

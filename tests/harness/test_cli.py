@@ -339,6 +339,48 @@ def test_a_recorded_schedule_ending_at_the_time_limit_is_taken_again(tmp_path):
     assert again.schedule == [{"at_s": 12.0, "f": "heal-all", "args": {}}]
 
 
+def test_a_recorded_operation_made_before_the_nodes_started_is_made_before_them_again(tmp_path):
+    """A replay's latency made before its nodes started (a negative `at_s`)
+    is recorded on the history's clock; taken back to an offset it stays
+    negative, where one a microsecond early is the start of load."""
+    import dataclasses
+
+    from harness.cli.runs import recorded_run
+
+    config = RunConfig(time_limit_s=12.0, nemesis=["latency"], nemesis_strategy="random")
+    meta = {
+        "config": {k: str(v) if isinstance(v, Path) else v for k, v in dataclasses.asdict(config).items()},
+        "load_start_s": 3.123457,
+        "schedule": [
+            {"at_s": 2.123457, "f": "latency", "args": {"latency_ms": 14}},
+            {"at_s": 3.123456, "f": "heal-all", "args": {}},
+        ],
+    }
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    again = recorded_run(tmp_path / "run", tmp_path / "again", quiet=True)
+    assert [op["at_s"] for op in again.schedule] == [-1.0, 0.0]
+
+
+def test_only_a_lasting_link_fault_is_made_before_the_nodes_start(tmp_path):
+    """A node fault cannot be made on nodes not yet started: a schedule
+    that puts one at a negative `at_s` is refused in one line, before the run."""
+    run_dir = tmp_path / "given"
+    run_dir.mkdir()
+    ops = [{"at_s": -1.0, "f": "kill", "args": {"nodes": ["n1"]}}]
+    config = {"nemesis_strategy": "random", "nemesis": ["kill"], "time_limit_s": 5}
+    (run_dir / "run.json").write_text(json.dumps({"config": config, "schedule": ops}))
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "replay", str(run_dir), "--results", str(tmp_path / "again")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = "schedule: only a lasting link fault (partition, latency, bandwidth, message-loss) is made before the nodes start"
+    assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (tmp_path / "again").exists()
+
+
 def test_a_replay_goes_beside_the_campaigns_runs_not_among_them(tmp_path):
     """`replay` put its run in the folder of the run it replayed, and a gate
     over a campaign's folder then counted one run more."""

@@ -85,6 +85,32 @@ def test_a_simulated_violation_is_written_as_a_run_that_replay_makes_on_a_real_c
     assert done["f"].tolist()[: len(schedule)] == [op["f"] for op in schedule]
 
 
+def test_a_replay_slows_every_link_before_its_nodes_start_and_again_after_its_last_heal(tmp_path):
+    """The simulation's messages take their delay from its first moment, its
+    first election among them: a replay's latency is on every link before
+    the real nodes start (an election that turns on a message in flight is
+    then run as slowly as the simulated one was), and comes back after the
+    heal that ends its steps, as the simulator's delay stays."""
+    from harness import sim_schedules
+    from results.recording import load_history
+    from targets.kraft.target import TARGET
+
+    anomaly = {"seed": 0, "violation": "t=400ms: n2 halted: a node's own error", "steps": []}
+    verdict = {"checkers": {"simulation-invariants": {"anomalies": [anomaly]}}}
+    [run_dir] = sim_schedules.write(tmp_path / "simulated", TARGET, {"nodes": 3, "observers": 0}, {}, verdict)
+    replayed = splitbrain("replay", str(run_dir), "--results", str(tmp_path / "real"), "--quiet")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # (the correct node: valid)
+    [made] = sorted((tmp_path / "real").iterdir())
+    history = load_history(made)
+    done = history[(history["process"] == -1) & (history["type"] == "ok")]
+    assert done["f"].tolist()[:4] == ["latency", "rename", "heal-all", "latency"]
+    slowed_ns = json.loads((made / "run.json").read_text())["wall_start_ns"] + int(done["time_ns"].iloc[0])
+    started_ns = min(
+        json.loads(line)["ts_ns"] for events in (made / "nodes").glob("*/events.jsonl") for line in events.open()
+    )
+    assert slowed_ns < started_ns
+
+
 def test_a_simulated_lossy_network_is_replayed_as_single_messages_dropped_on_real_links(tmp_path):
     """A simulated schedule with a lossy network (every message lost at
     20%, 1.5 simulated seconds before a heal) is written

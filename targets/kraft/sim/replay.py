@@ -15,9 +15,11 @@ nodes stay named (`n2` is `n2`); the leader is aimed at as the leader, who
 ever it is then.
 
 Messages take as long as the simulator's do, stretched the same way:
-latency on every link (the proxies' toxic) from the start, the delay a
-`network` step sets after it, and again after each heal (which, on a real
-mesh, takes toxics away too). A `network` step's drops carry over as they
+latency on every link (the proxies' toxic) from before the nodes start, so
+that the first election runs under it as the simulation's does (a
+negative `at_s`), the delay a `network` step sets after it, and again
+after each heal and after the last (which, on a real mesh, take toxics
+away too, where the simulator's keep its messages' delay). A `network` step's drops carry over as they
 are: each message on every link dropped at the step's rate
 (`message-loss`: the link proxies cut the node's JSON lines into messages,
 targets/kraft/framing.py, so one is dropped whole and the connection lives
@@ -60,6 +62,8 @@ from .simulation import (
     run_schedule,
 )
 
+# A schedule's operations at this offset are made before the nodes start (harness/run.py).
+BEFORE_START_S = -1.0
 # Seconds a real run goes on after the last step, with every fault healed, before its time limit.
 TAIL_S = 2.0
 # Steps with an operation of their own: (the operation, aimed at the leader where the step says so).
@@ -247,7 +251,8 @@ def real_schedule(
     at_ms = 0.0
     delay_ms = (SimSettings.min_delay_ms, SimSettings.max_delay_ms)
     drop_rate = 0.0
-    ops: list[dict[str, Any]] = [{"at_s": 0.0, **_latency(delay_ms, scale)}]
+    base = _latency(delay_ms, scale)
+    ops: list[dict[str, Any]] = [{"at_s": BEFORE_START_S, **base}]
     if leader:
         ops.append({"at_s": 0.0, "f": "rename", "args": {"leader": leader}})
     for at, (action, index, amount) in enumerate(steps):
@@ -272,14 +277,19 @@ def real_schedule(
             ops.append({"at_s": at_s, **_latency(delay_ms, scale)})
             if drop_rate:
                 ops.append({"at_s": at_s, **_loss(drop_rate)})
-    return _ended(ops, round(at_ms / 1000, 3))
+    return _ended(ops, round(at_ms / 1000, 3), base)
 
 
-def _ended(ops: list[dict[str, Any]], end_s: float) -> tuple[list[dict[str, Any]], float]:
+def _ended(ops: list[dict[str, Any]], end_s: float, base: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
     """`ops`, then every node healed and started at `end_s` (as the simulator
-    does once its steps end), and again at the time limit, TAIL_S later."""
+    does once its steps end), its messages delayed as before any step
+    (`base`), and again at the time limit, TAIL_S later."""
     limit_s = float(math.ceil(end_s + TAIL_S))
-    ops += [{"at_s": end_s, "f": "heal-all", "args": {}}, {"at_s": limit_s, "f": "heal-all", "args": {}}]
+    ops += [
+        {"at_s": end_s, "f": "heal-all", "args": {}},
+        {"at_s": end_s, **base},
+        {"at_s": limit_s, "f": "heal-all", "args": {}},
+    ]
     return ops, limit_s
 
 
@@ -289,11 +299,11 @@ def searched_schedule(ops: list[dict[str, Any]], scale: float) -> tuple[list[dic
     faults' spans stretched by `scale`, messages delayed as the simulator's
     are, every node healed and started after the last, as `real_schedule`."""
     base = _latency((SimSettings.min_delay_ms, SimSettings.max_delay_ms), scale)
-    made: list[dict[str, Any]] = [{"at_s": 0.0, **base}]
+    made: list[dict[str, Any]] = [{"at_s": BEFORE_START_S, **base}]
     for op in ops:
         at_s = round(op["at_s"] * scale, 3)
         args = {k: round(v * scale) if k.endswith("_ms") and k != "delta_ms" else v for k, v in op["args"].items()}
         made.append({"at_s": at_s, "f": op["f"], "args": args})
         if op["f"] in ("heal", "heal-all"):
             made.append({"at_s": at_s, **base})
-    return _ended(made, made[-1]["at_s"])
+    return _ended(made, max(0.0, made[-1]["at_s"]), base)
