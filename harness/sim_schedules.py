@@ -28,10 +28,14 @@ REPLAY_RATE, REPLAY_CONCURRENCY = 200.0, 8
 
 
 def write(folder: Path, target: Target, settings: dict, options: dict, verdict: dict) -> list[Path]:
-    """One folder per violation of `verdict`; their paths."""
+    """One folder per violation of `verdict`; their paths, the steadiest
+    first (`Simulated.steadiness`, kept in each one's verdict as `retimed`):
+    the one to replay first."""
     assert isinstance(target, Simulated)
     written = []
-    for anomaly in verdict["checkers"]["simulation-invariants"].get("anomalies") or []:
+    for found in verdict["checkers"]["simulation-invariants"].get("anomalies") or []:
+        steadiness = target.steadiness(settings, found)
+        anomaly = {**found, "retimed": {"held": steadiness[0], "of": steadiness[1]}} if steadiness else found
         ops, limit_s, workload, timeouts = target.real_schedule(settings, anomaly)
         used = {op["f"] for op in ops}
         observers = settings.get("observers", 0)
@@ -58,5 +62,12 @@ def write(folder: Path, target: Target, settings: dict, options: dict, verdict: 
         (run_dir / "verdict.json").write_text(
             json.dumps({"valid": False, "checkers": {"simulation-invariants": checker}}, indent=2) + "\n"
         )
-        written.append(run_dir)
-    return written
+        written.append((-steadiness[0] / steadiness[1] if steadiness else 0.0, run_dir))
+    return [run_dir for _, run_dir in sorted(written, key=lambda item: item[0])]
+
+
+def held(run_dir: Path) -> str:
+    """How steady a written schedule's violation is, in words ("" where it was not measured)."""
+    [anomaly] = json.loads((run_dir / "verdict.json").read_text())["checkers"]["simulation-invariants"]["anomalies"]
+    retimed = anomaly.get("retimed")
+    return f"; it broke again under {retimed['held']} of {retimed['of']} other timings" if retimed else ""

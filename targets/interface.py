@@ -518,6 +518,14 @@ class Simulated(ABC):
         """A violation the simulation found (its `steps` and what broke) as a
         real run: what `simulate --write-schedules` hands `replay`."""
 
+    @abstractmethod
+    def steadiness(self, settings: dict, violation: dict) -> tuple[int, int] | None:
+        """Under how many of how many other timings (a seed's message delays
+        and timeouts) the violation's schedule breaks the same way again; None
+        for one it cannot run under another (a search's, chosen as it went).
+        A real cluster keeps no seed's timing: of a bug's failing schedules,
+        the steadiest is the one a replay is likeliest to reproduce."""
+
 
 class Mutable(ABC):
     """Source the target lets `splitbrain mutate` change, to measure what the harness catches."""

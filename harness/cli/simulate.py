@@ -95,7 +95,7 @@ def command(args: argparse.Namespace) -> int:
         from harness import sim_schedules
 
         for run_dir in sim_schedules.write(args.write_schedules, target, settings, given_options(args), verdict):
-            print(f"schedule: {run_dir} (splitbrain replay {run_dir})", file=sys.stderr)
+            print(f"schedule: {run_dir} (splitbrain replay {run_dir}{sim_schedules.held(run_dir)})", file=sys.stderr)
     return exit_code(verdict)
 
 

@@ -360,6 +360,16 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         checker = {"valid": not anomalies, "anomalies": anomalies, "stats": stats}
         return {"valid": not anomalies, "checkers": {"simulation-invariants": checker}}
 
+    def steadiness(self, settings: dict, violation: dict) -> tuple[int, int] | None:
+        from .sim.replay import replayed
+        from .sim.search import RETIMINGS, retimed
+        from .sim.simulation import SimSettings
+
+        if "ops" in violation:  # (the novelty search's, chosen as it went: no steps to run again)
+            return None
+        sim = SimSettings(seed=violation["seed"], **_simulated(settings))
+        return retimed(sim, replayed(violation), violation["violation"]), RETIMINGS
+
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
         from .sim.replay import (
             first_leader,

@@ -95,6 +95,28 @@ def test_a_random_schedule_s_violation_comes_with_a_shrunk_schedule_that_still_b
             assert kind(str(other)) != kind(found["violation"])
 
 
+def test_failing_schedules_are_written_steadiest_first_each_with_the_other_timings_it_broke_under(tmp_path):
+    """A seed decides every message's delay, and a real cluster keeps none:
+    each written schedule is run again under RETIMINGS other seeds, and
+    the one whose violation broke again under the most is written first
+    (the one to replay). The measure is the simulation's, so it is the same
+    twice; and it tells a bug's failing schedules apart."""
+    from harness import sim_schedules
+    from targets.kraft.sim.search import RETIMINGS
+
+    settings = {"nodes": 3, "observers": 0, "bugs": ["ack-before-commit"]}
+    verdict = TARGET.simulate(settings, 21, 20, 0, False, True, lambda items: items)
+    written = sim_schedules.write(tmp_path, TARGET, settings, {}, verdict)
+    held = []
+    for run_dir in written:
+        [anomaly] = json.loads((run_dir / "verdict.json").read_text())["checkers"]["simulation-invariants"]["anomalies"]
+        assert anomaly["retimed"]["of"] == RETIMINGS
+        assert TARGET.steadiness(settings, anomaly) == (anomaly["retimed"]["held"], RETIMINGS)
+        held.append(anomaly["retimed"]["held"])
+    assert len(held) >= 3 and held == sorted(held, reverse=True) and held[0] > held[-1]
+    assert sim_schedules.held(written[0]) == f"; it broke again under {held[0]} of {RETIMINGS} other timings"
+
+
 def test_a_core_that_raises_halts_its_node_a_violation_with_its_schedule_not_a_crash(monkeypatch):
     """A defect of the core (here: n2 raises on its first tick after 3 s)
     is what the real node's shell halts on and `node-crashes` counts: the
