@@ -79,6 +79,12 @@ class NodeOptions:
     seed: int | None = None
 
 
+# Turns of the event loop a late tick waits: one polls the sockets and
+# buffers what they hold, the next runs the readers it woke, one more for
+# a reader woken behind the tick.
+READS_BEFORE_A_LATE_TICK = 3
+
+
 def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
@@ -215,9 +221,19 @@ class NodeServer:
                     self.data.close()
 
     async def _tick_forever(self) -> None:
+        """The core's clock. A tick that comes a whole interval late (the
+        process was stopped, or its loop held up) first lets the loop read
+        what reached the node meanwhile, as the simulator delivers the
+        messages due before any node ticks: a node back from a stall hears
+        its leader, and answers the pre-votes waiting for it, before it
+        judges its leader silent and stands. Which came first was a race."""
         interval = self.options.tick_ms / 1000
         while True:
+            due = time.monotonic() + interval
             await asyncio.sleep(interval)
+            if time.monotonic() - due > interval:
+                for _ in range(READS_BEFORE_A_LATE_TICK):
+                    await asyncio.sleep(0)
             with self._fatal():
                 self.core.tick(_now_ms())
             self._kick()
