@@ -28,9 +28,9 @@ REPLAY_RATE, REPLAY_CONCURRENCY = 200.0, 8
 
 
 def write(folder: Path, target: Target, settings: dict, options: dict, verdict: dict) -> list[Path]:
-    """One folder per violation of `verdict`; their paths, the steadiest
-    first (`Simulated.steadiness`, kept in each one's verdict as `retimed`):
-    the one to replay first."""
+    """One folder per violation of `verdict`; their paths. Each one's
+    verdict keeps how steady its violation is (`Simulated.steadiness`,
+    as `retimed`)."""
     assert isinstance(target, Simulated)
     written = []
     for found in verdict["checkers"]["simulation-invariants"].get("anomalies") or []:
@@ -62,8 +62,8 @@ def write(folder: Path, target: Target, settings: dict, options: dict, verdict: 
         (run_dir / "verdict.json").write_text(
             json.dumps({"valid": False, "checkers": {"simulation-invariants": checker}}, indent=2) + "\n"
         )
-        written.append((-steadiness[0] / steadiness[1] if steadiness else 0.0, run_dir))
-    return [run_dir for _, run_dir in sorted(written, key=lambda item: item[0])]
+        written.append(run_dir)
+    return written
 
 
 def held(run_dir: Path) -> str:

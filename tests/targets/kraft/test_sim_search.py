@@ -95,12 +95,12 @@ def test_a_random_schedule_s_violation_comes_with_a_shrunk_schedule_that_still_b
             assert kind(str(other)) != kind(found["violation"])
 
 
-def test_failing_schedules_are_written_steadiest_first_each_with_the_other_timings_it_broke_under(tmp_path):
+def test_each_failing_schedule_is_written_with_the_other_timings_it_broke_again_under(tmp_path):
     """A seed decides every message's delay, and a real cluster keeps none:
-    each written schedule is run again under RETIMINGS other seeds, and
-    the one whose violation broke again under the most is written first
-    (the one to replay). The measure is the simulation's, so it is the same
-    twice; and it tells a bug's failing schedules apart."""
+    each written schedule is run again under RETIMINGS other seeds, and its
+    verdict keeps how many broke the same way. The measure is the
+    simulation's, so it is the same twice; and it tells a bug's failing
+    schedules apart."""
     from harness import sim_schedules
     from targets.kraft.sim.search import RETIMINGS
 
@@ -113,7 +113,7 @@ def test_failing_schedules_are_written_steadiest_first_each_with_the_other_timin
         assert anomaly["retimed"]["of"] == RETIMINGS
         assert TARGET.steadiness(settings, anomaly) == (anomaly["retimed"]["held"], RETIMINGS)
         held.append(anomaly["retimed"]["held"])
-    assert len(held) >= 3 and held == sorted(held, reverse=True) and held[0] > held[-1]
+    assert len(held) >= 3 and min(held) < max(held)
     assert sim_schedules.held(written[0]) == f"; it broke again under {held[0]} of {RETIMINGS} other timings"
 
 
