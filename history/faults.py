@@ -244,10 +244,10 @@ RECOVERIES = {
 ON_MESSAGES = frozenset(fault.name for fault in CATALOGUE if "framing" in fault.needs)
 # Faults made by the link proxies' toxics.
 BY_PROXY = frozenset(fault.name for fault in CATALOGUE if fault.by_proxy)
-# Link faults that slow or thin the traffic, never cut it.
 # What a fixed schedule may make before the nodes start (a negative `at_s`):
 # a lasting fault of the links, which are there before the nodes are.
 BEFORE_START = tuple(f.name for f in CATALOGUE if f.hits == "link" and f.recovery == "heal" and not f.makes)
+# Link faults that slow or thin the traffic, never cut it.
 SLOWS = frozenset(fault.name for fault in CATALOGUE if fault.slows)
 # Operations whose coverage cells are counted: the faults a history holds, not the changes made in passing.
 COUNTED = tuple(f.name for f in CATALOGUE if not f.makes and not (f.bookkeeping and f.instant))

@@ -523,8 +523,9 @@ class Simulated(ABC):
         """Under how many of how many other timings (a seed's message delays
         and timeouts) the violation's schedule breaks the same way again; None
         for one it cannot run under another (a search's, chosen as it went).
-        A real cluster keeps no seed's timing: of a bug's failing schedules,
-        the steadiest is the one a replay is likeliest to reproduce."""
+        A real cluster keeps no seed's timing: a violation that broke under
+        its own seed alone turned on a delay a replay will not repeat (among
+        those that break again, it did not rank them: docs/simulator.md)."""
 
 
 class Mutable(ABC):

@@ -363,12 +363,10 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     def steadiness(self, settings: dict, violation: dict) -> tuple[int, int] | None:
         from .sim.replay import replayed
         from .sim.search import RETIMINGS, retimed
-        from .sim.simulation import SimSettings
 
         if "ops" in violation:  # (the novelty search's, chosen as it went: no steps to run again)
             return None
-        sim = SimSettings(seed=violation["seed"], **_simulated(settings))
-        return retimed(sim, replayed(violation), violation["violation"]), RETIMINGS
+        return retimed(_simulated_for(settings, violation), replayed(violation), violation["violation"]), RETIMINGS
 
     def real_schedule(self, settings: dict, violation: dict) -> RealSchedule:
         from .sim.replay import (
@@ -383,7 +381,6 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
             timeouts_for,
             workload_for,
         )
-        from .sim.simulation import SimSettings
 
         defaults = option_defaults(self.options)
         timeouts = timeouts_for(settings, violation, defaults)
@@ -391,13 +388,20 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
         if "ops" in violation:  # the novelty search's: operations aimed by role, as a run's
             ops, limit_s = searched_schedule(violation["ops"], scale)
         else:
-            sim = SimSettings(seed=violation["seed"], **_simulated(settings))
+            sim = _simulated_for(settings, violation)
             nodes = settings["nodes"] + settings.get("observers", 0)
             steps = replayed(violation)
             ops, limit_s = real_schedule(steps, nodes, scale, first_leader(sim), made_changes(sim, steps))
             limit_s = lasting(ops, limit_s, violation, scale)
         options = {**timeouts, **lease_for(settings, timeouts, defaults)}
         return RealSchedule(ops, limit_s, workload_for(violation["violation"]), options)
+
+
+def _simulated_for(settings: dict, violation: dict):
+    """The simulation a random schedule's violation broke: `simulate`'s settings at its seed."""
+    from .sim.simulation import SimSettings
+
+    return SimSettings(seed=violation["seed"], **_simulated(settings))
 
 
 def _simulated(settings: dict) -> dict:

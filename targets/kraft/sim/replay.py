@@ -251,8 +251,7 @@ def real_schedule(
     at_ms = 0.0
     delay_ms = (SimSettings.min_delay_ms, SimSettings.max_delay_ms)
     drop_rate = 0.0
-    base = _latency(delay_ms, scale)
-    ops: list[dict[str, Any]] = [{"at_s": BEFORE_START_S, **base}]
+    ops: list[dict[str, Any]] = [{"at_s": BEFORE_START_S, **_latency(delay_ms, scale)}]
     if leader:
         ops.append({"at_s": 0.0, "f": "rename", "args": {"leader": leader}})
     for at, (action, index, amount) in enumerate(steps):
