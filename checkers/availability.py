@@ -20,7 +20,8 @@ stays (a resigned leader that never stands again while its peer waits on
 it, say) is a liveness bug no safety checker sees, and a gate bounds it
 (`max_stuck_ms`). Where the voter set changed in the run (a fault that
 reshapes the cluster, or a voter change), what a majority is was not
-fixed, and `stuck_ms` is None.
+fixed, and `stuck_ms` is None. A node whose files a fault damaged is not
+counted up again in the run (`touches`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ CLIENT_FIGURES = ("operations", "ok_rate", "latency_p50_ms", "latency_p99_ms")
 # the cut in force; a moved clock does not silence a node); any other fault
 # that touched a leader since its election took it out of the leadership.
 LEAVE_NODES_UP = {fault.name for fault in CATALOGUE if fault.leaves_nodes_up}
+# Faults that may leave a node's files damaged (`Fault.damages`).
+DAMAGING = {fault.name for fault in CATALOGUE if fault.damages}
 # Faults after which what a majority is was not fixed through the run.
 RESHAPING = {fault.name for fault in CATALOGUE if fault.reshapes or fault.bookkeeping}
 # A node a fault touched counts as up and heard again this long after the
@@ -337,8 +340,14 @@ class Touch:
 
 
 def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> list[Touch]:
-    """Every fault the nemesis made, as a `Touch` (`windows`: from `fault_windows(..., from_invoke=True)`)."""
+    """Every fault the nemesis made, as a `Touch` (`windows`: from
+    `fault_windows(..., from_invoke=True)`). A node whose files a fault
+    damaged is touched, not out, from then to the run's end: it may lack
+    records it acknowledged, and a correct one withholds its vote until a
+    leader has caught it up (KIP-903's lesson), so a majority that needs
+    it is never judged stuck."""
     found = []
+    end_of_run = int(history["time_ns"].max()) if len(history) else 0
     for f, start, end, named in fault_spans(history, windows):
         items = named_nodes(named)
         names = {item for item in items if isinstance(item, str)} & set(nodes)
@@ -352,6 +361,8 @@ def touches(history: pd.DataFrame, windows: pd.DataFrame, nodes: list[str]) -> l
         else:
             out = f not in LEAVE_NODES_UP
             found.append(Touch(int(start), int(end), frozenset(names or nodes), out=out))
+        if f in DAMAGING and names:
+            found.append(Touch(int(end), end_of_run, frozenset(names), out=False))
     return found
 
 
@@ -392,6 +403,20 @@ def stuck_spans(
     return sorted(spans, key=lambda span: -span["ms"])
 
 
+def stuck_in(history: pd.DataFrame, transitions: pd.DataFrame, being_made: pd.DataFrame) -> list[dict[str, Any]] | None:
+    """A run's stuck spans (`stuck_spans`), longest first, from its history,
+    the nodes' logged transitions and its faults from their invocation
+    (`fault_windows(..., from_invoke=True)`); None where the voter set
+    changed in the run, so that what a majority is was not fixed."""
+    if nemesis_done(history)["f"].isin(RESHAPING).any():
+        return None
+    if not len(history):
+        return []
+    nodes = sorted(transitions["node"].dropna().unique())
+    start_ns, end_ns = int(history["time_ns"].min()), int(history["time_ns"].max())
+    return stuck_spans(transitions, touches(history, being_made, nodes), nodes, start_ns, end_ns)
+
+
 def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:
     """Whether a fault that takes nodes down hit `node` between its election and `until_ns`."""
     overlapping = node_faults[(node_faults["start_ns"] <= until_ns) & (node_faults["end_ns"] >= since_ns)]
@@ -407,26 +432,14 @@ def availability(history: pd.DataFrame, events: pd.DataFrame, clients: dict[str,
     transitions = logged_transitions(events)
     being_made = fault_windows(history, from_invoke=True)
     disruptive = disruptive_elections(events, transitions, being_made, _node_faults(history, being_made))
-    nodes = sorted(transitions["node"].dropna().unique())
-    reshaped = bool(nemesis_done(history)["f"].isin(RESHAPING).any())
-    stuck = (
-        []
-        if reshaped or not len(history)
-        else stuck_spans(
-            transitions,
-            touches(history, being_made, nodes),
-            nodes,
-            int(history["time_ns"].min()),
-            int(history["time_ns"].max()),
-        )
-    )
+    stuck = stuck_in(history, transitions, being_made)
     stats = {
         "leader_elections": int((transitions["state"] == "leader").sum()),
         "resignations": int((transitions["state"] == "resigned").sum()),
         "epochs": int(events["epoch"].dropna().nunique()),
         "leaderless_ms": round(_leaderless_ms(transitions, span_ns), 1),
-        "stuck_ms": None if reshaped else (stuck[0]["ms"] if stuck else 0.0),
-        "stuck": stuck[:STUCK_LISTED],
+        "stuck_ms": None if stuck is None else (stuck[0]["ms"] if stuck else 0.0),
+        "stuck": (stuck or [])[:STUCK_LISTED],
         "disruptive_elections": len(disruptive),
         "disruptive": disruptive[:20],
         "clients": client_figures(history, windows) if clients is None else clients,

@@ -27,6 +27,16 @@ and acknowledging now and then between elections, which `no-progress`
 passes. It is the real run's sight of what the simulator judges as a
 liveness loss (no working leader at the end of a schedule).
 
+Where the target declares the time it elects within (`elects_within_ms`,
+for the run's settings: targets/interface.py), a cluster that stood stuck
+longer fails it as well (`stuck`): a majority of the nodes up and heard by
+one another, no fault touching them, and none of them leading
+(availability's stuck spans). A leader killed or paused while the rest are
+whole is replaced within a fetch timeout and an election or two; a cluster
+that waits instead for the lost node to come back (a pre-vote that needs
+every voter's grant, say) has lost the liveness a majority exists to keep,
+and `no-progress` excuses it, a fault being in force.
+
 Where the target declares `recovers`, a cluster that, once every fault
 was healed and with every node running and answering, did not agree on a
 leader or bring its copies together in the time the target gives it
@@ -51,6 +61,7 @@ from .availability import (
     fault_windows,
     leaderships_ended,
     logged_transitions,
+    stuck_in,
 )
 from .cases import Anomaly, case
 from .checker import Result, Rule, Tables
@@ -69,24 +80,32 @@ def progress(
     clients: Mapping[str, Mapping[str, Any]],
     events: pd.DataFrame,
     history: pd.DataFrame | None = None,
+    *,
+    steady_leaders: bool = False,
     recovers: bool = False,
+    elects_within_ms: int | None = None,
 ) -> Result:
     """From the client figures by window (`ClientTally.figures`) and the
     node events: false where at least MIN_QUIET_CALLS operations were called
     with no fault in force and none was acknowledged, or where the cluster
     agreed on no leader as the run started; given the `history` (its
-    nemesis rows and its span), where a leader stepped down on its own;
-    and with `recovers`, where the healed cluster did not settle."""
+    nemesis rows and its span), with `steady_leaders`, where a leader
+    stepped down on its own, and with `elects_within_ms`, where the cluster
+    stood stuck longer than that; and with `recovers`, where the healed
+    cluster did not settle."""
     quiet = clients.get(QUIET) or {"operations": 0, "acknowledged": 0}
     calls, acknowledged = int(quiet["operations"]), int(quiet["acknowledged"])
     found = no_leader(_harness_events(events, NO_LEADER)) + no_progress(calls, acknowledged)
     if recovers:
         found += no_recovery(_harness_events(events, UNSETTLED))
     stats = {"quiet_calls": calls, "quiet_acknowledged": acknowledged}
-    if history is not None:
+    if history is not None and steady_leaders:
         calm = unprovoked_step_downs(_step_downs(events), _disturbed(history), _heard(events), history)
         found += calm
         stats["unprovoked_step_downs"] = len(calm)
+    if history is not None and elects_within_ms:
+        spans = stuck_in(history, logged_transitions(events), fault_windows(history, from_invoke=True))
+        found += stuck(spans or [], elects_within_ms)
     return result(found, stats)
 
 
@@ -125,6 +144,23 @@ def no_progress(calls: int, acknowledged: int) -> list[Anomaly]:
             "calls": calls,
             "summary": f"none of the {calls} operations called while no fault was in force was acknowledged",
         }
+    ]
+
+
+@case(NAME, "stuck")
+def stuck(spans: list[dict[str, Any]], elects_within_ms: int) -> list[Anomaly]:
+    """A majority of the nodes stood up and heard by one another, no fault
+    touching them, with none of them leading, for longer than the target
+    says it takes to elect a leader (`spans`: availability's stuck spans)."""
+    return [
+        {
+            "time_ns": span["time_ns"],
+            "ms": span["ms"],
+            "summary": f"{', '.join(span['nodes'])} (a majority) were up and heard by one another with no leader "
+            f"for {span['ms']:.0f} ms, where the target elects one within {elects_within_ms} ms",
+        }
+        for span in spans
+        if span["ms"] > elects_within_ms
     ]
 
 
@@ -191,8 +227,14 @@ def _clients_called_or_cluster_judged(t: Tables) -> bool:
 
 def _judged(t: Tables) -> Result:
     declared = t.capabilities or {}
-    history = t.history if declared.get("steady_leaders") else None
-    return progress(t.client_figures, t.events, history, recovers=bool(declared.get("recovers")))
+    return progress(
+        t.client_figures,
+        t.events,
+        t.history,
+        steady_leaders=bool(declared.get("steady_leaders")),
+        recovers=bool(declared.get("recovers")),
+        elects_within_ms=declared.get("elects_within_ms"),
+    )
 
 
 CHECKER = Rule(NAME, _clients_called_or_cluster_judged, _judged)

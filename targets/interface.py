@@ -262,6 +262,15 @@ class Target(ABC):
         there; one whose timeout is fixed says so."""
         return int(settings.get("election_timeout_ms", 1000))
 
+    def elects_within_ms(self, settings: dict) -> int | None:
+        """With these settings, the longest a correct cluster stands with a
+        majority of its nodes up and heard by one another and none of them
+        leading (availability's `stuck`): a leader lost while the rest are
+        whole is replaced within it. A run's cluster stuck longer fails
+        `progress` (`stuck`). None: not declared; declare it only where
+        correct runs under the default faults were measured within it."""
+        return None
+
     # ------------------------------------------------------------------ options
 
     @abstractmethod

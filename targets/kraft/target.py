@@ -150,6 +150,15 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     image_packages = ("python3",)
     ssh_sources = ("targets",)
 
+    def elects_within_ms(self, settings: dict) -> int | None:
+        """Ten election timeouts: five elections, each at its longest draw,
+        after a leader is lost. Correct runs of the main job's settings stood
+        stuck at most about 2 s (3 s here; docs/commands.md). None with a
+        follower flush interval: a node that started uncleanly needs every
+        voter's vote (`RaftCore._votes_needed`), so a majority up may rightly
+        wait for one that is down."""
+        return None if settings["flush_interval_ms"] else 10 * settings["election_timeout_ms"]
+
     def node_args(self, settings: dict) -> tuple[str, ...]:
         """Requests (votes, fetches) are retried and long polls answered well
         within an election timeout, as KRaft's request manager does."""

@@ -181,3 +181,14 @@ def test_a_majority_split_by_a_cut_among_them_is_not_stuck():
     assert found == {"ms": 0.0, "spans": []}
     assert largest_connected(["n1", "n2", "n3", "n4"], [("n1", "n2"), ("n3", "n2")]) == ["n1", "n3", "n4"]
     assert largest_connected(["n1", "n2"], [("n2", "n1")]) == ["n1"]
+
+
+def test_a_node_whose_files_were_damaged_never_again_makes_a_stuck_majority():
+    # n3's log damaged at 2 s (it may withhold its vote until a leader catches it up), then n1,
+    # the leader, killed from 5 s to 10 s: n2 and n3 are up but n3 does not count, so n2 alone
+    # is no majority and the cluster is not stuck; a fault that damages nothing leaves it stuck
+    # while n1 is down.
+    rows = [*fault(5, "kill", ["n1"]), *fault(10, "start", ["n1"])]
+    changes = ((0, "n1", "leader", 1), *followers(0, "n2", "n3"), (11.5, "n2", "leader", 2))
+    assert stuck([*fault(2, "corrupt", ["n3"]), *rows], *changes) == {"ms": 0.0, "spans": []}
+    assert stuck([*fault(2, "bounce", ["n3"]), *rows], *changes)["spans"] == [(5000.0, ["n2", "n3"])]

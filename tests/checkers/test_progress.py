@@ -11,6 +11,10 @@ majority heard from, and no later epoch begun fails it
 (`unprovoked-step-down`); one a fault touched, or unseated by a later
 epoch, or that stepped down after the run's last row, does not.
 
+Where the target declares the time it elects within (`elects_within_ms`),
+a majority up and heard with no leader for longer fails it (`stuck`);
+undeclared, or stuck no longer than that, it does not.
+
 Where the target declares `recovers`, a healed cluster that did not settle
 with every node answering (the harness's `unsettled` event) fails it
 (`no-recovery`); undeclared, the same event is no finding."""
@@ -128,7 +132,7 @@ RESIGNED = transitions(
 
 
 def calm(rows: list[dict], table: pd.DataFrame) -> dict:
-    return progress(client_figures(table), frame(rows + polls(14), EVENTS_COLUMNS), table)
+    return progress(client_figures(table), frame(rows + polls(14), EVENTS_COLUMNS), table, steady_leaders=True)
 
 
 def test_a_leader_that_resigned_with_nothing_wrong_fails():
@@ -155,7 +159,7 @@ def test_a_step_down_unheard_by_a_majority_or_after_the_run_is_not_judged():
     table = history(["ok"] * 14)
     quiet_followers = [row for row in polls(14) if row["node"] == "n1" or row["time_ns"] < 3 * S]
     events = frame(RESIGNED + quiet_followers, EVENTS_COLUMNS)
-    assert progress(client_figures(table), events, table)["valid"] is True
+    assert progress(client_figures(table), events, table, steady_leaders=True)["valid"] is True
     late = transitions((2, "n1", "leader", 1), (20, "n1", "resigned", 1))
     assert calm(late, table)["valid"] is True
 
@@ -170,3 +174,21 @@ def test_false_exactly_where_no_fault_touched_the_leadership(fault_from, resigne
     found = calm(rows, history(["ok"] * 14, fault_from=fault_from))
     fault_asked_s = fault_from + 1 - 2e-9
     assert found["valid"] is (fault_asked_s <= resigned_s)
+
+
+def test_a_majority_left_without_a_leader_longer_than_the_target_elects_within_fails():
+    # n1 leads from the start and resigns at 5 s, every node up and nothing touched; n2 leads
+    # from 5.6 s: stuck 0.6 s.
+    table = history(["ok"] * 14)
+    led = transitions((0, "n1", "leader", 1), (0, "n2", "follower", 1), (0, "n3", "follower", 1))
+    events = frame(led + RESIGNED[1:] + polls(14), EVENTS_COLUMNS)
+    assert progress(client_figures(table), events, table, elects_within_ms=500)["valid"] is False
+    assert progress(client_figures(table), events, table, elects_within_ms=600)["valid"] is True
+    [anomaly] = progress(client_figures(table), events, table, elects_within_ms=500)["anomalies"]
+    assert anomaly["kind"] == "stuck" and anomaly["time_ns"] == 5 * S and anomaly["ms"] == 600.0
+    assert "n1, n2, n3 (a majority)" in anomaly["summary"] and "within 500 ms" in anomaly["summary"]
+    # Undeclared: no finding (the target's capabilities, through the checker).
+    tables = Tables(table, events, frame([], FINAL_COLUMNS), capabilities={"elects_within_ms": None})
+    assert CHECKER.then(tables)["valid"] is True
+    tables = Tables(table, events, frame([], FINAL_COLUMNS), capabilities={"elects_within_ms": 500})
+    assert CHECKER.then(tables)["valid"] is False

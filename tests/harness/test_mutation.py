@@ -145,13 +145,20 @@ def test_mutants_are_drawn_by_seed_from_every_operator_in_turn():
     assert len({m.operator for m in picked}) == 8  # the core has no persistence call of its own: nine operators
 
 
-def one(line: str, operator: str, path: str = "targets/kraft/core.py"):
-    """The mutant of the reference quorum's `path` (its core) by `operator` on the line that begins so."""
+def one(line: str, operator: str, path: str = "targets/kraft/core.py", after: str = ""):
+    """The mutant of the reference quorum's `path` (its core) by `operator` on
+    the line that begins so (the first such after the line that begins with `after`)."""
     source = (ROOT / path).read_text()
     lines = source.splitlines()
-    [mutant] = [
-        m for m in mutants(path, source) if m.operator == operator and lines[m.line - 1].strip().startswith(line)
+    since = next(n for n, text in enumerate(lines, 1) if text.strip().startswith(after)) if after else 0
+    found = [
+        m
+        for m in mutants(path, source)
+        if m.operator == operator and m.line > since and lines[m.line - 1].strip().startswith(line)
     ]
+    if after:
+        return found[0]
+    [mutant] = found
     return mutant
 
 
@@ -255,13 +262,13 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     assert Path(tmp_path / "mutation").is_dir()
 
 
-def failing_run(mutant, tmp_path: Path) -> Path:
-    """The run directory of an 8 s run (seed 1) of a copy of the project with
+def failing_run(mutant, tmp_path: Path, time_limit_s: int = 8) -> Path:
+    """The run directory of a run (8 s, seed 1) of a copy of the project with
     `mutant` in it, which must end with a checker false (exit 1)."""
     copy = copy_project(tmp_path / "copy")
     (copy / mutant.path).write_text(mutant.source)
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
+        [sys.executable, "-m", "harness.cli", "run", "--time-limit", str(time_limit_s), "--seed", "1", "--quiet"]
         + ["--results", str(tmp_path / "runs")],
         cwd=copy,
         env={**os.environ, "PYTHONPATH": str(copy)},
@@ -318,6 +325,22 @@ def test_a_cluster_that_never_recovers_once_healed_is_caught(tmp_path):
     progress = json.loads((run_dir / "verdict.json").read_text())["checkers"]["progress"]
     assert progress["valid"] is False, progress
     assert "no-recovery" in [a["kind"] for a in progress["anomalies"]], progress
+
+
+@pytest.mark.slow
+def test_a_majority_that_waits_for_a_lost_leader_to_come_back_is_caught_stuck(tmp_path):
+    """A survivor of the default run (seed 11's draw, 2026-12-07): a
+    pre-vote counted with `>` for `>=`, so every voter's grant is needed.
+    With the leader killed, the two left stand again and again and elect
+    no one until it is back; `no-progress` excuses that, a fault being in
+    force. The reference quorum declares the time it elects within, and
+    `progress` fails the majority left stuck longer (`stuck`); before,
+    the run was valid (exit 0)."""
+    granted = "if len(state.granted) + 1 >= self._votes_needed(state):"
+    mutant = one(granted, "off-by-one", after="if isinstance(state, ProspectiveState) and resp.pre_vote:")
+    run_dir = failing_run(mutant, tmp_path, time_limit_s=16)
+    progress = json.loads((run_dir / "verdict.json").read_text())["checkers"]["progress"]
+    assert [a["kind"] for a in progress["anomalies"]] == ["stuck"], progress
 
 
 @pytest.mark.slow

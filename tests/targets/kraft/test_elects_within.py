@@ -1,0 +1,25 @@
+"""The time the reference quorum declares it elects a leader within, by its
+settings (`Target.elects_within_ms`: `progress` fails a majority left stuck
+longer): ten election timeouts, and none with a follower flush interval,
+where a node that started uncleanly needs every voter's vote."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import targets
+from targets.options import settings
+
+
+@given(st.integers(10, 5000), st.sampled_from([0, 0, 50, 200]))
+def test_ten_election_timeouts_and_none_with_a_flush_interval(election_ms, flush_ms):
+    kraft = targets.get("kraft")
+    chosen = settings(kraft.options, {"election_timeout_ms": election_ms, "flush_interval_ms": flush_ms})
+    assert kraft.elects_within_ms(chosen) == (None if flush_ms else 10 * election_ms)
+
+
+def test_the_main_job_s_settings_give_three_seconds_and_other_targets_declare_none():
+    assert targets.get("kraft").elects_within_ms(settings(targets.get("kraft").options, {})) == 3000
+    for name in ("etcd", "nats"):
+        assert targets.get(name).elects_within_ms(settings(targets.get(name).options, {})) is None
