@@ -94,7 +94,7 @@ def describe(run_dir: Path) -> dict:
     checkers = verdict["checkers"]
     history = pd.read_parquet(run_dir / "history.parquet")
     events = pd.read_parquet(run_dir / "events.parquet")
-    calm = progress(client_figures(history), events, history)["stats"]["unprovoked_step_downs"]
+    calm = progress(client_figures(history), events, history, steady_leaders=True)["stats"]["unprovoked_step_downs"]
     clients, nemesis = history[history["process"] >= 0], history[history["process"] == -1]
     bad = {name: c for name, c in checkers.items() if c["valid"] is not True}
     first = next(
