@@ -1,7 +1,8 @@
-"""The time the reference quorum declares it elects a leader within, by its
-settings (`Target.elects_within_ms`: `progress` fails a majority left stuck
-longer): ten election timeouts, and none with a follower flush interval,
-where a node that started uncleanly needs every voter's vote."""
+"""The time each target declares it elects a leader within, by its settings
+(`Target.elects_within_ms`: `progress` fails a majority left stuck longer).
+The reference quorum's: ten election timeouts, and none with a follower
+flush interval, where a node that started uncleanly needs every voter's
+vote."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def test_ten_election_timeouts_and_none_with_a_flush_interval(election_ms, flush
     assert kraft.elects_within_ms(chosen) == (None if flush_ms else 10 * election_ms)
 
 
-def test_the_main_job_s_settings_give_three_seconds_and_other_targets_declare_none():
-    assert targets.get("kraft").elects_within_ms(settings(targets.get("kraft").options, {})) == 3000
-    for name in ("etcd", "nats"):
-        assert targets.get(name).elects_within_ms(settings(targets.get(name).options, {})) is None
+def test_the_default_settings_give_three_seconds_and_nats_declares_none():
+    """etcd declares ten election timeouts too; NATS, whose elections take 4
+    to 9 s and whose copies may settle apart, declares none."""
+    for name, within in (("kraft", 3000), ("etcd", 3000), ("nats", None)):
+        assert targets.get(name).elects_within_ms(settings(targets.get(name).options, {})) == within
