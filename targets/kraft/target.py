@@ -32,6 +32,7 @@ from targets.options import defaults as option_defaults
 
 from .client import Client, call, call_many
 from .core import BUGS, RaftConfig
+from .sim.stuck import STUCK_FETCH_TIMEOUTS
 from .storage import format_data_dir, new_directory_id
 
 # Errors after which the operation definitely did not happen.
@@ -151,13 +152,16 @@ class KRaft(Target, VoterChanges, Simulated, OwnCommands, Mutable):
     ssh_sources = ("targets",)
 
     def elects_within_ms(self, settings: dict) -> int | None:
-        """Ten election timeouts: five elections, each at its longest draw,
-        after a leader is lost. Correct runs of the main job's settings stood
-        stuck at most about 2 s (3 s here; docs/commands.md). None with a
-        follower flush interval: a node that started uncleanly needs every
-        voter's vote (`RaftCore._votes_needed`), so a majority up may rightly
-        wait for one that is down."""
-        return None if settings["flush_interval_ms"] else 10 * settings["election_timeout_ms"]
+        """The simulator's own bound (sim/stuck.py): ten fetch timeouts, 6 s
+        at the defaults. Not less: two followers that timed out together
+        refuse each other's pre-votes while each still counts the lost
+        leader as heard (KIP-996), and go back to it for another fetch
+        timeout, so correct runs of the main job's settings stood stuck up
+        to 2.9 s (20 runs, 2026-12-07). None with a follower flush
+        interval: a node that started uncleanly needs every voter's vote
+        (`RaftCore._votes_needed`), so a majority up may rightly wait for
+        one that is down."""
+        return None if settings["flush_interval_ms"] else STUCK_FETCH_TIMEOUTS * settings["fetch_timeout_ms"]
 
     def node_args(self, settings: dict) -> tuple[str, ...]:
         """Requests (votes, fetches) are retried and long polls answered well

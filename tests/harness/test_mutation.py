@@ -262,13 +262,13 @@ def test_mutate_judges_two_mutants_end_to_end(tmp_path):
     assert Path(tmp_path / "mutation").is_dir()
 
 
-def failing_run(mutant, tmp_path: Path, time_limit_s: int = 8) -> Path:
-    """The run directory of a run (8 s, seed 1) of a copy of the project with
+def failing_run(mutant, tmp_path: Path) -> Path:
+    """The run directory of an 8 s run (seed 1) of a copy of the project with
     `mutant` in it, which must end with a checker false (exit 1)."""
     copy = copy_project(tmp_path / "copy")
     (copy / mutant.path).write_text(mutant.source)
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--time-limit", str(time_limit_s), "--seed", "1", "--quiet"]
+        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
         + ["--results", str(tmp_path / "runs")],
         cwd=copy,
         env={**os.environ, "PYTHONPATH": str(copy)},
@@ -327,6 +327,24 @@ def test_a_cluster_that_never_recovers_once_healed_is_caught(tmp_path):
     assert "no-recovery" in [a["kind"] for a in progress["anomalies"]], progress
 
 
+# The leader killed for 8 s, longer than the reference quorum elects within (6 s).
+LEADER_KILLED = """
+[campaign]
+name = "leader-killed"
+backend = "local"
+nodes = 3
+workloads = ["append"]
+nemeses = ["kill"]
+time_limit_s = 13
+seeds = [1]
+schedule = [{at_s = 2.0, f = "kill", args = {target = "leader", seed = 1}},
+            {at_s = 10.0, f = "start", args = {}},
+            {at_s = 13.0, f = "heal-all", args = {}}]
+
+[targets.kraft]
+"""
+
+
 @pytest.mark.slow
 def test_a_majority_that_waits_for_a_lost_leader_to_come_back_is_caught_stuck(tmp_path):
     """A survivor of the default run (seed 11's draw, 2026-12-07): a
@@ -335,12 +353,29 @@ def test_a_majority_that_waits_for_a_lost_leader_to_come_back_is_caught_stuck(tm
     no one until it is back; `no-progress` excuses that, a fault being in
     force. The reference quorum declares the time it elects within, and
     `progress` fails the majority left stuck longer (`stuck`); before,
-    the run was valid (exit 0)."""
+    the run was valid (exit 0). The correct node, under the same schedule,
+    elects among the two left and is valid."""
     granted = "if len(state.granted) + 1 >= self._votes_needed(state):"
     mutant = one(granted, "off-by-one", after="if isinstance(state, ProspectiveState) and resp.pre_vote:")
-    run_dir = failing_run(mutant, tmp_path, time_limit_s=16)
-    progress = json.loads((run_dir / "verdict.json").read_text())["checkers"]["progress"]
+    campaign = tmp_path / "leader-killed.toml"
+    campaign.write_text(LEADER_KILLED)
+    copy = copy_project(tmp_path / "copy")
+    (copy / mutant.path).write_text(mutant.source)
+    for project, runs, exit_code in ((copy, "mutant", 1), (ROOT, "correct", 0)):
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / runs)]
+            + [str(campaign)],
+            cwd=project,
+            env={**os.environ, "PYTHONPATH": str(project)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == exit_code, done.stdout + done.stderr
+    [verdict] = (tmp_path / "mutant").rglob("verdict.json")
+    progress = json.loads(verdict.read_text())["checkers"]["progress"]
     assert [a["kind"] for a in progress["anomalies"]] == ["stuck"], progress
+    assert progress["anomalies"][0]["ms"] > 6000, progress
 
 
 @pytest.mark.slow
