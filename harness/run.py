@@ -461,11 +461,7 @@ class Run:
             "target": self.target.name,
             # The server's release (`--target NAME@VERSION`) or the user's build (`--server-binary`); None: PATH's.
             "release": self.target.release,
-            # What the target declares, and the time it elects a leader within with these settings.
-            "capabilities": {
-                **self.target.capabilities.as_json(),
-                "elects_within_ms": self.target.elects_within_ms(config.settings()),
-            },
+            "capabilities": self.target.declared(config.settings()),
             "versions": {**recorded(), **versions},
             # The server's own version (campaign pages and analyze group by it).
             "server_version": versions.get(self.target.server) if self.target.server else None,

@@ -262,6 +262,12 @@ class Target(ABC):
         there; one whose timeout is fixed says so."""
         return int(settings.get("election_timeout_ms", 1000))
 
+    def declared(self, settings: dict) -> dict:
+        """What a run with these settings keeps as its target's capabilities
+        (run.json; the checkers read them): the declared ones, and the time
+        it elects a leader within."""
+        return {**self.capabilities.as_json(), "elects_within_ms": self.elects_within_ms(settings)}
+
     def elects_within_ms(self, settings: dict) -> int | None:
         """With these settings, the longest a correct cluster stands with a
         majority of its nodes up and heard by one another and none of them
