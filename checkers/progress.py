@@ -99,13 +99,16 @@ def progress(
     if recovers:
         found += no_recovery(_harness_events(events, UNSETTLED))
     stats = {"quiet_calls": calls, "quiet_acknowledged": acknowledged}
-    if history is not None and steady_leaders:
-        calm = unprovoked_step_downs(_step_downs(events), _disturbed(history), _heard(events), history)
+    if history is None or not (steady_leaders or elects_within_ms):
+        return result(found, stats)
+    transitions, being_made = logged_transitions(events), fault_windows(history, from_invoke=True)
+    if steady_leaders:
+        disturbed = _disturbed(history, being_made)
+        calm = unprovoked_step_downs(_step_downs(transitions), disturbed, _heard(events), history)
         found += calm
         stats["unprovoked_step_downs"] = len(calm)
-    if history is not None and elects_within_ms:
-        spans = stuck_in(history, logged_transitions(events), fault_windows(history, from_invoke=True))
-        found += stuck(spans or [], elects_within_ms)
+    if elects_within_ms:
+        found += stuck(stuck_in(history, transitions, being_made) or [], elects_within_ms)
     return result(found, stats)
 
 
@@ -164,21 +167,20 @@ def stuck(spans: list[dict[str, Any]], elects_within_ms: int) -> list[Anomaly]:
     ]
 
 
-def _step_downs(events: pd.DataFrame) -> list[tuple[int, str, int, int]]:
-    """Each leadership the nodes logged that ended, as (when it ended, the
-    node, its epoch, when it began), with no node having stood for a later
-    epoch by then (a leader unseated by a later epoch is availability's
+def _step_downs(transitions: pd.DataFrame) -> list[tuple[int, str, int, int]]:
+    """Each leadership the nodes logged that ended (`transitions`: their
+    logged ones), as (when it ended, the node, its epoch, when it began),
+    with no node having stood for a later epoch by then (a leader unseated by a later epoch is availability's
     `disruptive_elections`, not this)."""
-    ended = leaderships_ended(logged_transitions(events))
+    ended = leaderships_ended(transitions)
     return [(e.time_ns, e.node, e.epoch, e.since_ns) for e in ended if e.later <= e.epoch]
 
 
-def _disturbed(history: pd.DataFrame) -> list[tuple[int, int]]:
-    """When the nemesis acted: every fault from its invocation to its end,
-    and every row of its own (a voter change, a heal)."""
-    spans = [
-        (int(start), int(end)) for _, start, end, _ in fault_spans(history, fault_windows(history, from_invoke=True))
-    ]
+def _disturbed(history: pd.DataFrame, being_made: pd.DataFrame) -> list[tuple[int, int]]:
+    """When the nemesis acted: every fault from its invocation to its end
+    (`being_made`: `fault_windows(..., from_invoke=True)`), and every row of
+    its own (a voter change, a heal)."""
+    spans = [(int(start), int(end)) for _, start, end, _ in fault_spans(history, being_made)]
     own = history.loc[history["process"] == NEMESIS_PROCESS, "time_ns"].tolist()
     return spans + [(int(t), int(t)) for t in own]
 

@@ -1,8 +1,8 @@
 """The time each target declares it elects a leader within, by its settings
 (`Target.elects_within_ms`: `progress` fails a majority left stuck longer).
 The reference quorum's: ten fetch timeouts (the simulator's bound), and
-none with a follower flush interval, where a node that started uncleanly needs every voter's
-vote."""
+none with a follower flush interval, where a node that started uncleanly
+needs every voter's vote."""
 
 from __future__ import annotations
 
