@@ -206,12 +206,6 @@ class Etcd(Target, MemberChanges):
             args.append("--pre-vote")
         return tuple(args)
 
-    def elects_within_ms(self, settings: dict) -> int | None:
-        """Ten election timeouts, 3 s at the default: 20 correct guided runs
-        (3.4.23, register, message faults, partitions, pauses and kills) stood
-        stuck at most 667 ms (docs/faults.md)."""
-        return 10 * settings["election_timeout_ms"]
-
     def versions(self) -> dict[str, str]:
         return self.server_versions()
 

@@ -20,8 +20,9 @@ def test_ten_fetch_timeouts_and_none_with_a_flush_interval(fetch_ms, flush_ms):
     assert kraft.elects_within_ms(chosen) == (None if flush_ms else 10 * fetch_ms)
 
 
-def test_the_default_settings_give_six_and_three_seconds_and_nats_declares_none():
-    """etcd declares ten election timeouts; NATS, whose elections take 4
-    to 9 s and whose copies may settle apart, declares none."""
-    for name, within in (("kraft", 6000), ("etcd", 3000), ("nats", None)):
+def test_the_default_settings_give_six_seconds_and_etcd_and_nats_declare_none():
+    """etcd declares none: at its 300 ms election timeout a loaded machine
+    left two correct members splitting their votes for 5 s. NATS, whose
+    elections take 4 to 9 s, declares none either."""
+    for name, within in (("kraft", 6000), ("etcd", None), ("nats", None)):
         assert targets.get(name).elects_within_ms(settings(targets.get(name).options, {})) == within
