@@ -170,8 +170,8 @@ def stuck(spans: list[dict[str, Any]], elects_within_ms: int) -> list[Anomaly]:
 def _step_downs(transitions: pd.DataFrame) -> list[tuple[int, str, int, int]]:
     """Each leadership the nodes logged that ended (`transitions`: their
     logged ones), as (when it ended, the node, its epoch, when it began),
-    with no node having stood for a later epoch by then (a leader unseated by a later epoch is availability's
-    `disruptive_elections`, not this)."""
+    with no node having stood for a later epoch by then (a leader unseated
+    by a later epoch is availability's `disruptive_elections`, not this)."""
     ended = leaderships_ended(transitions)
     return [(e.time_ns, e.node, e.epoch, e.since_ns) for e in ended if e.later <= e.epoch]
 

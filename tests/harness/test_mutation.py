@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,17 @@ import pytest
 from harness import reach
 from harness.cli.mutate import CHANGE_SHOWN, by_file_and_operator, score_line
 from harness.mutants import OPERATORS, mutants, sample
-from harness.mutation import ROOT, Outcome, RealRuns, Settings, copy_project, original_problem, simulated, summary
+from harness.mutation import (
+    ROOT,
+    Outcome,
+    RealRuns,
+    Settings,
+    copy_project,
+    original_problem,
+    run_in_copy,
+    simulated,
+    summary,
+)
 from results.recording import find_run_dirs
 
 SOURCE = """
@@ -267,14 +276,8 @@ def failing_run(mutant, tmp_path: Path) -> Path:
     `mutant` in it, which must end with a checker false (exit 1)."""
     copy = copy_project(tmp_path / "copy")
     (copy / mutant.path).write_text(mutant.source)
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "--time-limit", "8", "--seed", "1", "--quiet"]
-        + ["--results", str(tmp_path / "runs")],
-        cwd=copy,
-        env={**os.environ, "PYTHONPATH": str(copy)},
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = run_in_copy(
+        copy, ["run", "--time-limit", "8", "--seed", "1", "--quiet", "--results", str(tmp_path / "runs")], 300
     )
     assert done.returncode == 1, done.stdout + done.stderr
     [run_dir] = (tmp_path / "runs").iterdir()
@@ -362,15 +365,7 @@ def test_a_majority_that_waits_for_a_lost_leader_to_come_back_is_caught_stuck(tm
     copy = copy_project(tmp_path / "copy")
     (copy / mutant.path).write_text(mutant.source)
     for project, runs, exit_code in ((copy, "mutant", 1), (ROOT, "correct", 0)):
-        done = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "campaign", "--quiet", "--results", str(tmp_path / runs)]
-            + [str(campaign)],
-            cwd=project,
-            env={**os.environ, "PYTHONPATH": str(project)},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_in_copy(project, ["campaign", "--quiet", "--results", str(tmp_path / runs), str(campaign)], 300)
         assert done.returncode == exit_code, done.stdout + done.stderr
     [verdict] = (tmp_path / "mutant").rglob("verdict.json")
     progress = json.loads(verdict.read_text())["checkers"]["progress"]
