@@ -430,6 +430,13 @@ class ReplicaChanges(ABC):
         the system chose them), or its `error` (refused); None: no answer
         (it may have been made)."""
 
+    @abstractmethod
+    def current_replicas(self, address: tuple[str, int], workload: str, timeout_s: float) -> list[str] | None:
+        """The nodes whose replica of `workload`'s stream is current, as the
+        node at `address` reports it: the leader first, then the replicas
+        caught up with it; none without a leader; None: no answer. What an
+        operator waits for before the next change."""
+
 
 class RealSchedule(NamedTuple):
     """A simulated violation as a real run: its nemesis operations (`at_s`

@@ -207,3 +207,27 @@ async def change_replicas(address: tuple[str, int], workload: str, replicas: int
         return {"peers": []}
     others = [peer.name for peer in cluster.replicas or [] if peer.name]
     return {"peers": ([cluster.leader] if cluster.leader else []) + others}
+
+
+async def current_replicas(address: tuple[str, int], workload: str, timeout_s: float) -> list[str] | None:
+    """The servers whose replica of the workload's stream is current, as
+    the server at `address` reports it (`nats stream info`): the leader
+    first, then each replica the leader reports online and caught up; none
+    while the stream has no leader; None when no answer came."""
+    name = STREAM if workload == "append" else f"KV_{BUCKET}"
+    connection = None
+    try:
+        connection = await nats.connect(
+            f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s, allow_reconnect=False, error_cb=quiet
+        )
+        cluster = (await connection.jetstream(timeout=timeout_s).stream_info(name)).cluster
+    except (TimeoutError, nats.errors.Error, OSError):
+        return None
+    finally:
+        if connection is not None:
+            await connection.close()
+    if cluster is None or not cluster.leader:
+        return []
+    return [cluster.leader] + [
+        peer.name for peer in cluster.replicas or [] if peer.name and peer.current and not peer.offline
+    ]

@@ -155,6 +155,11 @@ class Nats(Target, ReplicaChanges):
 
         return asyncio.run(change_replicas(address, workload, replicas, timeout_s))
 
+    def current_replicas(self, address: tuple[str, int], workload: str, timeout_s: float) -> list[str] | None:
+        from .client import current_replicas
+
+        return asyncio.run(current_replicas(address, workload, timeout_s))
+
     def status(self, address, timeout_s: float) -> dict | None:
         """The server's own view (`/jsz`): of the workload's stream where it
         exists (its leader, and the last sequence this server holds as

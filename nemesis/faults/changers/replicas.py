@@ -11,7 +11,17 @@ the new ones come, and a new replica catches up from the stream's leader
   again at 1 (its elections would read as votes cast twice in one term);
 - `wipe` (a follower's disk lost): the stream scaled off one replica, as an
   operator replacing a disk must first, its copy gone with it;
-- `rejoin`: the stream scaled back to the replicas the run asked for.
+- `rejoin`: the stream scaled back to the replicas the run asked for, and
+  done once every replica is current again.
+
+Like an operator, the nemesis scales a stream down only once it has a
+leader and every replica is current (`settled`), and a rejoin is done
+only once the new replicas have caught up. NATS scales down by keeping
+the leader it finds and then the servers it believes online (2.9.10's
+`jsClusteredStreamUpdateRequest`), so a stream scaled down while it has no
+leader and a server is away can keep one replica however many were
+asked, out of Raft; and a replica scaled off while the one just added
+has not caught up leaves two of three with no history.
 
 Each change is an operation of the nemesis process in the history: f
 `scale-replicas`, value `{"replicas": N}`, then `ok` with the servers that
@@ -33,6 +43,7 @@ from . import Changer
 
 ANSWER_TIMEOUT_S = 5.0
 REJOIN_TIMEOUT_S = 30.0
+SETTLE_TIMEOUT_S = 30.0
 RETRY_S = 1.0
 LEAST = 2  # replicas a scaled-down stream keeps: its Raft group, and its terms, go on
 
@@ -44,15 +55,34 @@ class ReplicaChanger(Changer):
         super().__init__(nemesis)
         self.wanted = int(nemesis.settings.get("replicas") or len(nemesis.cluster.ids))
 
-    def change(self, replicas: int) -> tuple[dict[str, Any], list[str]]:
-        """Ask a live server (the leader where there is one) for `replicas`
-        replicas; record the outcome, and return its row and the servers the
-        answer names as holding a replica."""
+    def asked(self) -> str:
+        """The server to ask: the leader where it is live, else any live one."""
         live = self.nemesis.live()
         leader = self.nemesis.leader()
         node = leader if leader in live else (live[0] if live else None)
         if node is None:
             raise ClusterError("no live server to ask for a replica change")
+        return str(node)
+
+    def settled(self, replicas: int) -> bool:
+        """Whether the stream has a leader and `replicas` current replicas
+        (the leader's among them), asked again until SETTLE_TIMEOUT_S."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while True:
+            current = self.target.current_replicas(
+                self.cluster.client[self.asked()], self.nemesis.workload, ANSWER_TIMEOUT_S
+            )
+            if current is not None and len(current) >= replicas:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(RETRY_S)
+
+    def change(self, replicas: int) -> tuple[dict[str, Any], list[str]]:
+        """Ask a live server (the leader where there is one) for `replicas`
+        replicas; record the outcome, and return its row and the servers the
+        answer names as holding a replica."""
+        node = self.asked()
         value = {"replicas": replicas}
         self.recorder.record(NEMESIS_PROCESS, "invoke", "scale-replicas", value=value, node=node)
         answer = self.target.change_replicas(
@@ -80,6 +110,8 @@ class ReplicaChanger(Changer):
         fewer = max(LEAST, self.wanted - (len(only) if only is not None else count))
         if fewer >= self.wanted:
             return []
+        if not self.nemesis.scaled_down and not self.settled(self.wanted):
+            raise ClusterError(f"the stream had no leader and {self.wanted} current replicas: not scaled down")
         self.nemesis.scaled_down = True  # first: whatever happens next, `rejoin` scales back
         row, peers = self.change(fewer)
         if row["type"] == "fail":
@@ -97,7 +129,7 @@ class ReplicaChanger(Changer):
         """The stream back to the replicas the run began with (retried while
         the cluster has no leader to take it); the servers it had left, as
         far as the answers said (the system places the new replicas, and an
-        answer may not name them yet)."""
+        answer may not name them yet), once every replica is current."""
         if not self.nemesis.scaled_down:
             return []
         deadline = time.monotonic() + REJOIN_TIMEOUT_S
@@ -107,6 +139,8 @@ class ReplicaChanger(Changer):
                 left = sorted(self.nemesis.scaled_off)
                 self.nemesis.scaled_down = False
                 self.nemesis.scaled_off.clear()
+                if not self.settled(self.wanted):
+                    raise ClusterError(f"the stream was scaled back, but not all {self.wanted} replicas caught up")
                 return left
             if time.monotonic() > deadline:
                 raise ClusterError(f"the stream was not scaled back to {self.wanted} replicas: {row.get('error')}")
