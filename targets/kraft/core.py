@@ -37,6 +37,7 @@ from .machine import RegisterMachine
 from .messages import (
     BeginQuorumEpoch,
     EndQuorumEpoch,
+    EndQuorumEpochResponse,
     Entry,
     FetchRequest,
     FetchResponse,
@@ -332,6 +333,8 @@ class RaftCore:
             self._handle_begin_quorum_epoch(msg)
         elif isinstance(msg, EndQuorumEpoch):
             self._handle_end_quorum_epoch(msg)
+        elif isinstance(msg, EndQuorumEpochResponse):
+            self._handle_end_quorum_epoch_response(msg)
         elif isinstance(msg, FetchRequest):
             self._handle_fetch_request(msg)
         elif isinstance(msg, FetchResponse):
@@ -370,6 +373,8 @@ class RaftCore:
                 # timeout is what remained of Resigned's: Prospective at once.
                 self.quorum.become_unattached(self.epoch + 1, now_ms)
                 self._start_prospective()
+            else:
+                self._send_end_quorum(state)
         self._maybe_fetch()
 
     def submit(self, request_id: Any, command: dict, now_ms: int) -> None:
@@ -619,8 +624,20 @@ class RaftCore:
         successors = tuple(sorted(self.others, key=lambda v: -state.follower_end.get(v, 0)))
         self._leave_leadership()
         self.quorum.become_resigned(successors, self.now_ms)
+        resigned = self.state
+        assert isinstance(resigned, ResignedState)
+        self._send_end_quorum(resigned)
+
+    def _send_end_quorum(self, state: ResignedState) -> None:
+        """The resignation notice to each voter that has not taken it, unless
+        sent within the request timeout (KRaft's `pollResigned`)."""
         for peer in self.others:
-            self._send(EndQuorumEpoch(self.node_id, peer, self.epoch, successors))
+            sent = state.notice_sent_ms.get(peer)
+            if peer not in state.acknowledged and (
+                sent is None or self.now_ms - sent >= self.config.request_timeout_ms
+            ):
+                state.notice_sent_ms[peer] = self.now_ms
+                self._send(EndQuorumEpoch(self.node_id, peer, self.epoch, state.successors))
 
     def _handle_vote_request(self, req: VoteRequest) -> None:
         state = self.state
@@ -712,6 +729,7 @@ class RaftCore:
         self._become_follower(msg.epoch, msg.src)
 
     def _handle_end_quorum_epoch(self, msg: EndQuorumEpoch) -> None:
+        self._send(EndQuorumEpochResponse(self.node_id, msg.src, self.epoch))
         state = self.state
         if msg.epoch != self.epoch or not isinstance(state, FollowerState) or state.leader != msg.src:
             return
@@ -722,6 +740,11 @@ class RaftCore:
             backoff_ms += self.rng.randrange(self.config.election_timeout_ms // 4 + 1)
         state.fetch_deadline_ms = min(state.fetch_deadline_ms, self.now_ms + backoff_ms)
         state.has_fetched = False
+
+    def _handle_end_quorum_epoch_response(self, msg: EndQuorumEpochResponse) -> None:
+        state = self.state
+        if isinstance(state, ResignedState) and msg.epoch == self.epoch:
+            state.acknowledged.add(msg.src)
 
     # ------------------------------------------------------------------ replication
 

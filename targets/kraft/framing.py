@@ -18,6 +18,7 @@ KINDS = {
     "FetchResponse": "fetch-answer",
     "BeginQuorumEpoch": "leader-notice",
     "EndQuorumEpoch": "leader-notice",
+    "EndQuorumEpochResponse": "leader-notice",
     "VoterChangeRequest": "membership",
     "VoterChangeResponse": "membership",
 }

@@ -82,6 +82,17 @@ class EndQuorumEpoch:
 
 
 @dataclass(frozen=True)
+class EndQuorumEpochResponse:
+    """A voter's answer to EndQuorumEpoch, at the voter's epoch: the
+    resigned leader sends it the notice no more (KRaft's
+    `acknowledgeEndQuorumEpoch`)."""
+
+    src: str
+    dst: str
+    epoch: int
+
+
+@dataclass(frozen=True)
 class FetchRequest:
     """Pull replication: "I have `offset` records, the last of epoch `last_epoch`",
     from the replica whose data directory is `directory`, in its life `generation`;
@@ -162,6 +173,7 @@ Message = (
     | VoteResponse
     | BeginQuorumEpoch
     | EndQuorumEpoch
+    | EndQuorumEpochResponse
     | FetchRequest
     | FetchResponse
     | VoterChangeRequest
@@ -175,6 +187,7 @@ _TYPES: dict[str, type] = {
         VoteResponse,
         BeginQuorumEpoch,
         EndQuorumEpoch,
+        EndQuorumEpochResponse,
         FetchRequest,
         FetchResponse,
         VoterChangeRequest,
@@ -218,6 +231,7 @@ __all__ = [
     "VoteResponse",
     "BeginQuorumEpoch",
     "EndQuorumEpoch",
+    "EndQuorumEpochResponse",
     "FetchRequest",
     "FetchResponse",
     "VoterChangeRequest",

@@ -132,12 +132,17 @@ class FollowerState:
 @dataclass
 class ResignedState(_VotedForItself):
     """A leader that gave up `epoch` (check-quorum or shutdown). After
-    `election_deadline_ms` it becomes Unattached at epoch + 1 (KIP-996)."""
+    `election_deadline_ms` it becomes Unattached at epoch + 1 (KIP-996).
+    Until then it sends its EndQuorumEpoch again, a request timeout apart,
+    to each voter that has not answered it (`acknowledged`), as KRaft's
+    `unackedVoters`; `notice_sent_ms` is when each was last sent it."""
 
     epoch: int
     node_id: str
     election_deadline_ms: int
     successors: tuple[str, ...] = ()
+    notice_sent_ms: dict[str, int] = field(default_factory=dict)
+    acknowledged: set[str] = field(default_factory=set)
     name: str = "resigned"
 
 

@@ -6,6 +6,7 @@ only the history catches it too."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -90,6 +91,23 @@ def lagging_loss(rng: random.Random) -> list:
     ]
 
 
+def healed_without_trace(sim, violation: str) -> bool:
+    """A leader elected without a committed record that another leader of
+    a later epoch then carried on: every copy holds, at that offset, a
+    record of an epoch before the one that lacked it. Nothing was lost and
+    no reply could show it, so no checker of the history can (the monitor
+    sees the cores)."""
+    found = re.search(r"leader completeness: \w+ leads epoch (\d+) without committed offset (\d+)", violation)
+    if found is None:
+        return False
+    epoch, offset = int(found.group(1)), int(found.group(2))
+    copies = [core.log.entries for core in sim.nodes.values() if core is not None]
+    return bool(copies) and all(
+        offset < len(entries) and entries[offset] == copies[0][offset] and entries[offset].epoch < epoch
+        for entries in copies
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "bug, cluster, make_steps, checkers",
@@ -121,9 +139,11 @@ def test_a_violation_the_monitor_sees_is_caught_from_the_history(bug, cluster, m
         try:
             run_schedule(settings_, steps)
             continue
-        except InvariantViolation:
-            pass
+        except InvariantViolation as seen:
+            violation = str(seen)
         sim = run_schedule(replace(settings_, check_invariants=False), steps)
+        if healed_without_trace(sim, violation):
+            continue
         verdict = check_tables(*tables(sim), capabilities=KRAFT)
         flagged = {name for name in checkers if verdict["checkers"][name]["valid"] is False}
         assert flagged, f"seed {seed}: the monitor saw {bug} break an invariant, the checkers saw nothing"

@@ -100,35 +100,34 @@ def test_moment_steps_come_only_when_asked_for():
 
 
 # What the random search found with `simulate --nodes 5 --fetch-max-records 1
-# --moments --steps 40 --seed 1` over the mutant (schedule 205 of 1,000),
-# shrunk: every step is needed, the leader cut off as it is elected among them.
+# --moments --steps 40 --seed 1 --keep-going` over the mutant (schedule 172
+# of 600, the first to break leader completeness), shrunk a step at a time
+# (`sim/search.py`'s `shrunk`): every step is needed, the leader cut off as
+# it commits and as it is elected among them.
 FOUND = [
-    ("run", 0, 5),
-    ("network", 2, 1),
     ("run", 0, 20),
+    ("run", 0, 60),
+    ("isolate_at_commit", 6, 7),
+    ("isolate_at_election", 3, 0),
+    ("run", 0, 60),
+    ("isolate_leader", 6, 0),
+    ("run", 0, 60),
+    ("run", 0, 150),
+    ("run", 0, 150),
+    ("isolate_at_election", 6, 6),
+    ("crash_leader", 6, 0),
+    ("run", 0, 400),
+    ("isolate_at_election", 6, 2),
+    ("run", 0, 60),
+    ("heal", 2, 4),
     ("run", 0, 20),
-    ("bounce", 5, 0),
-    ("pause_leader", 4, 5),
-    ("run", 0, 5),
-    ("isolate_at_election", 3, 4),
-    ("run", 0, 400),
-    ("cut", 4, 5),
     ("run", 0, 60),
-    ("bounce", 4, 1),
-    ("cut", 5, 6),
     ("run", 0, 150),
     ("run", 0, 400),
-    ("pause_leader", 3, 4),
-    ("run", 0, 150),
+    ("run", 0, 400),
     ("run", 0, 60),
-    ("run", 0, 150),
-    ("run", 0, 150),
-    ("heal", 5, 4),
-    ("run", 0, 60),
-    ("run", 0, 150),
-    ("run", 0, 150),
 ]
-FOUND_SETTINGS = SimSettings(nodes=5, seed=205, fetch_max_records=1)
+FOUND_SETTINGS = SimSettings(nodes=5, seed=172, fetch_max_records=1)
 
 
 def test_the_random_search_s_schedule_breaks_leader_completeness_without_the_commit_rule(commit_rule_dropped):

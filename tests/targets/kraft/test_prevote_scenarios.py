@@ -3,8 +3,10 @@ Pre-Vote and check-quorum buy, and what the planted `prevote-always` loses."""
 
 from __future__ import annotations
 
+from targets.kraft.messages import EndQuorumEpoch
 from targets.kraft.sim.scenarios import flip_flop, isolated_leader_resigns, rejoining_follower, with_seed
-from targets.kraft.sim.simulation import SimSettings
+from targets.kraft.sim.search import SETTLE_MS
+from targets.kraft.sim.simulation import SimSettings, Simulation
 
 SEEDS = range(12)
 # What the bug costs in elections; the monitor's Pre-Vote rule, which it breaks, is off for these.
@@ -53,3 +55,42 @@ def test_isolated_leader_resigns_within_the_fetch_timeout():
 def test_isolated_leader_keeps_leading_without_check_quorum():
     delays = [isolated_leader_resigns(with_seed(SimSettings(check_quorum=False), seed), 2000) for seed in SEEDS]
     assert delays == [None] * len(SEEDS)
+
+
+def notices_sent(sim: Simulation) -> list[EndQuorumEpoch]:
+    """The resignation notices `sim` sends from now on, as they are sent."""
+    sent: list[EndQuorumEpoch] = []
+    send = sim._send
+
+    def recorded(msg) -> None:
+        if isinstance(msg, EndQuorumEpoch):
+            sent.append(msg)
+        send(msg)
+
+    sim._send = recorded  # type: ignore[method-assign]
+    return sent
+
+
+def test_a_resignation_notice_lost_to_a_cut_is_sent_again_once_healed():
+    """KRaft's resigned leader sends EndQuorumEpoch again, a request timeout
+    apart, to each voter that has not answered it;
+    ours sent it once, so a notice lost to a cut was never seen."""
+    resent = []
+    for seed in SEEDS:
+        sim = Simulation(with_seed(SimSettings(nodes=3), seed))
+        sim.run(SETTLE_MS)
+        leader = sim.leader()
+        deaf, told = sorted(set(sim.ids) - {leader})
+        sent = notices_sent(sim)
+        sim.cut.add((leader, deaf))
+        core = sim.nodes[leader]
+        core.resign(sim.node_time(leader))
+        sim._drain(core)
+        sim.run(sim.settings.tick_ms)
+        sim.heal()
+        before = len(sent)
+        sim.run(core.config.request_timeout_ms + sim.settings.tick_ms)
+        # Sent again to the voter it missed alone (unless an election ended the resignation first).
+        assert {msg.dst for msg in sent[before:]} <= {deaf}, seed
+        resent.append(len(sent) - before)
+    assert sum(resent) >= len(SEEDS) // 2, resent
