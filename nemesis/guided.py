@@ -56,8 +56,12 @@ def repaired(damaged: Mapping[str, int], rows: Mapping[str, Mapping[str, Any]]) 
     """Of the nodes whose files were damaged (node -> when, in the history's
     nanoseconds), those whose status since says they are whole again: leading,
     or following while a node leads, and (where the status has offsets) with a
-    log level with the longest (within NEAR_ENTRIES). A node that may lack
-    records it acknowledged catches up from a leader before it counts again."""
+    log level with the longest (within NEAR_ENTRIES), and (where it has a high
+    watermark) one level with it too: a follower cut back whose log is near
+    the others' but that no leader has yet answered knows no high watermark
+    (a novelty run's corrupt faults damaged a second node of three so, and
+    the two, each waiting to catch up, never voted again). A node that may
+    lack records it acknowledged catches up from a leader before it counts again."""
     known = {node: row for node, row in rows.items() if node not in damaged or row["time_ns"] > damaged[node]}
     if not any(stated_role(node, row) == "leader" for node, row in known.items()):
         return set()
@@ -68,8 +72,14 @@ def repaired(damaged: Mapping[str, int], rows: Mapping[str, Mapping[str, Any]]) 
         for node in damaged
         if node in known
         and stated_role(node, known[node]) in ("leader", "follower")
-        and longest - offsets.get(node, longest) <= NEAR_ENTRIES
+        and longest - _or(offsets.get(node), longest) <= NEAR_ENTRIES
+        and longest - _or(known[node].get("hwm"), longest) <= NEAR_ENTRIES
     }
+
+
+def _or(figure: int | None, otherwise: int) -> int:
+    """A status's figure, where it has one."""
+    return otherwise if figure is None else int(figure)
 
 
 def risk_of(choice: Choice) -> int:

@@ -277,5 +277,9 @@ def test_a_damaged_node_is_repaired_once_seen_since_following_a_leader_level_wit
     assert repaired(damaged_at, {**following, "n2": row(150, "follower", 900)}) == set()
     assert repaired(damaged_at, {**following, "n2": row(150, "unattached", 1000)}) == set()
     assert repaired(damaged_at, {**following, "n1": row(150, "candidate", 1000)}) == set()
+    # Following a leader with a log near the longest, but no leader's answer since its restart: no high watermark.
+    unanswered = {**following, "n2": {**row(150, "follower", 990), "hwm": 0}}
+    assert repaired(damaged_at, unanswered) == set()
+    assert repaired(damaged_at, {**unanswered, "n2": {**row(150, "follower", 990), "hwm": 985}}) == {"n2"}
     # A status with no offsets that names the leader, not its state: following it is enough.
     assert repaired(damaged_at, {"n1": row(150, None, leader="n1"), "n2": row(150, None, leader="n1")}) == {"n2"}
