@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import nats
 from nats.errors import NoRespondersError
+from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType, StreamConfig
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError, NoStreamResponseError, NotFoundError
 
@@ -181,28 +184,37 @@ async def make_workload(workload: str, address: tuple[str, int], settings: dict,
                 await connection.close()
 
 
+def _stream_of(workload: str) -> str:
+    """The workload's stream: the append's, or the register bucket's."""
+    return STREAM if workload == "append" else f"KV_{BUCKET}"
+
+
+@asynccontextmanager
+async def _jetstream(address: tuple[str, int], timeout_s: float) -> AsyncIterator[JetStreamContext]:
+    """JetStream through one connection to the server at `address`, closed on the way out."""
+    connection = await nats.connect(
+        f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s, allow_reconnect=False, error_cb=quiet
+    )
+    try:
+        yield connection.jetstream(timeout=timeout_s)
+    finally:
+        await connection.close()
+
+
 async def change_replicas(address: tuple[str, int], workload: str, replicas: int, timeout_s: float) -> dict | None:
     """The workload's stream updated to `replicas` replicas through the
     server at `address` (`nats stream edit --replicas`): the servers that
     hold a replica in the answer (the leader first), its `error` when the
     server refused, None when no answer came."""
-    name = STREAM if workload == "append" else f"KV_{BUCKET}"
-    connection = None
     try:
-        connection = await nats.connect(
-            f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s, allow_reconnect=False, error_cb=quiet
-        )
-        js = connection.jetstream(timeout=timeout_s)
-        config = (await js.stream_info(name)).config
-        config.num_replicas = replicas
-        cluster = (await js.update_stream(config)).cluster
+        async with _jetstream(address, timeout_s) as js:
+            config = (await js.stream_info(_stream_of(workload))).config
+            config.num_replicas = replicas
+            cluster = (await js.update_stream(config)).cluster
     except APIError as error:
         return {"error": _described(error)}
     except (TimeoutError, nats.errors.Error, OSError):
         return None
-    finally:
-        if connection is not None:
-            await connection.close()
     if cluster is None:
         return {"peers": []}
     others = [peer.name for peer in cluster.replicas or [] if peer.name]
@@ -214,18 +226,11 @@ async def current_replicas(address: tuple[str, int], workload: str, timeout_s: f
     the server at `address` reports it (`nats stream info`): the leader
     first, then each replica the leader reports online and caught up; none
     while the stream has no leader; None when no answer came."""
-    name = STREAM if workload == "append" else f"KV_{BUCKET}"
-    connection = None
     try:
-        connection = await nats.connect(
-            f"nats://{address[0]}:{address[1]}", connect_timeout=timeout_s, allow_reconnect=False, error_cb=quiet
-        )
-        cluster = (await connection.jetstream(timeout=timeout_s).stream_info(name)).cluster
+        async with _jetstream(address, timeout_s) as js:
+            cluster = (await js.stream_info(_stream_of(workload))).cluster
     except (TimeoutError, nats.errors.Error, OSError):
         return None
-    finally:
-        if connection is not None:
-            await connection.close()
     if cluster is None or not cluster.leader:
         return []
     return [cluster.leader] + [
