@@ -72,7 +72,7 @@ def repaired(damaged: Mapping[str, int], rows: Mapping[str, Mapping[str, Any]]) 
         for node in damaged
         if node in known
         and stated_role(node, known[node]) in ("leader", "follower")
-        and longest - _or(offsets.get(node), longest) <= NEAR_ENTRIES
+        and longest - offsets.get(node, longest) <= NEAR_ENTRIES
         and longest - _or(known[node].get("hwm"), longest) <= NEAR_ENTRIES
     }
 
