@@ -403,18 +403,21 @@ def stuck_spans(
     return sorted(spans, key=lambda span: -span["ms"])
 
 
-def stuck_in(history: pd.DataFrame, transitions: pd.DataFrame, being_made: pd.DataFrame) -> list[dict[str, Any]] | None:
+def stuck_in(
+    history: pd.DataFrame, transitions: pd.DataFrame, being_made: pd.DataFrame, end_ns: int | None = None
+) -> list[dict[str, Any]] | None:
     """A run's stuck spans (`stuck_spans`), longest first, from its history,
     the nodes' logged transitions and its faults from their invocation
-    (`fault_windows(..., from_invoke=True)`); None where the voter set
-    changed in the run, so that what a majority is was not fixed."""
+    (`fault_windows(..., from_invoke=True)`), up to `end_ns` (None: the
+    history's last row); None where the voter set changed in the run, so
+    that what a majority is was not fixed."""
     if nemesis_done(history)["f"].isin(RESHAPING).any():
         return None
     if not len(history):
         return []
     nodes = sorted(transitions["node"].dropna().unique())
-    start_ns, end_ns = int(history["time_ns"].min()), int(history["time_ns"].max())
-    return stuck_spans(transitions, touches(history, being_made, nodes), nodes, start_ns, end_ns)
+    start_ns, last_ns = int(history["time_ns"].min()), int(history["time_ns"].max())
+    return stuck_spans(transitions, touches(history, being_made, nodes), nodes, start_ns, end_ns or last_ns)
 
 
 def _touched(node_faults: pd.DataFrame, node: str, since_ns: int, until_ns: int) -> bool:

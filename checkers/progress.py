@@ -17,15 +17,21 @@ an error, is what lets a mutant or a replayed schedule that keeps the first
 election from ever finishing count as caught.
 
 Where the target declares `steady_leaders` (targets/interface.py), a leader
-that stops leading on its own fails it as well: no fault made or in force
-from just before its election to its step-down, a majority of the nodes
-(itself among them) answering polls, and no node standing for a later
-epoch. Check-quorum resigns a leader that a majority stopped fetching
-from, which with every node up and every link whole does not happen; a
-leader that resigns anyway leaves the cluster electing again and again,
-and acknowledging now and then between elections, which `no-progress`
-passes. It is the real run's sight of what the simulator judges as a
-liveness loss (no working leader at the end of a schedule).
+that stops leading with nothing wrong fails it as well: no fault made or
+in force from just before its election to its step-down, a majority of
+the nodes (itself among them) answering polls; whether it resigned, or a
+node stood for a later epoch and unseated it. Check-quorum resigns a
+leader that a majority stopped fetching from, and a follower stands only
+when its leader went unheard for an election timeout; with every node up
+and every link whole neither happens. A leader that resigns anyway, or
+that leaves its followers unanswered (a fetch it holds for new records,
+say, that it never answers while no write comes), leaves the cluster
+electing again and again, and acknowledging now and then between
+elections, which `no-progress` passes. It is the real run's sight of what
+the simulator judges as a liveness loss (no working leader at the end of
+a schedule), and the run's lull (harness/run.py: its last seconds healed,
+with no load) is where a cluster that needs its clients' writes to keep a
+leader shows it.
 
 Where the target declares the time it elects within (`elects_within_ms`,
 for the run's settings: targets/interface.py), a cluster that stood stuck
@@ -57,6 +63,7 @@ from history.schema import NEMESIS_PROCESS, holds
 from .availability import (
     ALIVE_WINDOW_NS,
     RECOVERY_NS,
+    Ended,
     fault_spans,
     fault_windows,
     leaderships_ended,
@@ -74,6 +81,8 @@ QUIET = "quiet"
 # The harness's events (harness/run.py) for a cluster that agreed on no leader as the run started,
 # and for one that did not settle once healed, every node answering.
 NO_LEADER, UNSETTLED = "no-leader", "unsettled"
+# The harness's event as a run's lull ends (harness/run.py): the run lasted to then, its last rows before it.
+LULL, LULL_SAID = "lull", "the run's lull ended: every fault healed and no client called since its start"
 
 
 def progress(
@@ -102,13 +111,14 @@ def progress(
     if history is None or not (steady_leaders or elects_within_ms):
         return result(found, stats)
     transitions, being_made = logged_transitions(events), fault_windows(history, from_invoke=True)
+    ends = _run_ends(history, events)
     if steady_leaders:
         disturbed = _disturbed(history, being_made)
-        calm = unprovoked_step_downs(_step_downs(transitions), disturbed, _heard(events), history)
+        calm = unprovoked_step_downs(list(leaderships_ended(transitions)), disturbed, _heard(events), ends)
         found += calm
         stats["unprovoked_step_downs"] = len(calm)
     if elects_within_ms:
-        found += stuck(stuck_in(history, transitions, being_made) or [], elects_within_ms)
+        found += stuck(stuck_in(history, transitions, being_made, ends) or [], elects_within_ms)
     return result(found, stats)
 
 
@@ -167,15 +177,6 @@ def stuck(spans: list[dict[str, Any]], elects_within_ms: int) -> list[Anomaly]:
     ]
 
 
-def _step_downs(transitions: pd.DataFrame) -> list[tuple[int, str, int, int]]:
-    """Each leadership the nodes logged that ended (`transitions`: their
-    logged ones), as (when it ended, the node, its epoch, when it began),
-    with no node having stood for a later epoch by then (a leader unseated
-    by a later epoch is availability's `disruptive_elections`, not this)."""
-    ended = leaderships_ended(transitions)
-    return [(e.time_ns, e.node, e.epoch, e.since_ns) for e in ended if e.later <= e.epoch]
-
-
 def _disturbed(history: pd.DataFrame, being_made: pd.DataFrame) -> list[tuple[int, int]]:
     """When the nemesis acted: every fault from its invocation to its end
     (`being_made`: `fault_windows(..., from_invoke=True)`), and every row of
@@ -185,6 +186,17 @@ def _disturbed(history: pd.DataFrame, being_made: pd.DataFrame) -> list[tuple[in
     return spans + [(int(t), int(t)) for t in own]
 
 
+def lull_ended(events: pd.DataFrame) -> int:
+    """When the run's lull ended (the harness's `lull` event: the run
+    lasted to then, with no row in its lull); 0 where it had none."""
+    return max((t for t, _ in _harness_events(events, LULL)), default=0)
+
+
+def _run_ends(history: pd.DataFrame, events: pd.DataFrame) -> int | None:
+    """When the run ended: its last row, or its lull's end; None where it has no row."""
+    return max(int(history["time_ns"].max()), lull_ended(events)) if len(history) else None
+
+
 def _heard(events: pd.DataFrame) -> pd.DataFrame:
     """When each node was heard from: its status polls and its own log's events."""
     return events.loc[holds(events["source"], ["poll", "log"]), ["time_ns", "node"]]
@@ -192,34 +204,42 @@ def _heard(events: pd.DataFrame) -> pd.DataFrame:
 
 @case(NAME, "unprovoked-step-down")
 def unprovoked_step_downs(
-    ended: list[tuple[int, str, int, int]],
+    ended: list[Ended],
     disturbed: list[tuple[int, int]],
     heard: pd.DataFrame,
-    history: pd.DataFrame,
+    last: int | None,
 ) -> list[Anomaly]:
-    """A leader stopped leading on its own: no fault was made or in force
-    from just before its election to then, a majority of the nodes (itself
-    among them) were heard from, and no node had stood for a later epoch.
+    """A leader stopped leading with nothing wrong: no fault was made or in
+    force from just before its election to then, and a majority of the
+    nodes (itself among them) were heard from. It resigned, or a node that
+    stood for a later epoch unseated it (its followers went unanswered).
 
-    `ended`: the leaderships that ended (`_step_downs`), from the cluster's
+    `ended`: the leaderships that ended (availability's `leaderships_ended`), from the cluster's
     start (a cluster that elects again and again as it comes up is judged
-    too: no fault is made before the run's first row) to the run's last
-    row; `disturbed`: when the nemesis acted; `heard`: when each node
-    answered a poll or logged an event."""
-    if not len(history):
+    too: no fault is made before the run's first row) to its end (`last`,
+    `_run_ends`; None: the run has no row); `disturbed`: when the nemesis
+    acted; `heard`: when each node answered a poll or logged an event."""
+    if last is None:
         return []
-    last = int(history["time_ns"].max())
     nodes = set(heard["node"].dropna())
     found = []
-    for time_ns, node, epoch, since in ended:
-        if time_ns > last or any(start <= time_ns and end + RECOVERY_NS >= since for start, end in disturbed):
+    for end in ended:
+        time_ns, node, since = end.time_ns, end.node, end.since_ns
+        if time_ns > last or any(start <= time_ns and until + RECOVERY_NS >= since for start, until in disturbed):
             continue
         alive = set(heard.loc[heard["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns), "node"])
         if node not in alive or len(alive) * 2 <= len(nodes):
             continue
-        led_ms = round((time_ns - since) / 1e6, 1)
-        summary = f"{node}, leader of epoch {epoch}, stepped down after {led_ms} ms with no fault made since before its election"
-        found.append({"time_ns": time_ns, "node": node, "epoch": epoch, "summary": summary})
+        how = (
+            "stepped down"
+            if end.later <= end.epoch
+            else f"was unseated by {end.candidate or 'a node'} standing for epoch {end.later}"
+        )
+        summary = (
+            f"{node}, leader of epoch {end.epoch}, {how} after {round((time_ns - since) / 1e6, 1)} ms "
+            "with no fault made since before its election"
+        )
+        found.append({"time_ns": time_ns, "node": node, "epoch": end.epoch, "summary": summary})
     return found
 
 

@@ -79,10 +79,16 @@ RUNS_PER_HOST = Range(int, least=1, most=1_024)
 DEFAULT_MAX_RUNS = 200
 
 DAY_S = 86_400.0
+# A run's lull by default (RunConfig.lull_s), where its time limit is at least LULL_FROM_S: long
+# enough, at the reference quorum's timeouts, for a leader elected a second after the heal (the
+# checkers' recovery margin) to be unseated or to resign where it cannot keep its followers
+# without writes; runs shorter than LULL_FROM_S (tests of one fault, mostly) keep all their time for load.
+LULL_S, LULL_FROM_S = 4.0, 15.0
 RUN_SETTINGS = {
     "nodes": Range(int, least=1, most=MAX_NODES),
     "concurrency": Range(int, least=1, most=1024),
     "time_limit_s": Range(float, above=0, most=DAY_S),
+    "lull_s": Range(float, least=0, most=DAY_S),
     "interval_s": Range(float, least=0.1, most=DAY_S),
     "rate": Range(float, above=0, most=1_000_000),
     "seed": Range(int, least=0, most=2**63 - 1),

@@ -26,12 +26,12 @@ import pandas as pd
 from tqdm import tqdm
 
 import targets
-from checkers.progress import NO_LEADER, UNSETTLED
+from checkers.progress import LULL, LULL_SAID, NO_LEADER, UNSETTLED
 from harness import crash, faketime
 from harness.backends import bring_up
 from harness.cluster import DEFAULT_TARGET, node_ids
 from harness.interrupts import cancelled_on_termination, ended, shielded
-from harness.limits import RUN_SETTINGS, named_twice, schedule_problem
+from harness.limits import LULL_FROM_S, LULL_S, RUN_SETTINGS, named_twice, schedule_problem
 from harness.live import Live
 from harness.soak import Soak
 from history.errors import (
@@ -133,6 +133,10 @@ class RunConfig:
     # ---- the load
     workload: str = "append"
     time_limit_s: float = 20.0
+    # The run's last seconds, within the time limit (the lull): every fault healed and no client calls,
+    # the nodes watched. None: LULL_S where the time limit is at least LULL_FROM_S, else none (set by
+    # __post_init__, so run.json states it).
+    lull_s: float = None  # type: ignore[assignment]
     rate: float = 50.0
     concurrency: int = 4
     op_timeout_s: float = 1.0
@@ -178,6 +182,21 @@ class RunConfig:
             self.nemesis = self.default_nemesis()
         if self.net is None:
             self.net = self.default_net()
+        if self.lull_s is None:
+            self.lull_s = self.default_lull()
+
+    def default_lull(self) -> float:
+        """LULL_S where the time limit is at least LULL_FROM_S, else none; none
+        where a schedule is given (its time is all its own: a replay states
+        its run's lull), or the time limit is no number (`validate` names it)."""
+        limit = self.time_limit_s
+        long_enough = isinstance(limit, (int, float)) and limit >= LULL_FROM_S
+        return LULL_S if long_enough and self.schedule is None else 0.0
+
+    @property
+    def load_s(self) -> float:
+        """Seconds of load and faults: the time limit but the lull."""
+        return self.time_limit_s - self.lull_s
 
     def default_net(self) -> str:
         """iptables on Docker where the target's members dial one advertised
@@ -225,6 +244,7 @@ class RunConfig:
         if "options" not in data and targets.known(str(data.get("target", DEFAULT_TARGET))):
             declared = {option.name for option in targets.get(data.get("target", DEFAULT_TARGET)).options}
             values["options"] = {name: value for name, value in data.items() if name in declared}
+        values.setdefault("lull_s", 0.0)  # (runs recorded before the lull had none)
         for name in ("results", "hosts", "coverage_file", "memory_file"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
@@ -260,6 +280,8 @@ class RunConfig:
             problem = allowed.problem(value)
             if problem:
                 raise SettingError(name, problem)
+        if self.lull_s >= self.time_limit_s:
+            raise SettingError("lull_s", f"{self.lull_s:g} must be under the time limit ({self.time_limit_s:g} s)")
         for name, choices in CHOICES.items():
             if getattr(self, name) not in choices:
                 raise SettingError(name, f"{getattr(self, name)!r} is not one of {', '.join(choices)}")
@@ -311,11 +333,12 @@ class RunConfig:
                 isinstance(op, dict)
                 and isinstance(op.get("f"), str)
                 and isinstance(op.get("at_s"), (int, float))
-                and op["at_s"] <= self.time_limit_s
+                and op["at_s"] <= self.load_s
                 and isinstance(op.get("args", {}), dict)
             ):
                 raise SettingError(
-                    "schedule", f"every operation needs f, args and at_s within the time limit, not {op!r}"
+                    "schedule",
+                    f"every operation needs f, args and at_s within the time limit (before its lull), not {op!r}",
                 )
             if op["at_s"] < 0 and op["f"] not in BEFORE_START:
                 raise SettingError(
@@ -506,7 +529,7 @@ class Run:
             config.nemesis_strategy,
             config.seed,
             config.nemesis,
-            config.time_limit_s,
+            config.load_s,
             config.interval_s,
             config.nodes,
             config.initial_voters or config.nodes,
@@ -682,10 +705,11 @@ class Run:
         asyncio.get_running_loop().set_default_executor(pool)
         load_start_ns = self.recorder.now_ns()
         deadline = (self.recorder.start_ns + load_start_ns) / 1e9 + config.time_limit_s
+        load_ends = deadline - config.lull_s
         self.clock_schedule(load_start_ns / 1e9)
-        tasks = [asyncio.create_task(self.client_worker(deadline, index)) for index in range(config.concurrency)]
+        tasks = [asyncio.create_task(self.client_worker(load_ends, index)) for index in range(config.concurrency)]
         tasks.append(asyncio.create_task(self.probe(deadline)))
-        tasks.append(asyncio.create_task(self.run_schedule(deadline)))
+        tasks.append(asyncio.create_task(self.run_schedule(load_ends)))
         progress = asyncio.create_task(self.show_progress(deadline))
         flushing = asyncio.create_task(self.recorder.flushing(HISTORY_FLUSH_S))
         load = asyncio.gather(*tasks)
@@ -702,6 +726,10 @@ class Run:
                     await load
             else:
                 load.result()
+                if config.lull_s:
+                    self.events.append(
+                        {"time_ns": self.recorder.now_ns(), "event": LULL, "reason": LULL_SAID, "source": "harness"}
+                    )
         finally:
             self.recorder.flush_each_row()
             await ended([load, progress, flushing, *tasks, *(t for t in (watching, soaking) if t is not None)])
@@ -723,11 +751,14 @@ class Run:
                 bar.set_postfix(ops=self.recorder.rows, refresh=False)
                 bar.refresh()
 
-    async def run_schedule(self, deadline: float) -> None:
+    async def run_schedule(self, load_ends: float) -> None:
         """The strategy's steps (nemesis/strategy.py): wait until each step's
-        time, make its fault, and answer with what the nodes say now."""
-        start = deadline - self.config.time_limit_s
-        steps = self.strategy.steps(self.config.interval_s, self.config.time_limit_s)
+        time, make its fault, and answer with what the nodes say now. Where
+        the run ends in a lull, whatever the schedule left in force is
+        healed as it begins."""
+        load_s = self.config.load_s
+        start = load_ends - load_s
+        steps = self.strategy.steps(self.config.interval_s, load_s)
         at_s, op = next(steps)
         while True:
             await asyncio.sleep(max(0.0, start + at_s - time.monotonic()))
@@ -738,7 +769,11 @@ class Run:
             try:
                 at_s, op = steps.send((self.observe(), time.monotonic() - start))
             except StopIteration:
-                return
+                break
+        if self.config.lull_s:
+            await asyncio.sleep(max(0.0, load_ends - time.monotonic()))
+            if self.nemesis.in_force:
+                await asyncio.to_thread(self.nemesis.invoke, NemesisOp(load_s, HEAL_ALL))
 
     def observe(self) -> Observation:
         """Each live node's latest state from the status probes (their

@@ -47,7 +47,9 @@ def shrink_run(
     schedule = [NemesisOp(op["at_s"], op["f"], op.get("args") or {}) for op in config.schedule or []]
 
     def fails(candidate: list[NemesisOp], limit: float) -> bool:
-        trial_config = dataclasses.replace(config, schedule=[asdict(op) for op in candidate], time_limit_s=limit)
+        trial_config = dataclasses.replace(
+            config, schedule=[asdict(op) for op in candidate], time_limit_s=limit + config.lull_s
+        )
         for trial in range(1, trials + 1):
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 trial_dir = execute(trial_config)
@@ -58,13 +60,14 @@ def shrink_run(
         return False
 
     print(f"shrinking {run_dir.name}: {len(schedule)} operations, failing {', '.join(sorted(wanted))}", flush=True)
-    shrunk = shrink(schedule, config.time_limit_s, config.interval_s, progress(fails))
+    # The schedule's time is the run's load; each trial ends in the run's lull as the run did.
+    shrunk = shrink(schedule, config.load_s, config.interval_s, progress(fails))
     path = to or Path(config.results) / "shrunk.toml"
     settings = {
         k: v for k, v in asdict(config).items() if k not in OWN_OPTIONS | {"schedule", "options"} and v is not None
     }
     settings.update(config.options)  # a campaign file names the target's options beside the others
-    settings["time_limit_s"] = shrunk.time_limit_s
+    settings["time_limit_s"] = shrunk.time_limit_s + config.lull_s
     text = to_toml(
         "\n".join(
             [

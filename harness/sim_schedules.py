@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from harness.limits import LULL_S
 from harness.run import RunConfig
 from history.faults import KINDS
 from targets.interface import Simulated, Target
@@ -25,6 +26,10 @@ from targets.interface import Simulated, Target
 # a simulated stale read (a leader bounced, its schedule shrunk) came back in
 # 0 of 2 replays at that load, and in 2 of 2 at this one.
 REPLAY_RATE, REPLAY_CONCURRENCY = 200.0, 8
+# Every simulated schedule ends in seconds with no load, its liveness then
+# judged; a replay ends in the run's lull (harness/run.py), LULL_S after its
+# schedule's time, so that a cluster that keeps no leader without writes
+# shows it there as it did in the simulation.
 
 
 def write(folder: Path, target: Target, settings: dict, options: dict, verdict: dict) -> list[Path]:
@@ -49,7 +54,8 @@ def write(folder: Path, target: Target, settings: dict, options: dict, verdict: 
             concurrency=REPLAY_CONCURRENCY,
             nemesis=[kind for kind in KINDS if kind in used],
             nemesis_strategy="random",
-            time_limit_s=limit_s,
+            time_limit_s=limit_s + LULL_S,
+            lull_s=LULL_S,
             seed=anomaly["seed"],
             options={**options, **timeouts},
         )

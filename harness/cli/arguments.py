@@ -142,6 +142,7 @@ def given_options(args: argparse.Namespace) -> dict:
 # Run settings as `splitbrain run` spells them, for messages about them.
 OPTIONS = {
     "time_limit_s": "--time-limit",
+    "lull_s": "--lull",
     "interval_s": "--interval",
     "initial_voters": "--initial-voters",
     "down_at_join": "--down-at-join",

@@ -78,6 +78,13 @@ def _load(group: argparse._ActionsContainer) -> None:
         "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
     )
     group.add_argument(
+        "--lull",
+        type=setting_type("lull_s"),
+        help="the run's last seconds, within the time limit: every fault healed and no client calls, the nodes "
+        f"watched for a leader that cannot keep its followers without writes (default: {limits.LULL_S:g} where "
+        f"the time limit is at least {limits.LULL_FROM_S:g}, else 0)",
+    )
+    group.add_argument(
         "--rate", type=setting_type("rate"), default=50.0, help="client operations per second, all clients together"
     )
     group.add_argument("--concurrency", type=setting_type("concurrency"), default=4, help="client processes")
@@ -180,6 +187,7 @@ def config_of(args: argparse.Namespace, **more):
         workload=args.workload,
         **unless_none(nemesis=kinds),
         time_limit_s=args.time_limit,
+        lull_s=args.lull,
         interval_s=args.interval,
         rate=args.rate,
         concurrency=args.concurrency,

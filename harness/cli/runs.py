@@ -72,7 +72,7 @@ def recorded_run(run_dir: Path, results: Path | None, quiet: bool):
     try:
         config = RunConfig.from_json(meta["config"])
         start = meta.get("load_start_s", 0.0)
-        schedule = [{**op, "at_s": offset(op["at_s"] - start, config.time_limit_s)} for op in meta.get("schedule", [])]
+        schedule = [{**op, "at_s": offset(op["at_s"] - start, config.load_s)} for op in meta.get("schedule", [])]
     except (KeyError, TypeError, AttributeError) as error:
         raise UsageError(f"{meta_path}: not a run description ({type(error).__name__}: {error})") from None
     config = dataclasses.replace(
@@ -87,8 +87,8 @@ ROUNDING_S = 1e-3
 
 
 def offset(at_s: float, limit_s: float) -> float:
-    """An operation's offset from the start of load again, within the
-    time limit (rounding may put one a microsecond either side of the
+    """An operation's offset from the start of load again, within its time
+    (`limit_s`: the time limit but the lull; rounding may put one a microsecond either side of the
     span); one made before the nodes started stays before it."""
     at_s = round(at_s, 6)
     return at_s if at_s < -ROUNDING_S else min(limit_s, max(0.0, at_s))

@@ -6,10 +6,10 @@ not. A run whose cluster agreed on no leader as it started (the harness's
 node, not the harness, does not.
 
 Where the history is given (the target declares `steady_leaders`), a
-leader that steps down with no fault made since before its election, a
-majority heard from, and no later epoch begun fails it
-(`unprovoked-step-down`); one a fault touched, or unseated by a later
-epoch, or that stepped down after the run's last row, does not.
+leader that steps down with no fault made since before its election and a
+majority heard from fails it (`unprovoked-step-down`), whether it resigned
+or a later epoch unseated it; one a fault touched, or that stepped down
+after the run's last row, does not.
 
 Where the target declares the time it elects within (`elects_within_ms`),
 a majority up and heard with no leader for longer fails it (`stuck`);
@@ -150,9 +150,16 @@ def test_a_fault_since_before_its_election_excuses_a_step_down():
     assert calm(RESIGNED, history(["ok"] * 14, fault_from=3))["valid"] is True
 
 
-def test_a_leader_unseated_by_a_later_epoch_is_not_this():
+def test_a_leader_unseated_by_a_later_epoch_with_nothing_wrong_fails():
+    """A follower stands only when its leader went unheard: with every node
+    up and every link whole, a leader unseated so left it unanswered."""
     unseated = transitions((2, "n1", "leader", 1), (4.9, "n2", "candidate", 2), (5, "n1", "follower", 2))
-    assert calm(unseated, history(["ok"] * 14))["valid"] is True
+    found = calm(unseated, history(["ok"] * 14))
+    [anomaly] = found["anomalies"]
+    assert anomaly["kind"] == "unprovoked-step-down" and (anomaly["node"], anomaly["epoch"]) == ("n1", 1)
+    assert "was unseated by n2 standing for epoch 2 after 3000.0 ms" in anomaly["summary"]
+    # The same under a fault since before its election is no finding.
+    assert calm(unseated, history(["ok"] * 14, fault_from=1))["valid"] is True
 
 
 def test_a_step_down_unheard_by_a_majority_or_after_the_run_is_not_judged():

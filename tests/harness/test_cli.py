@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.limits import LULL_FROM_S, LULL_S
 from harness.run import RunConfig
 from history.errors import SettingError
 
@@ -215,6 +216,27 @@ def test_empty_and_repeated_values_are_refused_before_anything_is_made(tmp_path)
     one_line_error(splitbrain("run", "--toxiproxy", "garbage", "--results", str(runs)), "--toxiproxy: expected")
     one_line_error(splitbrain("check", str(tmp_path / "nonexistent")), "nonexistent: no such file or folder")
     assert "--toxiproxy: --toxiproxy" not in splitbrain("run", "--toxiproxy", "garbage").stderr
+    assert not runs.exists()
+
+
+def test_a_long_enough_run_ends_in_a_lull_and_a_lull_as_long_as_the_run_is_refused(tmp_path):
+    """A run of LULL_FROM_S or more ends in LULL_S healed with no load (its
+    settings say so); a shorter one, a schedule given (a replay states its
+    run's lull) and a run recorded before the lull have none; a lull
+    that leaves no load, or a schedule operation inside it, is one line."""
+    long = RunConfig(time_limit_s=LULL_FROM_S)
+    assert (long.lull_s, long.load_s) == (LULL_S, LULL_FROM_S - LULL_S)
+    assert RunConfig(time_limit_s=LULL_FROM_S - 1).lull_s == 0
+    assert RunConfig(time_limit_s=30, schedule=[]).lull_s == 0
+    assert RunConfig.from_json({"time_limit_s": 30}).lull_s == 0
+    runs = tmp_path / "runs"
+    one_line_error(
+        splitbrain("run", "--time-limit", "5", "--lull", "5", "--results", str(runs)), "--lull: 5 must be under"
+    )
+    heal = {"at_s": 28.0, "f": "heal-all", "args": {}}
+    with pytest.raises(SettingError) as refused:
+        RunConfig(time_limit_s=30, lull_s=4, schedule=[heal]).validate()
+    assert refused.value.setting == "schedule" and "before its lull" in refused.value.reason
     assert not runs.exists()
 
 

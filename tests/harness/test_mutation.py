@@ -18,10 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from harness import reach
 from harness.cli.mutate import CHANGE_SHOWN, by_file_and_operator, score_line
+from harness.limits import LULL_FROM_S
 from harness.mutants import OPERATORS, mutants, sample
 from harness.mutation import (
     ROOT,
@@ -387,6 +389,33 @@ def test_a_leader_that_refuses_its_own_epochs_fetches_is_caught_making_no_progre
     kinds = [a["kind"] for a in checkers["progress"]["anomalies"]]
     assert "no-progress" in kinds and set(kinds) <= {"no-progress", "unprovoked-step-down"}, kinds
     assert all(result["valid"] is True for name, result in checkers.items() if name != "progress"), checkers
+
+
+@pytest.mark.slow
+def test_a_leader_that_keeps_no_follower_without_writes_is_caught_in_the_lull(tmp_path):
+    """A mutant no real run caught (sim_to_real, 2026-12-07: 0 of 3; the
+    simulation under 12 of 12 timings): a follower's wait for its fetch's
+    answer with `-` made `+`, so it fetches every tick, and each fetch
+    takes the held one's place at the leader. While writes come every
+    fetch is answered; with none, none is, and the followers stand again
+    and again. A run's lull (its last LULL_S seconds healed, with no load)
+    shows it, and `progress` fails the leaders so unseated with nothing
+    wrong (`unprovoked-step-down`), all of them in the lull; before, a
+    leader unseated by a later epoch was not judged, the load ran to the
+    end, and the run was valid. The correct node, the same run, is valid."""
+    mutant = one("and self.now_ms - state.fetch_in_flight_ms < self.config.request_timeout_ms", "arithmetic")
+    copy = copy_project(tmp_path / "copy")
+    (copy / mutant.path).write_text(mutant.source)
+    run = ["run", "--nemesis", "none", "--time-limit", str(LULL_FROM_S), "--seed", "1", "--quiet", "--results"]
+    for project, runs, exit_code in ((copy, "mutant", 1), (ROOT, "correct", 0)):
+        done = run_in_copy(project, [*run, str(tmp_path / runs)], 300)
+        assert done.returncode == exit_code, done.stdout + done.stderr
+    [verdict] = (tmp_path / "mutant").rglob("verdict.json")
+    progress = json.loads(verdict.read_text())["checkers"]["progress"]
+    assert progress["anomalies"] and {a["kind"] for a in progress["anomalies"]} == {"unprovoked-step-down"}, progress
+    [history] = (tmp_path / "mutant").rglob("history.parquet")
+    load_ends_ns = pd.read_parquet(history)["time_ns"].max()  # (no fault: the last client row)
+    assert all(a["time_ns"] > load_ends_ns and "was unseated by" in a["summary"] for a in progress["anomalies"])
 
 
 def test_the_score_line_says_what_it_counts():
