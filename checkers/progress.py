@@ -114,7 +114,8 @@ def progress(
     ends = _run_ends(history, events)
     if steady_leaders:
         disturbed = _disturbed(history, being_made)
-        calm = unprovoked_step_downs(list(leaderships_ended(transitions)), disturbed, _heard(events), ends)
+        ended = list(leaderships_ended(transitions))
+        calm = unprovoked_step_downs(ended, _followed(transitions), disturbed, _heard(events), ends)
         found += calm
         stats["unprovoked_step_downs"] = len(calm)
     if elects_within_ms:
@@ -197,6 +198,13 @@ def _run_ends(history: pd.DataFrame, events: pd.DataFrame) -> int | None:
     return max(int(history["time_ns"].max()), lull_ended(events)) if len(history) else None
 
 
+def _followed(transitions: pd.DataFrame) -> set[tuple[str, int, str]]:
+    """Each (node, epoch, leader) where a node's logged transition named
+    another as its leader in an epoch: it had heard that one lead."""
+    named = transitions.dropna(subset=["leader", "epoch"])
+    return set(zip(named["node"], named["epoch"].astype(int), named["leader"], strict=True))
+
+
 def _heard(events: pd.DataFrame) -> pd.DataFrame:
     """When each node was heard from: its status polls and its own log's events."""
     return events.loc[holds(events["source"], ["poll", "log"]), ["time_ns", "node"]]
@@ -205,6 +213,7 @@ def _heard(events: pd.DataFrame) -> pd.DataFrame:
 @case(NAME, "unprovoked-step-down")
 def unprovoked_step_downs(
     ended: list[Ended],
+    followed: set[tuple[str, int, str]],
     disturbed: list[tuple[int, int]],
     heard: pd.DataFrame,
     last: int | None,
@@ -212,13 +221,17 @@ def unprovoked_step_downs(
     """A leader stopped leading with nothing wrong: no fault was made or in
     force from just before its election to then, and a majority of the
     nodes (itself among them) were heard from. It resigned, or a node that
-    stood for a later epoch unseated it (its followers went unanswered).
+    had followed it in its epoch stood for a later one and unseated it (its
+    followers went unanswered); one unseated by a node that never heard it
+    lead (two that stood at once as the cluster came up, without Pre-Vote)
+    is an election race, not this.
 
     `ended`: the leaderships that ended (availability's `leaderships_ended`), from the cluster's
     start (a cluster that elects again and again as it comes up is judged
     too: no fault is made before the run's first row) to its end (`last`,
-    `_run_ends`; None: the run has no row); `disturbed`: when the nemesis
-    acted; `heard`: when each node answered a poll or logged an event."""
+    `_run_ends`; None: the run has no row); `followed`: who followed whom
+    in which epoch (`_followed`); `disturbed`: when the nemesis acted;
+    `heard`: when each node answered a poll or logged an event."""
     if last is None:
         return []
     nodes = set(heard["node"].dropna())
@@ -226,6 +239,8 @@ def unprovoked_step_downs(
     for end in ended:
         time_ns, node, since = end.time_ns, end.node, end.since_ns
         if time_ns > last or any(start <= time_ns and until + RECOVERY_NS >= since for start, until in disturbed):
+            continue
+        if end.later > end.epoch and (end.candidate, end.epoch, node) not in followed:
             continue
         alive = set(heard.loc[heard["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns), "node"])
         if node not in alive or len(alive) * 2 <= len(nodes):

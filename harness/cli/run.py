@@ -75,11 +75,15 @@ def _load(group: argparse._ActionsContainer) -> None:
         help="client load: log appends, a read/write/cas register, or a lock guarding a list (etcd)",
     )
     group.add_argument(
-        "--time-limit", type=setting_type("time_limit_s"), default=20.0, help="seconds of load and faults"
+        "--time-limit",
+        type=setting_type("time_limit_s"),
+        default=20.0,
+        help="seconds of the run: load and faults, then its lull (--lull)",
     )
     group.add_argument(
         "--lull",
         type=setting_type("lull_s"),
+        metavar="SECONDS",
         help="the run's last seconds, within the time limit: every fault healed and no client calls, the nodes "
         f"watched for a leader that cannot keep its followers without writes (default: {limits.LULL_S:g} where "
         f"the time limit is at least {limits.LULL_FROM_S:g}, else 0)",

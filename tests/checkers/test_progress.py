@@ -109,10 +109,19 @@ def test_a_healed_cluster_that_did_not_recover_fails_where_the_target_says_it_re
 S = 1_000_000_000
 
 
-def transitions(*rows: tuple[float, str, str, int | None]) -> list[dict]:
+def transitions(*rows: tuple) -> list[dict]:
+    """Logged transitions, each (seconds, node, state, epoch[, the leader it names])."""
     return [
-        {"time_ns": int(t * S), "node": n, "event": "transition", "state": st_, "epoch": e, "source": "log"}
-        for t, n, st_, e in rows
+        {
+            "time_ns": int(row[0] * S),
+            "node": row[1],
+            "event": "transition",
+            "state": row[2],
+            "epoch": row[3],
+            "leader": row[4] if len(row) > 4 else None,
+            "source": "log",
+        }
+        for row in rows
     ]
 
 
@@ -153,13 +162,35 @@ def test_a_fault_since_before_its_election_excuses_a_step_down():
 def test_a_leader_unseated_by_a_later_epoch_with_nothing_wrong_fails():
     """A follower stands only when its leader went unheard: with every node
     up and every link whole, a leader unseated so left it unanswered."""
-    unseated = transitions((2, "n1", "leader", 1), (4.9, "n2", "candidate", 2), (5, "n1", "follower", 2))
+    unseated = transitions(
+        (2, "n1", "leader", 1, "n1"),
+        (2.1, "n2", "follower", 1, "n1"),
+        (4.9, "n2", "candidate", 2),
+        (5, "n1", "follower", 2),
+    )
     found = calm(unseated, history(["ok"] * 14))
     [anomaly] = found["anomalies"]
     assert anomaly["kind"] == "unprovoked-step-down" and (anomaly["node"], anomaly["epoch"]) == ("n1", 1)
     assert "was unseated by n2 standing for epoch 2 after 3000.0 ms" in anomaly["summary"]
     # The same under a fault since before its election is no finding.
     assert calm(unseated, history(["ok"] * 14, fault_from=1))["valid"] is True
+
+
+def test_a_leader_unseated_by_a_node_that_never_heard_it_lead_is_an_election_race():
+    """As a cluster without Pre-Vote came up (a correct run, CI 2026-12-08,
+    its n4 and n5 here n1 and n2): both stood for epoch 1 together, n1 won
+    it, and n2, which never followed it, stood again for epoch 2 and
+    unseated it 4 ms in. Had n2 followed n1 first, it is judged."""
+    race = [
+        (1.15, "n1", "candidate", 1), (1.154, "n2", "candidate", 1), (1.4637, "n2", "candidate", 2),
+        (1.4664, "n1", "leader", 1, "n1"), (1.4707, "n1", "unattached", 2), (1.4747, "n2", "leader", 2, "n2"),
+    ]  # fmt: skip
+    assert calm(transitions(*race), history(["ok"] * 14))["valid"] is True
+    followed_first = transitions(
+        (1.15, "n1", "candidate", 1), (1.4664, "n1", "leader", 1, "n1"), (1.47, "n2", "follower", 1, "n1"),
+        (2.0, "n2", "candidate", 2), (2.01, "n1", "unattached", 2), (2.02, "n2", "leader", 2, "n2"),
+    )  # fmt: skip
+    assert calm(followed_first, history(["ok"] * 14))["valid"] is False
 
 
 def test_a_step_down_unheard_by_a_majority_or_after_the_run_is_not_judged():
