@@ -81,9 +81,16 @@ def test_nats_on_the_local_backend_under_kills_and_pauses(tmp_path):
     verdict = json.loads((run_dir / "verdict.json").read_text())
     judged = {name: result["valid"] for name, result in verdict["checkers"].items()}
     if done.returncode == 0:
-        # Every replica holds the same records, place by place, and every acknowledged append among them.
-        assert len({json.dumps(sorted(c.items())) for c in copies.values()}) == 1
-        assert set(acked["value"].astype(str)) <= set(copies["n1"].values())
+        # Every replica holds the same records, place by place, as far as the shortest, and every
+        # acknowledged append among them. Past it, one may hold a publish that timed out and that
+        # no later append took the place of: a restarted leader's stream keeps one (docs/track-record.md),
+        # and with none acknowledged after it (a local CI run, 2026-12-08: the stream took no append
+        # after the first fault, 1.9 s in) the others hold nothing there, so nothing acknowledged is lost.
+        shortest = min(len(c) for c in copies.values())
+        assert len({json.dumps([c[k] for k in range(shortest)]) for c in copies.values()}) == 1
+        assert set(acked["value"].astype(str)) <= {copies["n1"][k] for k in range(shortest)}
+        timed_out = set(history.loc[history["type"] == "info", "value"].astype(str))
+        assert all(v in timed_out for c in copies.values() for k, v in c.items() if k >= shortest), copies
         assert judged["committed-data-loss"] is True
         return
     assert judged["committed-data-loss"] is False, judged
