@@ -111,7 +111,7 @@ def progress(
     if history is None or not (steady_leaders or elects_within_ms):
         return result(found, stats)
     transitions, being_made = logged_transitions(events), fault_windows(history, from_invoke=True)
-    ends = _run_ends(history, events)
+    ends = run_ended(int(history["time_ns"].max()), events) if len(history) else None
     if steady_leaders:
         disturbed = _disturbed(history, being_made)
         ended = list(leaderships_ended(transitions))
@@ -187,15 +187,10 @@ def _disturbed(history: pd.DataFrame, being_made: pd.DataFrame) -> list[tuple[in
     return spans + [(int(t), int(t)) for t in own]
 
 
-def lull_ended(events: pd.DataFrame) -> int:
-    """When the run's lull ended (the harness's `lull` event: the run
-    lasted to then, with no row in its lull); 0 where it had none."""
-    return max((t for t, _ in _harness_events(events, LULL)), default=0)
-
-
-def _run_ends(history: pd.DataFrame, events: pd.DataFrame) -> int | None:
-    """When the run ended: its last row, or its lull's end; None where it has no row."""
-    return max(int(history["time_ns"].max()), lull_ended(events)) if len(history) else None
+def run_ended(last_row_ns: int, events: pd.DataFrame) -> int:
+    """When the run ended: its last row (`last_row_ns`), or the end of its
+    lull after it (the harness's `lull` event; the lull has no row)."""
+    return max([last_row_ns, *(t for t, _ in _harness_events(events, LULL))])
 
 
 def _followed(transitions: pd.DataFrame) -> set[tuple[str, int, str]]:
@@ -229,7 +224,7 @@ def unprovoked_step_downs(
     `ended`: the leaderships that ended (availability's `leaderships_ended`), from the cluster's
     start (a cluster that elects again and again as it comes up is judged
     too: no fault is made before the run's first row) to its end (`last`,
-    `_run_ends`; None: the run has no row); `followed`: who followed whom
+    `run_ended`; None: the run has no row); `followed`: who followed whom
     in which epoch (`_followed`); `disturbed`: when the nemesis acted;
     `heard`: when each node answered a poll or logged an event."""
     if last is None:
@@ -240,15 +235,16 @@ def unprovoked_step_downs(
         time_ns, node, since = end.time_ns, end.node, end.since_ns
         if time_ns > last or any(start <= time_ns and until + RECOVERY_NS >= since for start, until in disturbed):
             continue
-        if end.later > end.epoch and (end.candidate, end.epoch, node) not in followed:
+        unseated = end.later > end.epoch
+        if unseated and (end.candidate, end.epoch, node) not in followed:
             continue
         alive = set(heard.loc[heard["time_ns"].between(time_ns - ALIVE_WINDOW_NS, time_ns), "node"])
         if node not in alive or len(alive) * 2 <= len(nodes):
             continue
         how = (
-            "stepped down"
-            if end.later <= end.epoch
-            else f"was unseated by {end.candidate or 'a node'} standing for epoch {end.later}"
+            f"was unseated by {end.candidate or 'a node'} standing for epoch {end.later}"
+            if unseated
+            else "stepped down"
         )
         summary = (
             f"{node}, leader of epoch {end.epoch}, {how} after {round((time_ns - since) / 1e6, 1)} ms "

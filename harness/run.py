@@ -615,9 +615,7 @@ class Run:
                 return False
             if not isinstance(error, NoAgreedLeader):
                 raise
-            self.events.append(
-                {"time_ns": self.recorder.now_ns(), "event": NO_LEADER, "reason": str(error), "source": "harness"}
-            )
+            self.said(NO_LEADER, str(error))
             print(f"splitbrain: the cluster came up with {error}: judged, with no load", file=sys.stderr)
             return False
         # What the workload writes to, made once before load (a stream, a bucket), where the target needs it.
@@ -668,15 +666,19 @@ class Run:
         events = pd.concat([table for table in tables if len(table)] or tables[:1], ignore_index=True)
         events.sort_values("time_ns", kind="stable").to_parquet(self.dir / "events.parquet", index=False)
 
+    def said(self, event: str, reason: str, **more: str) -> None:
+        """An event of the harness's own, now, into the events table (`more`: the node it is about)."""
+        self.events.append(
+            {"time_ns": self.recorder.now_ns(), "event": event, "reason": reason, "source": "harness", **more}
+        )
+
     def note_unsettled(self, cluster, error: ClusterError) -> None:
         """A healed cluster that did not settle while every node still
         answers: the run's own event, which `progress` judges where the
         target declares `recovers`. Where a node is silent (it halted, or
         its fault left it stopped) the run stays as it is: unknown."""
         if all(cluster.status(node) is not None for node in cluster.ids):
-            self.events.append(
-                {"time_ns": self.recorder.now_ns(), "event": UNSETTLED, "reason": str(error), "source": "harness"}
-            )
+            self.said(UNSETTLED, str(error))
 
     def _settled(self, cluster, settle_s: float) -> pd.DataFrame:
         """The final logs, once the cluster agrees on a leader and its high watermarks meet."""
@@ -727,9 +729,7 @@ class Run:
             else:
                 load.result()
                 if config.lull_s:
-                    self.events.append(
-                        {"time_ns": self.recorder.now_ns(), "event": LULL, "reason": LULL_SAID, "source": "harness"}
-                    )
+                    self.said(LULL, LULL_SAID)
         finally:
             self.recorder.flush_each_row()
             await ended([load, progress, flushing, *tasks, *(t for t in (watching, soaking) if t is not None)])
@@ -907,15 +907,7 @@ class Run:
         for node, how in exited.items():
             if node not in self.exits and node not in self.nemesis.removed:
                 self.exits.add(node)
-                self.events.append(
-                    {
-                        "time_ns": self.recorder.now_ns(),
-                        "node": node,
-                        "event": "exited",
-                        "reason": how,
-                        "source": "harness",
-                    }
-                )
+                self.said("exited", how, node=node)
 
     def cluster_pids(self) -> dict[str, int]:
         return self.cluster.local_pids()

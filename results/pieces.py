@@ -32,7 +32,7 @@ from checkers.data_loss import NAME as DATA_LOSS
 from checkers.data_loss import committed_data_loss_in_windows, value_hashes
 from checkers.linearizable import NAME as LINEARIZABLE
 from checkers.pieces import InPieces
-from checkers.progress import lull_ended
+from checkers.progress import run_ended
 from checkers.verdict import check
 from history.schema import EVENTS_COLUMNS, FINAL_COLUMNS, HISTORY_COLUMNS, frame, holds
 
@@ -71,7 +71,7 @@ def check_in_pieces(run_dir: Path, capabilities: Any, budget_s: float, piece_row
     nemesis = _where(history_path, HISTORY_COLUMNS, pc.field("process") < 0)
     windows = fault_windows(pd.concat([nemesis, last], ignore_index=True))
     end_ns = int(last["time_ns"].iat[0]) if len(last) else 0
-    ops = Operations(max(end_ns, lull_ended(events)))
+    ops = Operations(run_ended(end_ns, events))
     pieces = InPieces(windows, budget_s, on_pairs=[ops.add])
     # The final logs' windows on a thread beside the history's pieces: each is mostly Parquet and numpy.
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -18,7 +18,7 @@ import pandas as pd
 import targets
 from checkers.availability import fault_windows
 from checkers.pairing import pair
-from checkers.progress import lull_ended
+from checkers.progress import run_ended
 from history.coverage import PARTITION_ROLES
 from history.faults import AT_ONCE, BY_NAME, CATALOGUE, INSTANT, INSTANT_COLOUR, ON_MESSAGES, PARTITION, SLOWS
 from history.observation import NEAR_ENTRIES
@@ -212,7 +212,7 @@ class Drawing:
     def __init__(self, history: pd.DataFrame, events: pd.DataFrame, ops: Operations | None = None) -> None:
         """`ops`: the client operations as a run checked in pieces tallied them
         (its `history` then holds only some of its rows); else made here."""
-        ops = ops or Operations.of(history, lull_ended(events))
+        ops = ops or Operations.of(history, events)
         self.scale = ops.scale
         windows = fault_windows(history)
         self.ops, self.count = ops.head, ops.count
@@ -292,10 +292,10 @@ class Operations:
         self.count = 0
 
     @classmethod
-    def of(cls, history: pd.DataFrame, lull_ended_ns: int = 0) -> Operations:
-        """From the whole history, drawn to its last row or to the end of
-        the run's lull after it (`lull_ended`), where the nodes were watched."""
-        ops = cls(max(int(history["time_ns"].max()) if len(history) else 0, lull_ended_ns), keep=None)
+    def of(cls, history: pd.DataFrame, events: pd.DataFrame) -> Operations:
+        """From the whole history, drawn to the run's end (`run_ended`: its
+        last row, or the end of its lull, where the nodes were watched)."""
+        ops = cls(run_ended(int(history["time_ns"].max()) if len(history) else 0, events), keep=None)
         pairs = pair(history)
         ops.add(history, pairs.call, pairs.done)
         ops.end(history, pairs.pending)
